@@ -1,0 +1,66 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Follow the net devices under our RDMA devices: removal, up/down and MTU.
+ */
+#include <linux/netdevice.h>
+#include <linux/rtnetlink.h>
+#include <rdma/ib_verbs.h>
+
+#include "mroce.h"
+
+static int mroce_netdev_event(struct notifier_block *nb, unsigned long event,
+			      void *ptr)
+{
+	struct net_device *ndev = netdev_notifier_info_to_dev(ptr);
+	struct mroce_dev *mdev;
+
+	switch (event) {
+	case NETDEV_UNREGISTER:
+	case NETDEV_UP:
+	case NETDEV_DOWN:
+	case NETDEV_CHANGE:
+	case NETDEV_CHANGEMTU:
+		break;
+	default:
+		return NOTIFY_DONE;
+	}
+
+	mdev = mroce_dev_get_by_netdev(ndev);
+	if (!mdev)
+		return NOTIFY_DONE;
+
+	if (event == NETDEV_UNREGISTER) {
+		/*
+		 * Queued: unregistration waits for users of the device and
+		 * must not run under RTNL. The netdev's own teardown then
+		 * waits for the reference the device holds (see mroce.h).
+		 */
+		ibdev_info(&mdev->ibdev, "%s is going away, removing device\n",
+			   netdev_name(ndev));
+		ib_unregister_device_queued(&mdev->ibdev);
+	} else {
+		mroce_port_sync(mdev, true);
+	}
+
+	ib_device_put(&mdev->ibdev);
+	return NOTIFY_OK;
+}
+
+static struct notifier_block mroce_netdev_nb = {
+	.notifier_call = mroce_netdev_event,
+};
+
+int mroce_netdev_init(void)
+{
+	int err;
+
+	err = register_netdevice_notifier(&mroce_netdev_nb);
+	if (err)
+		pr_err("registering the netdev notifier failed: %d\n", err);
+	return err;
+}
+
+void mroce_netdev_exit(void)
+{
+	unregister_netdevice_notifier(&mroce_netdev_nb);
+}

@@ -1,0 +1,32 @@
+#!/bin/sh
+# SPDX-License-Identifier: GPL-2.0
+#
+# Print the kernel release mroce is built for.
+#   kver.sh        the kernel the test VM boots: the newest installed
+#                  /boot/vmlinuz-6.1.*-amd64 that has /lib/modules/$KVER/build
+#   kver.sh --host the running kernel if its headers are installed (a real
+#                  host installing mroce), else the VM kernel
+set -eu
+
+if [ "${1:-}" = "--host" ]; then
+	host=$(uname -r)
+	if [ -e "/lib/modules/$host/build/Makefile" ]; then
+		echo "$host"
+		exit 0
+	fi
+fi
+
+best=
+for img in /boot/vmlinuz-6.1.*-amd64; do
+	[ -e "$img" ] || continue
+	k=${img#/boot/vmlinuz-}
+	[ -e "/lib/modules/$k/build/Makefile" ] || continue
+	best="$best$k
+"
+done
+best=$(printf '%s' "$best" | sort -V | tail -n 1)
+if [ -z "$best" ]; then
+	echo "kver.sh: no /boot/vmlinuz-6.1.*-amd64 with matching /lib/modules/<kver>/build; run 'make deps'" >&2
+	exit 1
+fi
+echo "$best"
