@@ -1,0 +1,273 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# Helpers for mroce selftests (kselftest style: exit 0 pass, 1 fail, 4 skip).
+# Source it from a test:   . "$(dirname "$0")/lib.sh"
+#
+# Reporting (KTAP-like subtests; the runner prefixes them with "# "):
+#   ktap_ok DESC | ktap_fail DESC [WHY] | ktap_skip DESC WHY | ktap_info MSG
+#   check DESC CMD...         subtest passes if CMD succeeds
+#   check_fail DESC CMD...    subtest passes if CMD fails
+#   check_eq DESC WANT GOT    subtest passes if the strings are equal
+#   ktap_finish               print the plan, exit 0/1 (or 4 if all skipped)
+#   skip_all WHY              exit 4 now
+# Waiting:
+#   wait_for SECS CMD...      poll CMD every 0.1 s until it succeeds
+# Module and devices:
+#   mroce_load / mroce_unload / mroce_loaded
+#   mroce_link_add NAME NETDEV [NETNS] / mroce_link_del NAME / rdma_dev_exists NAME
+#   port_attr DEV ATTR        /sys/class/infiniband/DEV/ports/1/ATTR
+#   hw_counter DEV NAME       /sys/class/infiniband/DEV/ports/1/hw_counters/NAME
+#   gid_list DEV              "index gid type netdev" for every non-zero GID
+# Topologies (see selftests/README.md for diagrams):
+#   topo_netns                netns a/b, veth va (a) <-> vb (b),
+#                             10.0.0.1/24 fd00::1/64 on va, 10.0.0.2/24 fd00::2/64 on vb
+#   topo_policy [N]           one netns, N veth pairs veth<i>0/veth<i>1 with
+#                             10.0.<i>.1/2, forced onto the wire by policy routing
+#   nsexec NS CMD...          run CMD in netns NS ("" = init_net)
+#   netem_set NS DEV ARGS... / netem_clear NS DEV
+# Kernel log:
+#   dmesg_mark                remember "now" in the kernel log
+#   dmesg_since_mark          kernel log lines after the mark
+#   dmesg_has PATTERN         the lines since the mark match an ERE
+#   dmesg_clean               no warning/oops/stall/leak report since the mark
+
+KSFT_PASS=0
+KSFT_FAIL=1
+KSFT_SKIP=4
+
+MROCE_SELFTESTS_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+MROCE_REPO=${MROCE_REPO:-$(cd "$MROCE_SELFTESTS_DIR/.." && pwd)}
+MROCE_KO=${MROCE_KO:-$MROCE_REPO/drivers/infiniband/sw/mroce/mroce.ko}
+MROCE_TEST_OUT=${MROCE_TEST_OUT:-$(mktemp -d)}
+
+_ktap_n=0
+_ktap_fail=0
+_ktap_skip=0
+
+ktap_info() { echo "# $*"; }
+ktap_ok() { _ktap_n=$((_ktap_n + 1)); echo "ok $_ktap_n $1"; }
+ktap_fail() {
+	_ktap_n=$((_ktap_n + 1)); _ktap_fail=$((_ktap_fail + 1))
+	echo "not ok $_ktap_n $1${2:+ # $2}"
+}
+ktap_skip() {
+	_ktap_n=$((_ktap_n + 1)); _ktap_skip=$((_ktap_skip + 1))
+	echo "ok $_ktap_n $1 # SKIP $2"
+}
+
+ktap_finish() {
+	echo "1..$_ktap_n"
+	if [ "$_ktap_fail" -gt 0 ]; then
+		echo "# $_ktap_fail of $_ktap_n subtests failed"
+		exit $KSFT_FAIL
+	fi
+	if [ "$_ktap_n" -gt 0 ] && [ "$_ktap_skip" -eq "$_ktap_n" ]; then
+		exit $KSFT_SKIP
+	fi
+	exit $KSFT_PASS
+}
+
+skip_all() {
+	echo "# SKIP: $*"
+	exit $KSFT_SKIP
+}
+
+# Run CMD, show its output indented on failure.
+_run_logged() {
+	local out rc
+	out=$("$@" 2>&1)
+	rc=$?
+	_last_output=$out
+	return $rc
+}
+
+_show_output() {
+	[ -n "$_last_output" ] && printf '%s\n' "$_last_output" | sed 's/^/#   /'
+	return 0
+}
+
+check() {
+	local desc=$1
+	shift
+	if _run_logged "$@"; then
+		ktap_ok "$desc"
+	else
+		ktap_fail "$desc" "command failed: $*"
+		_show_output
+	fi
+}
+
+check_fail() {
+	local desc=$1
+	shift
+	if _run_logged "$@"; then
+		ktap_fail "$desc" "command unexpectedly succeeded: $*"
+		_show_output
+	else
+		ktap_ok "$desc"
+	fi
+}
+
+check_eq() {
+	if [ "$2" = "$3" ]; then
+		ktap_ok "$1"
+	else
+		ktap_fail "$1" "want '$2', got '$3'"
+	fi
+}
+
+wait_for() {
+	local secs=$1 i
+	shift
+	for ((i = 0; i < secs * 10; i++)); do
+		"$@" >/dev/null 2>&1 && return 0
+		sleep 0.1
+	done
+	"$@" >/dev/null 2>&1
+}
+
+require_cmd() {
+	local c
+	for c in "$@"; do
+		command -v "$c" >/dev/null || skip_all "$c not installed"
+	done
+}
+
+require_root() {
+	[ "$(id -u)" -eq 0 ] || skip_all "must run as root (in the test VM: make vmtest)"
+}
+
+# --- module and devices -----------------------------------------------------
+
+mroce_loaded() { grep -q '^mroce ' /proc/modules; }
+rxe_loaded() { grep -q '^rdma_rxe ' /proc/modules; }
+mroce_load() { modprobe mroce; }
+mroce_unload() { ! mroce_loaded || rmmod mroce; }
+
+rdma_dev_exists() { [ -e "/sys/class/infiniband/$1" ]; }
+
+mroce_link_add() {
+	local name=$1 ndev=$2 ns=${3:-}
+	nsexec "$ns" rdma link add "$name" type mroce netdev "$ndev"
+}
+
+mroce_link_del() { rdma link delete "$1"; }
+
+port_attr() { cat "/sys/class/infiniband/$1/ports/1/$2"; }
+hw_counter() { cat "/sys/class/infiniband/$1/ports/1/hw_counters/$2"; }
+
+gid_list() {
+	local dev=$1 f i gid
+	for f in /sys/class/infiniband/"$dev"/ports/1/gids/*; do
+		i=${f##*/}
+		gid=$(cat "$f" 2>/dev/null) || continue
+		[ "$gid" = "0000:0000:0000:0000:0000:0000:0000:0000" ] && continue
+		echo "$i $gid $(cat "/sys/class/infiniband/$dev/ports/1/gid_attrs/types/$i" 2>/dev/null | tr ' ' _)" \
+			"$(cat "/sys/class/infiniband/$dev/ports/1/gid_attrs/ndevs/$i" 2>/dev/null)"
+	done
+}
+
+# --- topologies ------------------------------------------------------------
+
+nsexec() {
+	local ns=$1
+	shift
+	if [ -n "$ns" ]; then
+		ip netns exec "$ns" "$@"
+	else
+		"$@"
+	fi
+}
+
+#   netns a                     netns b
+#   va 10.0.0.1/24 fd00::1/64 --- vb 10.0.0.2/24 fd00::2/64
+topo_netns() {
+	ip netns add a && ip netns add b || return 1
+	ip link add va netns a type veth peer name vb netns b || return 1
+	nsexec a ip addr add 10.0.0.1/24 dev va
+	nsexec b ip addr add 10.0.0.2/24 dev vb
+	nsexec a ip addr add fd00::1/64 dev va nodad
+	nsexec b ip addr add fd00::2/64 dev vb nodad
+	nsexec a ip link set lo up
+	nsexec b ip link set lo up
+	nsexec a ip link set va up && nsexec b ip link set vb up
+}
+
+topo_netns_cleanup() {
+	ip netns del a 2>/dev/null
+	ip netns del b 2>/dev/null
+	return 0
+}
+
+# Both ends in init_net; policy routing makes 10.0.i.1 <-> 10.0.i.2 cross the
+# veth instead of the local table (the only way rxe works on 6.1).
+topo_policy() {
+	local n=${1:-1} i a b
+	sysctl -qw net.ipv4.conf.all.rp_filter=0 net.ipv4.conf.default.rp_filter=0 \
+		net.ipv4.conf.all.accept_local=1 net.ipv4.conf.default.accept_local=1
+	ip rule add pref 1000 lookup local 2>/dev/null
+	ip rule del pref 0 lookup local 2>/dev/null
+	for ((i = 0; i < n; i++)); do
+		a=veth${i}0 b=veth${i}1
+		ip link add "$a" type veth peer name "$b" || return 1
+		sysctl -qw "net.ipv4.conf.$a.rp_filter=0" "net.ipv4.conf.$b.rp_filter=0" \
+			"net.ipv4.conf.$a.accept_local=1" "net.ipv4.conf.$b.accept_local=1"
+		ip addr add "10.0.$i.1/24" dev "$a"
+		ip addr add "10.0.$i.2/24" dev "$b"
+		ip link set "$a" up && ip link set "$b" up
+		ip route add "10.0.$i.2/32" dev "$a" src "10.0.$i.1" table 100
+		ip route add "10.0.$i.1/32" dev "$b" src "10.0.$i.2" table 100
+		ip rule add pref 100 iif lo from "10.0.$i.1" to "10.0.$i.2" lookup 100
+		ip rule add pref 100 iif lo from "10.0.$i.2" to "10.0.$i.1" lookup 100
+	done
+}
+
+topo_policy_cleanup() {
+	local i
+	for ((i = 0; i < ${1:-1}; i++)); do
+		ip link del "veth${i}0" 2>/dev/null
+	done
+	while ip rule del pref 100 2>/dev/null; do :; done
+	ip route flush table 100 2>/dev/null
+	ip rule add pref 0 lookup local 2>/dev/null
+	ip rule del pref 1000 lookup local 2>/dev/null
+	return 0
+}
+
+netem_set() {
+	local ns=$1 dev=$2
+	shift 2
+	nsexec "$ns" tc qdisc replace dev "$dev" root netem "$@"
+}
+
+netem_clear() { nsexec "$1" tc qdisc del dev "$2" root 2>/dev/null; return 0; }
+
+# --- kernel log --------------------------------------------------------------
+
+MROCE_BAD_KLOG='WARNING:|\bBUG\b|Oops|RCU stall|rcu_sched self-detected|detected stalls|hung task|blocked for more than|list_add corruption|list_del corruption|refcount_t:|general protection|UBSAN|KASAN|kernel BUG|Call Trace:|unregister_netdevice: waiting for'
+
+_dmesg_mark=
+
+dmesg_mark() {
+	_dmesg_mark="mroce-test-mark-$$-$RANDOM-$(date +%s%N)"
+	echo "$_dmesg_mark" > /dev/kmsg
+}
+
+dmesg_since_mark() {
+	if [ -z "$_dmesg_mark" ]; then
+		dmesg
+	else
+		dmesg | sed -n "/$_dmesg_mark/,\$p" | sed 1d
+	fi
+}
+
+dmesg_has() { dmesg_since_mark | grep -Eq -- "$1"; }
+
+dmesg_clean() {
+	local bad
+	bad=$(dmesg_since_mark | grep -E -- "$MROCE_BAD_KLOG")
+	[ -z "$bad" ] && return 0
+	printf '%s\n' "$bad" | sed 's/^/#   kernel: /'
+	return 1
+}

@@ -1,0 +1,42 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# Build the test VM's initramfs: busybox-static, the virtio/9p modules of
+# <kver> in dependency order, and our stage-1 /init.
+# Usage: mkinitramfs.sh <kver> <output.cpio.gz>
+set -euo pipefail
+
+kver=$1
+out=$2
+here=$(cd "$(dirname "$0")" && pwd)
+
+busybox=$(command -v busybox || true)
+if [ -z "$busybox" ] || ! file -L "$busybox" | grep -q 'statically linked'; then
+	echo "mkinitramfs: a static busybox is needed (package busybox-static)" >&2
+	exit 1
+fi
+
+stage=$(mktemp -d)
+trap 'rm -rf "$stage"' EXIT
+mkdir -p "$stage"/{bin,dev,proc,sys,newroot,modules}
+cp "$busybox" "$stage/bin/busybox"
+ln -s busybox "$stage/bin/sh"
+cp "$here/init" "$stage/init"
+chmod 755 "$stage/init"
+
+# The modules 9p over virtio-pci needs, each once, dependencies first.
+: > "$stage/modules/order"
+for mod in virtio_pci 9pnet_virtio 9p; do
+	/sbin/modprobe -S "$kver" --show-depends "$mod" | awk '$1 == "insmod" { print $2 }'
+done | awk '!seen[$0]++' | while read -r ko; do
+	cp "$ko" "$stage/modules/"
+	basename "$ko" >> "$stage/modules/order"
+done
+if [ "$(wc -l < "$stage/modules/order")" -lt 3 ]; then
+	echo "mkinitramfs: could not resolve the 9p/virtio modules of $kver" >&2
+	exit 1
+fi
+
+mkdir -p "$(dirname "$out")"
+(cd "$stage" && find . | cpio -o -H newc --quiet | gzip -1) > "$out.tmp"
+mv "$out.tmp" "$out"

@@ -1,0 +1,393 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0
+"""Run mroce selftests in a QEMU (TCG) guest booting the Debian kernel.
+
+The guest shares the host root read-only over virtio-9p, plus the repository
+(read-only, at its host path) and one writable output directory per boot.
+Stage 1 (selftests/qemu/init) mounts them, stage 2 (selftests/qemu/guest.sh)
+installs the freshly built mroce.ko and runs the planned tests, framing each
+in the kernel log. This script watches the serial console, enforces
+timeouts, checks the kernel log of every test for warnings/oopses/stalls,
+restarts the VM for the remaining tests after a crash, and prints TAP 13.
+
+Usage: vmrun.py [options] [TEST ...]   (default: TEST_PROGS of selftests/Makefile)
+"""
+
+import argparse
+import json
+import os
+import re
+import select
+import signal
+import subprocess
+import sys
+import time
+
+REPO = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
+SELFTESTS = os.path.join(REPO, "selftests")
+KO = os.path.join(REPO, "drivers/infiniband/sw/mroce/mroce.ko")
+
+# Kernel-log lines that fail the test during which they appeared.
+BAD_PATTERNS = re.compile(
+    r"WARNING:|\bBUG\b|Oops|RCU stall|rcu_sched self-detected|"
+    r"rcu: INFO: rcu_.* detected stalls|hung task|blocked for more than|"
+    r"list_add corruption|list_del corruption|refcount_t:|"
+    r"general protection|UBSAN|KASAN|kernel BUG|Call Trace:|"
+    r"unregister_netdevice: waiting for|Kernel panic")
+MARKER = re.compile(r"mroce-selftests: (start|begin|end|done|fatal)\b ?(.*)")
+
+BOOT_BUDGET = 120      # s from qemu start to the first test
+SHUTDOWN_BUDGET = 60   # s from the last test to qemu exit
+GRACE = 30             # s past a test's own timeout before the host kills the VM
+
+
+def log(msg):
+    print(msg, flush=True)
+
+
+def read_settings_timeout():
+    try:
+        with open(os.path.join(SELFTESTS, "settings")) as f:
+            for line in f:
+                m = re.match(r"\s*timeout\s*=\s*(\d+)", line)
+                if m:
+                    return int(m.group(1))
+    except FileNotFoundError:
+        pass
+    return 120
+
+
+def default_tests():
+    """TEST_PROGS of selftests/Makefile, in order, without the .sh suffix."""
+    with open(os.path.join(SELFTESTS, "Makefile")) as f:
+        text = f.read().replace("\\\n", " ")
+    progs = []
+    for m in re.finditer(r"^TEST_PROGS\s*[:+]?=\s*(.*)$", text, re.M):
+        progs += m.group(1).split()
+    return [p[:-3] if p.endswith(".sh") else p for p in progs]
+
+
+def test_timeout(name, default):
+    """A script may lower or raise its budget with a '# vm-timeout: N' line."""
+    try:
+        with open(os.path.join(SELFTESTS, name + ".sh")) as f:
+            for line in f:
+                m = re.match(r"#\s*vm-timeout:\s*(\d+)", line)
+                if m:
+                    return int(m.group(1))
+    except FileNotFoundError:
+        pass
+    return default
+
+
+def check_vermagic(kver):
+    if not os.path.exists(KO):
+        sys.exit(f"vmrun: {KO} not built; run 'make modules'")
+    vm = subprocess.run(["/sbin/modinfo", "-F", "vermagic", KO],
+                        capture_output=True, text=True, check=True).stdout.split()
+    if not vm or vm[0] != kver:
+        sys.exit(f"vmrun: {KO} has vermagic '{vm[0] if vm else '?'}' but the VM boots "
+                 f"{kver}; rebuild with 'make modules KVER={kver}'")
+
+
+def initramfs(kver):
+    out = os.path.join(REPO, "build", "vm", f"initramfs-{kver}.cpio.gz")
+    inputs = [os.path.join(REPO, "selftests/qemu", n) for n in ("init", "mkinitramfs.sh")]
+    if not os.path.exists(out) or any(os.path.getmtime(i) > os.path.getmtime(out)
+                                      for i in inputs):
+        subprocess.run([os.path.join(REPO, "selftests/qemu/mkinitramfs.sh"), kver, out],
+                       check=True)
+    return out
+
+
+def stage_install(kver):
+    """Run scripts/install-module.sh into a staging root on the host.
+
+    depmod over the whole module tree takes ~1 s here but most of a minute
+    in the guest (every .ko read through 9p under TCG), so the guest copies
+    the index this produces instead of running depmod itself."""
+    root = os.path.join(REPO, "build", "vm", f"install-{kver}")
+    mods = os.path.join(root, "lib", "modules", kver)
+    subprocess.run(["rm", "-rf", root], check=True)
+    os.makedirs(mods)
+    os.symlink(f"/lib/modules/{kver}/kernel", os.path.join(mods, "kernel"))
+    for f in ("modules.order", "modules.builtin", "modules.builtin.modinfo"):
+        src = f"/lib/modules/{kver}/{f}"
+        if os.path.exists(src):
+            subprocess.run(["cp", src, mods], check=True)
+    res = subprocess.run([os.path.join(REPO, "scripts", "install-module.sh"), "--ko", KO,
+                          "--kver", kver, "--root", root], capture_output=True, text=True)
+    if res.returncode:
+        sys.exit(f"vmrun: install-module.sh failed:\n{res.stdout}{res.stderr}")
+    return root
+
+
+def qemu_cmd(kver, initrd, outdir, args):
+    append = " ".join([
+        "console=ttyS0", "panic=-1", "oops=panic", "printk.devkmsg=on",
+        f"MROCE_REPO={REPO}", f"MROCE_OUT={outdir}",
+    ] + (["MROCE_SHELL=1"] if args.shell else []))
+    return [
+        "qemu-system-x86_64",
+        "-accel", "tcg,thread=multi,tb-size=512", "-cpu", "max",
+        "-smp", str(args.smp), "-m", args.mem, "-machine", "pc",
+        "-display", "none", "-vga", "none", "-serial", "stdio",
+        "-monitor", "none", "-no-reboot", "-nic", "none",
+        "-kernel", f"/boot/vmlinuz-{kver}", "-initrd", initrd,
+        "-append", append,
+        "-fsdev", "local,id=hostroot,path=/,security_model=none,readonly=on,multidevs=remap",
+        "-device", "virtio-9p-pci,fsdev=hostroot,mount_tag=hostroot",
+        "-fsdev", f"local,id=repo,path={REPO},security_model=none,readonly=on,multidevs=remap",
+        "-device", "virtio-9p-pci,fsdev=repo,mount_tag=repo",
+        "-fsdev", f"local,id=out,path={outdir},security_model=none",
+        "-device", "virtio-9p-pci,fsdev=out,mount_tag=out",
+    ]
+
+
+class Result:
+    def __init__(self, name):
+        self.name = name
+        self.rc = None          # exit status of the script; None if it never ended
+        self.secs = None
+        self.kernel = []        # offending kernel-log lines
+        self.note = ""          # why it failed when it did not end
+        self.logfile = None
+
+
+class Boot:
+    """One VM boot running `plan` (a list of (name, timeout))."""
+
+    def __init__(self, kver, initrd, outdir, plan, args, on_result):
+        self.kver, self.initrd, self.outdir = kver, initrd, outdir
+        self.plan, self.args, self.on_result = plan, args, on_result
+        self.timeouts = dict(plan)
+        self.results = {}
+        self.current = None
+        self.started = False
+        self.finished = False
+        self.between = []       # bad kernel lines outside any test window
+        self.note = ""
+
+    def line(self, text):
+        m = MARKER.search(text)
+        if m:
+            what, rest = m.group(1), m.group(2)
+            if what == "start":
+                self.started = True
+            elif what == "begin":
+                name = rest.split()[0]
+                self.current = self.results.setdefault(name, Result(name))
+                self.deadline = time.monotonic() + self.timeouts.get(name, 120) + GRACE
+            elif what == "end" and self.current:
+                kv = dict(f.split("=", 1) for f in rest.split()[1:] if "=" in f)
+                self.current.rc = int(kv.get("rc", 1))
+                self.current.secs = int(kv.get("secs", 0))
+                self.current.logfile = os.path.join(self.outdir, self.current.name + ".log")
+                self.on_result(self.current)
+                self.current = None
+                self.deadline = time.monotonic() + self.next_budget()
+            elif what == "done":
+                self.finished = True
+                self.deadline = time.monotonic() + SHUTDOWN_BUDGET
+            elif what == "fatal":
+                self.note = "guest setup failed: " + rest
+            return
+        if BAD_PATTERNS.search(text):
+            target = self.current.kernel if self.current else self.between
+            target.append(text.strip())
+
+    def next_budget(self):
+        return BOOT_BUDGET  # the next begin (or done) follows promptly
+
+    def run(self):
+        os.makedirs(self.outdir, exist_ok=True)
+        with open(os.path.join(self.outdir, "plan"), "w") as f:
+            for name, tmo in self.plan:
+                f.write(f"{name} {tmo}\n")
+        cmd = qemu_cmd(self.kver, self.initrd, self.outdir, self.args)
+        with open(os.path.join(self.outdir, "qemu-cmdline"), "w") as f:
+            f.write(" ".join(cmd) + "\n")
+        console = open(os.path.join(self.outdir, "console.log"), "wb")
+        proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                                stderr=subprocess.STDOUT, start_new_session=True)
+        self.deadline = time.monotonic() + BOOT_BUDGET
+        buf = b""
+        timed_out = False
+        try:
+            while True:
+                left = self.deadline - time.monotonic()
+                if left <= 0:
+                    timed_out = True
+                    break
+                ready, _, _ = select.select([proc.stdout], [], [], min(left, 1.0))
+                if not ready:
+                    continue
+                chunk = os.read(proc.stdout.fileno(), 65536)
+                if not chunk:
+                    break
+                console.write(chunk)
+                console.flush()
+                buf += chunk
+                while b"\n" in buf:
+                    raw, buf = buf.split(b"\n", 1)
+                    self.line(raw.decode("utf-8", "replace").rstrip("\r"))
+        finally:
+            if proc.poll() is None:
+                os.killpg(proc.pid, signal.SIGTERM)
+                try:
+                    proc.wait(10)
+                except subprocess.TimeoutExpired:
+                    os.killpg(proc.pid, signal.SIGKILL)
+                    proc.wait()
+            console.close()
+        if buf:
+            self.line(buf.decode("utf-8", "replace"))
+        if self.current:
+            cur = self.current
+            if timed_out:
+                cur.note = (f"VM killed: no progress {self.timeouts.get(cur.name, 0) + GRACE}s "
+                            "into the test (kernel hang?)")
+            else:
+                cur.note = "VM died during the test (kernel panic/oops?)"
+            self.on_result(cur)
+        elif timed_out and not self.finished:
+            self.note = self.note or ("VM timed out before the tests started" if not self.started
+                                      else "VM stopped making progress between tests")
+        return timed_out
+
+
+def tail(path, n=40):
+    try:
+        with open(path, "rb") as f:
+            lines = f.read().decode("utf-8", "replace").splitlines()
+        return lines[-n:]
+    except FileNotFoundError:
+        return []
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("tests", nargs="*")
+    ap.add_argument("--kver", required=True)
+    ap.add_argument("--out", help="run directory (default build/vm/<timestamp>)")
+    ap.add_argument("--mem", default="2G")
+    ap.add_argument("--smp", type=int, default=2)
+    ap.add_argument("--max-boots", type=int, default=6)
+    ap.add_argument("--summary", help="write pass/fail counts as JSON here")
+    ap.add_argument("--shell", action="store_true",
+                    help="boot with mroce installed and give an interactive shell")
+    ap.add_argument("--quiet-pass", action="store_true",
+                    help="print the output of failing tests only")
+    args = ap.parse_args()
+
+    if not os.access(f"/boot/vmlinuz-{args.kver}", os.R_OK):
+        sys.exit(f"vmrun: /boot/vmlinuz-{args.kver} missing or unreadable; run 'make deps'")
+    check_vermagic(args.kver)
+    initrd = initramfs(args.kver)
+    stage_install(args.kver)
+    run = args.out or os.path.join(REPO, "build", "vm", time.strftime("%Y%m%d-%H%M%S"))
+    os.makedirs(run, exist_ok=True)
+    latest = os.path.join(REPO, "build", "vm", "latest")
+    if os.path.dirname(os.path.abspath(run)) == os.path.dirname(latest):
+        if os.path.islink(latest) or os.path.exists(latest):
+            os.remove(latest)
+        os.symlink(os.path.basename(run), latest)
+
+    if args.shell:
+        outdir = os.path.join(run, "shell")
+        os.makedirs(outdir, exist_ok=True)
+        open(os.path.join(outdir, "plan"), "w").close()
+        cmd = qemu_cmd(args.kver, initrd, outdir, args)
+        return subprocess.call(cmd)
+
+    default_tmo = read_settings_timeout()
+    tests = args.tests or default_tests()
+    for t in tests:
+        if not os.path.exists(os.path.join(SELFTESTS, t + ".sh")):
+            sys.exit(f"vmrun: no such selftest: selftests/{t}.sh")
+    plan = [(t, test_timeout(t, default_tmo)) for t in tests]
+
+    total = len(plan) + 1
+    counts = {"passed": 0, "failed": 0, "skipped": 0}
+    state = {"n": 0}
+    log("TAP version 13")
+    log(f"1..{total}")
+
+    def report(res):
+        state["n"] += 1
+        n = state["n"]
+        lines = tail(res.logfile, 10 ** 6) if res.logfile else []
+        if res.rc is None:
+            status, directive = "not ok", f" # {res.note}"
+        elif res.kernel:
+            status, directive = "not ok", " # kernel log shows problems"
+        elif res.rc == 0:
+            status, directive = "ok", ""
+        elif res.rc == 4:
+            why = next((ln.split("SKIP", 1)[1].strip(" :") for ln in reversed(lines)
+                        if "SKIP" in ln), "")
+            status, directive = "ok", f" # SKIP {why}".rstrip()
+        elif res.rc == 124:
+            status, directive = "not ok", " # TIMEOUT"
+        else:
+            status, directive = "not ok", f" # exit={res.rc}"
+        failed = status == "not ok"
+        if failed or not args.quiet_pass:
+            for ln in lines:
+                log(f"# {ln}")
+        for ln in res.kernel:
+            log(f"# kernel: {ln}")
+        secs = f" ({res.secs}s)" if res.secs is not None else ""
+        log(f"{status} {n} selftests: {res.name}{secs}{directive}")
+        if failed:
+            counts["failed"] += 1
+        elif "SKIP" in directive:
+            counts["skipped"] += 1
+        else:
+            counts["passed"] += 1
+
+    remaining = list(plan)
+    between = []
+    boots = 0
+    t0 = time.monotonic()
+    while remaining and boots < args.max_boots:
+        boots += 1
+        outdir = os.path.join(run, f"boot{boots}")
+        boot = Boot(args.kver, initrd, outdir, remaining, args, report)
+        tb = time.monotonic()
+        boot.run()
+        log(f"# boot{boots}: {time.monotonic() - tb:.1f}s wall, logs in {outdir}")
+        between += [f"boot{boots}: {ln}" for ln in boot.between]
+        done = set(boot.results)
+        if not boot.results and boot.note:
+            log(f"# boot{boots}: {boot.note}")
+            for ln in tail(os.path.join(outdir, "console.log"), 30):
+                log(f"#   {ln}")
+        if boot.results:
+            # Carry on after the last test this boot reached.
+            last = max(i for i, (name, _) in enumerate(remaining) if name in done)
+            remaining = remaining[last + 1:]
+        elif not boot.started:
+            break  # the VM itself does not come up: retrying will not help
+    for name, _ in remaining:
+        res = Result(name)
+        res.note = "not run: the VM did not come up" if boots else "not run"
+        report(res)
+
+    kres = Result("kernel_log_outside_tests")
+    kres.kernel = between
+    kres.rc = 0
+    kres.secs = None
+    report(kres)
+
+    wall = time.monotonic() - t0
+    log(f"# vmtest: {counts['passed']} passed, {counts['failed']} failed, "
+        f"{counts['skipped']} skipped in {wall:.0f}s over {boots} boot(s); logs in {run}")
+    if args.summary:
+        with open(args.summary, "w") as f:
+            json.dump(dict(counts, boots=boots, seconds=round(wall)), f)
+    return 1 if counts["failed"] else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
