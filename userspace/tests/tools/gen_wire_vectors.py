@@ -222,10 +222,10 @@ pos("nak_rnr", b, [("OPCODE", OP["NAK"]), ("DST_CONN", 5), ("NAK_CODE", 1),
                    ("NAK_ARG", 120)])
 NAK_RNR = b
 
-b = common("NAK", 0, 0) + struct.pack(">BBBBIIIII", 0x07, 1, 2, 0, 3, 4, 5, 6,
+b = common("NAK", 0, 0) + struct.pack(">BBBBIIIII", 0x06, 1, 2, 0, 3, 4, 5, 6,
                                        0x00abcdef)
 pos("nak_unknown_conn", b, [("OPCODE", OP["NAK"]), ("DST_CONN", 0),
-                            ("NAK_CODE", 7), ("NAK_ARG", 0x00abcdef)])
+                            ("NAK_CODE", 6), ("NAK_ARG", 0x00abcdef)])
 
 b = common("PROBE", AR, 77, 5, 6, 2, 1000) + struct.pack(">II", 0x13572468, 0)
 pos("probe", b, [("OPCODE", OP["PROBE"]), ("FLAGS", AR), ("DST_CONN", 77),
@@ -327,12 +327,12 @@ neg("ack_flags", "EFLAGS", put(ACK2, 2, ">H", AR))
 neg("ack_path_fields", "ERESERVED", put(ACK2, 12, ">I", 1))
 neg("ack_conn_zero", "EFIELD", put(ACK2, 4, ">I", 0))
 neg("nak_code_zero", "EFIELD", put(NAK_RNR, 16, ">B", 0))
-neg("nak_code_unknown", "EFIELD", put(NAK_RNR, 16, ">B", 0x0a))
+neg("nak_code_unknown", "EFIELD", put(NAK_RNR, 16, ">B", 0x09))
 neg("nak_arg_on_fatal", "EFIELD", put(NAK_RNR, 16, ">B", 0x03))
 neg("nak_conn_zero", "EFIELD", put(NAK_RNR, 4, ">I", 0))
-neg("nak_unknown_conn_addressed", "EFIELD", put(NAK_RNR, 16, ">B", 0x07))
+neg("nak_unknown_conn_addressed", "EFIELD", put(NAK_RNR, 16, ">B", 0x06))
 neg("nak_stale_gen_arg", "EFIELD",
-    put(put(NAK_RNR, 16, ">B", 0x09), 36, ">I", 256))
+    put(put(NAK_RNR, 16, ">B", 0x08), 36, ">I", 256))
 neg("nak_reserved", "ERESERVED", put(NAK_RNR, 19, ">B", 1))
 neg("nak_stream_id_over_24_bits", "ERESERVED", put(NAK_RNR, 24, ">B", 1))
 neg("nak_trailing", "ELENGTH", NAK_RNR + b"\x00")

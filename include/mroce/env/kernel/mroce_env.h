@@ -17,6 +17,7 @@
 #include <linux/build_bug.h>
 #include <linux/limits.h>
 #include <linux/math64.h>
+#include <linux/bitops.h>
 #include <asm/unaligned.h>
 
 #define MROCE_BUILD_BUG_ON(cond) BUILD_BUG_ON(cond)
@@ -61,6 +62,21 @@ static inline u64 mroce_div_u64(u64 dividend, u32 divisor)
 static inline u64 mroce_div64_u64(u64 dividend, u64 divisor)
 {
 	return div64_u64(dividend, divisor);
+}
+
+static inline u32 mroce_ctz64(u64 v)
+{
+	return __ffs64(v);
+}
+
+static inline u32 mroce_popcount64(u64 v)
+{
+	return hweight64(v);
+}
+
+static inline u32 mroce_fls64(u64 v)
+{
+	return fls64(v);
 }
 
 #endif /* MROCE_ENV_H */

@@ -80,4 +80,21 @@ static inline u64 mroce_div64_u64(u64 dividend, u64 divisor)
 	return dividend / divisor;
 }
 
+/* Index of the lowest set bit; v must not be 0. */
+static inline u32 mroce_ctz64(u64 v)
+{
+	return (u32)__builtin_ctzll(v);
+}
+
+static inline u32 mroce_popcount64(u64 v)
+{
+	return (u32)__builtin_popcountll(v);
+}
+
+/* 1-based index of the highest set bit, 0 if v is 0 (like the kernel's fls64). */
+static inline u32 mroce_fls64(u64 v)
+{
+	return v ? 64 - (u32)__builtin_clzll(v) : 0;
+}
+
 #endif /* MROCE_ENV_H */

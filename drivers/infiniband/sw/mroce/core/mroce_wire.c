@@ -417,6 +417,22 @@ void mroce_ack_block_put(const struct mroce_ack_block *blk, u8 *b)
 	mroce_put_be16(blk->rx_cnt, b + 50);
 }
 
+u32 mroce_encode_ack_head(u32 dst_conn, u32 rate_hint, u32 conn_ce,
+			  u8 n_blocks, u8 *buf, u32 cap)
+{
+	if (cap < MROCE_ACK_BASE_LEN || !n_blocks ||
+	    n_blocks > MROCE_ACK_MAX_BLOCKS)
+		return 0;
+	memset(buf, 0, MROCE_ACK_BASE_LEN);
+	buf[0] = MROCE_WIRE_VERSION << 4;
+	buf[1] = MROCE_OP_ACK;
+	mroce_put_be32(dst_conn, buf + 4);
+	mroce_put_be32(rate_hint, buf + 16);
+	mroce_put_be32(conn_ce, buf + 20);
+	buf[24] = n_blocks;
+	return MROCE_ACK_BASE_LEN;
+}
+
 static void encode_data(const struct mroce_pkt *pkt, u8 *b)
 {
 	const struct mroce_data *d = &pkt->u.d;
@@ -563,9 +579,9 @@ u32 mroce_encode(const struct mroce_pkt *pkt, u8 *buf, u32 cap)
 	if (desc->kind == KIND_DATA) {
 		encode_data(pkt, buf);
 	} else if (desc->kind == KIND_ACK) {
-		mroce_put_be32(pkt->u.ack.rate_hint, buf + 16);
-		mroce_put_be32(pkt->u.ack.conn_ce, buf + 20);
-		buf[24] = pkt->u.ack.n_blocks;
+		mroce_encode_ack_head(pkt->c.dst_conn, pkt->u.ack.rate_hint,
+				      pkt->u.ack.conn_ce, pkt->u.ack.n_blocks,
+				      buf, cap);
 		for (i = 0; i < pkt->u.ack.n_blocks; i++)
 			mroce_ack_block_put(&pkt->u.ack.blocks[i],
 					    buf + MROCE_ACK_BASE_LEN +

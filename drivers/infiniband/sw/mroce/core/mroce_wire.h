@@ -78,11 +78,10 @@ enum mroce_nak_code {
 	MROCE_NAK_INVALID_REQUEST	= 0x02,
 	MROCE_NAK_REMOTE_ACCESS		= 0x03,
 	MROCE_NAK_REMOTE_OP		= 0x04,
-	MROCE_NAK_PATH_PSN_WINDOW	= 0x05,
-	MROCE_NAK_STREAM_PSN_WINDOW	= 0x06,
-	MROCE_NAK_UNKNOWN_CONN		= 0x07,
-	MROCE_NAK_UNKNOWN_STREAM	= 0x08,
-	MROCE_NAK_STALE_GEN		= 0x09,
+	MROCE_NAK_STREAM_PSN_WINDOW	= 0x05,
+	MROCE_NAK_UNKNOWN_CONN		= 0x06,
+	MROCE_NAK_UNKNOWN_STREAM	= 0x07,
+	MROCE_NAK_STALE_GEN		= 0x08,
 	MROCE_NAK_CODE_MAX		= MROCE_NAK_STALE_GEN,
 };
 
@@ -224,6 +223,12 @@ void mroce_ack_block_get(const struct mroce_pkt *pkt, u32 i,
  * pkt->payload_len must be the length of the payload that will follow.
  */
 u32 mroce_encode(const struct mroce_pkt *pkt, u8 *buf, u32 cap);
+/*
+ * The 28-byte head of an ACK announcing @n_blocks blocks; the caller then
+ * writes the blocks with mroce_ack_block_put() right behind it.
+ */
+u32 mroce_encode_ack_head(u32 dst_conn, u32 rate_hint, u32 conn_ce,
+			  u8 n_blocks, u8 *buf, u32 cap);
 void mroce_ack_block_put(const struct mroce_ack_block *blk, u8 *buf);
 
 #endif /* MROCE_WIRE_H */

@@ -1,0 +1,216 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Congestion control. The path window keeps one hot ECMP route from being
+ * overloaded while others are idle; the connection window is the one
+ * controller all QPs to the peer share. Both react to ECN once per round
+ * (DCTCP: cut by alpha / 2) and grow by one MSS per round otherwise. A loss
+ * counts as congestion only when ECN shows the path is congested; random
+ * corruption and black holes are the path machinery's business.
+ */
+#include "mroce_cc.h"
+#include "mroce_seq.h"
+
+static u16 ewma_alpha(u16 alpha, u32 marked, u32 total, u8 shift)
+{
+	u32 f, a = alpha;
+
+	if (!total)
+		return alpha;
+	if (marked > total)
+		marked = total;
+	f = (u32)(((u64)marked * MROCE_Q10) / total);
+	if (f > a)
+		a += (f - a + (1u << shift) - 1) >> shift;
+	else
+		a -= (a - f) >> shift;
+	return (u16)(a > MROCE_Q10 ? MROCE_Q10 : a);
+}
+
+static u32 clamp_u32(u64 v, u32 lo, u32 hi)
+{
+	return v < lo ? lo : v > hi ? hi : (u32)v;
+}
+
+void mroce_cc_path_init(struct mroce_cc_path *cc, const struct mroce_params *p,
+			u32 next_psn)
+{
+	memset(cc, 0, sizeof(*cc));
+	cc->pwnd = p->init_pwnd;
+	cc->ssthresh = p->max_pwnd;
+	cc->round_end = next_psn;
+}
+
+bool mroce_cc_path_on_ack(struct mroce_cc_path *cc,
+			  const struct mroce_params *p, u32 mss,
+			  u32 acked_bytes, u32 rx_pkts, u32 ce_pkts, u32 high,
+			  u32 next_psn)
+{
+	cc->r_rx += rx_pkts;
+	cc->r_ce += ce_pkts;
+	if (ce_pkts)
+		cc->ssthresh = cc->pwnd;
+	else if (cc->pwnd < cc->ssthresh)
+		cc->pwnd = clamp_u32((u64)cc->pwnd + acked_bytes, p->min_pwnd,
+				     p->max_pwnd);
+	if (mroce_seq_lt(high, cc->round_end))
+		return false;
+
+	cc->alpha = ewma_alpha(cc->alpha, cc->r_ce, cc->r_rx,
+			       p->ecn_gain_shift);
+	if (cc->r_ce) {
+		if (!cc->cut)
+			cc->pwnd = clamp_u32(cc->pwnd -
+					     ((u64)cc->pwnd * cc->alpha >> 11),
+					     p->min_pwnd, p->max_pwnd);
+		cc->ssthresh = cc->pwnd;
+	} else if (cc->pwnd >= cc->ssthresh) {
+		cc->pwnd = clamp_u32((u64)cc->pwnd + mss, p->min_pwnd,
+				     p->max_pwnd);
+	}
+	cc->r_rx = 0;
+	cc->r_ce = 0;
+	cc->cut = false;
+	cc->round_end = next_psn;
+	return true;
+}
+
+bool mroce_cc_path_on_loss(struct mroce_cc_path *cc,
+			   const struct mroce_params *p)
+{
+	if (cc->alpha <= p->ecn_loss_alpha && !cc->r_ce)
+		return false;
+	if (!cc->cut) {
+		cc->pwnd = clamp_u32(cc->pwnd / 2, p->min_pwnd, p->max_pwnd);
+		cc->ssthresh = cc->pwnd;
+		cc->cut = true;
+	}
+	return true;
+}
+
+void mroce_cc_conn_init(struct mroce_cc_conn *cc, const struct mroce_params *p,
+			u32 init_rate)
+{
+	memset(cc, 0, sizeof(*cc));
+	cc->cwnd = p->init_cwnd;
+	cc->ssthresh = p->max_cwnd;
+	cc->hint = init_rate;
+}
+
+bool mroce_cc_conn_on_ack(struct mroce_cc_conn *cc,
+			  const struct mroce_params *p, u32 mss,
+			  u32 acked_bytes, u32 acked_pkts, u32 ce_pkts,
+			  u64 now, u32 srtt)
+{
+	u32 period = srtt ? srtt : p->init_rto;
+	u32 seen;
+
+	cc->r_acked += acked_pkts;
+	cc->r_ce += ce_pkts;
+	if (ce_pkts)
+		cc->ssthresh = cc->cwnd;
+	else if (cc->cwnd < cc->ssthresh)
+		cc->cwnd = clamp_u32((u64)cc->cwnd + acked_bytes, p->min_cwnd,
+				     p->max_cwnd);
+	if (!cc->round_end)
+		cc->round_end = now + period;
+	if (now < cc->round_end)
+		return false;
+
+	seen = cc->r_acked + cc->r_lost;
+	cc->alpha = ewma_alpha(cc->alpha, cc->r_ce, cc->r_acked,
+			       p->ecn_gain_shift);
+	if (cc->r_ce) {
+		if (!cc->cut)
+			cc->cwnd = clamp_u32(cc->cwnd -
+					     ((u64)cc->cwnd * cc->alpha >> 11),
+					     p->min_cwnd, p->max_cwnd);
+		cc->ssthresh = cc->cwnd;
+	} else if (cc->r_lost >= 2 &&
+		   (u64)cc->r_lost * MROCE_Q10 >= (u64)seen * p->heavy_loss) {
+		/*
+		 * A large share lost without any ECN: a fabric that does not
+		 * mark. Back off so the connection cannot collapse it.
+		 */
+		cc->cwnd = clamp_u32((u64)cc->cwnd * 7 / 10, p->min_cwnd,
+				     p->max_cwnd);
+		cc->ssthresh = cc->cwnd;
+	} else if (cc->cwnd >= cc->ssthresh) {
+		cc->cwnd = clamp_u32((u64)cc->cwnd + mss, p->min_cwnd,
+				     p->max_cwnd);
+	}
+	cc->r_acked = 0;
+	cc->r_ce = 0;
+	cc->r_lost = 0;
+	cc->cut = false;
+	cc->round_end = now + period;
+	return true;
+}
+
+void mroce_cc_conn_on_loss(struct mroce_cc_conn *cc,
+			   const struct mroce_params *p, u32 lost_pkts,
+			   bool congestion)
+{
+	cc->r_lost += lost_pkts;
+	/* Correlated with ECN: real overload (incast overflow), not noise. */
+	if ((congestion || cc->r_ce) && !cc->cut) {
+		cc->cwnd = clamp_u32((u64)cc->cwnd * 7 / 10, p->min_cwnd,
+				     p->max_cwnd);
+		cc->ssthresh = cc->cwnd;
+		cc->cut = true;
+	}
+}
+
+void mroce_cc_conn_set_hint(struct mroce_cc_conn *cc, u32 hint)
+{
+	cc->hint = hint;
+}
+
+u32 mroce_rate_bytes(u32 mbps, u64 ns)
+{
+	/* Mbit/s * ns / 8000 = bytes; split to avoid overflow. */
+	u64 b = mroce_div_u64((u64)mbps * (ns / 1000), 8) +
+		mroce_div_u64((u64)mbps * (ns % 1000), 8000);
+
+	return b > U32_MAX ? U32_MAX : (u32)b;
+}
+
+u64 mroce_rate_ns(u32 mbps, u32 bytes)
+{
+	return mbps ? mroce_div_u64((u64)bytes * 8000, mbps) : 0;
+}
+
+u32 mroce_cc_window(const struct mroce_cc_conn *cc,
+		    const struct mroce_params *p, u32 min_rtt)
+{
+	u32 hint = cc->hint, w;
+
+	if (!hint || !min_rtt)
+		return cc->cwnd;
+	if (hint < p->min_rate)
+		hint = p->min_rate;
+	w = mroce_rate_bytes(hint, (u64)min_rtt * p->hint_slack / MROCE_Q10);
+	if (w < p->min_cwnd)
+		w = p->min_cwnd;
+	return w < cc->cwnd ? w : cc->cwnd;
+}
+
+u32 mroce_cc_pace_rate(const struct mroce_cc_conn *cc,
+		       const struct mroce_params *p, u32 srtt, u32 min_rtt)
+{
+	u64 rate;
+	u32 hint = cc->hint;
+
+	if (!srtt)
+		return hint ? (hint < p->min_rate ? p->min_rate : hint) : 0;
+	rate = mroce_div_u64((u64)mroce_cc_window(cc, p, min_rtt) * 8000 *
+			     p->pace_gain / MROCE_Q10, srtt);
+	if (hint) {
+		if (hint < p->min_rate)
+			hint = p->min_rate;
+		if (rate > hint)
+			rate = hint;
+	}
+	if (rate < p->min_rate)
+		rate = p->min_rate;
+	return rate > U32_MAX ? U32_MAX : (u32)rate;
+}

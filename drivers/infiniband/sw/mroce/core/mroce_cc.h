@@ -1,0 +1,72 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * Congestion control: ECN-driven AIMD (DCTCP-style EWMA of the marked
+ * fraction, once per round) for each path window and for the connection
+ * window, capped by the receiver's rate hint. Random loss without ECN is not
+ * a congestion signal. See docs/protocol.md §6.
+ */
+#ifndef MROCE_CC_H
+#define MROCE_CC_H
+
+#include "mroce_params.h"
+
+struct mroce_cc_path {
+	u32 pwnd;		/* bytes */
+	u32 ssthresh;
+	u32 round_end;		/* path PSN whose acknowledgement ends the round */
+	u32 r_rx;		/* packets received in this round (receiver count) */
+	u32 r_ce;		/* ... of which CE-marked */
+	u16 alpha;		/* Q10 EWMA of the marked fraction */
+	bool cut;		/* window already reduced in this round */
+};
+
+struct mroce_cc_conn {
+	u32 cwnd;
+	u32 ssthresh;
+	u32 hint;		/* peer's rate hint, Mbit/s, 0 = none */
+	u64 round_end;		/* time that ends the round */
+	u32 r_acked;		/* packets acknowledged in this round */
+	u32 r_ce;
+	u32 r_lost;
+	u16 alpha;
+	bool cut;
+};
+
+void mroce_cc_path_init(struct mroce_cc_path *cc, const struct mroce_params *p,
+			u32 next_psn);
+/*
+ * One ACK block: @acked_bytes newly acknowledged, @rx_pkts/@ce_pkts the
+ * receiver's counter deltas, @high the highest path PSN the block covers.
+ * Returns true if a round ended.
+ */
+bool mroce_cc_path_on_ack(struct mroce_cc_path *cc,
+			  const struct mroce_params *p, u32 mss,
+			  u32 acked_bytes, u32 rx_pkts, u32 ce_pkts, u32 high,
+			  u32 next_psn);
+/* A loss on the path; returns true if it was taken as congestion. */
+bool mroce_cc_path_on_loss(struct mroce_cc_path *cc,
+			   const struct mroce_params *p);
+
+void mroce_cc_conn_init(struct mroce_cc_conn *cc, const struct mroce_params *p,
+			u32 init_rate);
+bool mroce_cc_conn_on_ack(struct mroce_cc_conn *cc,
+			  const struct mroce_params *p, u32 mss,
+			  u32 acked_bytes, u32 acked_pkts, u32 ce_pkts,
+			  u64 now, u32 srtt);
+/* @congestion: the losing path saw ECN (mroce_cc_path_on_loss()). */
+void mroce_cc_conn_on_loss(struct mroce_cc_conn *cc,
+			   const struct mroce_params *p, u32 lost_pkts,
+			   bool congestion);
+void mroce_cc_conn_set_hint(struct mroce_cc_conn *cc, u32 hint);
+/* Usable window: min(cwnd, hint x min RTT x slack). */
+u32 mroce_cc_window(const struct mroce_cc_conn *cc,
+		    const struct mroce_params *p, u32 min_rtt);
+/* Pacing rate in Mbit/s, 0 = unpaced (no RTT known yet). */
+u32 mroce_cc_pace_rate(const struct mroce_cc_conn *cc,
+		       const struct mroce_params *p, u32 srtt, u32 min_rtt);
+/* Bytes a rate in Mbit/s moves in @ns nanoseconds (saturating). */
+u32 mroce_rate_bytes(u32 mbps, u64 ns);
+/* Nanoseconds @bytes take at @mbps. */
+u64 mroce_rate_ns(u32 mbps, u32 bytes);
+
+#endif /* MROCE_CC_H */

@@ -1,0 +1,786 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Connection engine. See mroce_conn.h for how callers drive it and
+ * docs/protocol.md §5-§7 for the behaviour it implements.
+ *
+ * Every function does work bounded by the path count times the 256-entry
+ * path ring, so it can run in softirq context under the caller's lock. The
+ * ops callbacks run in the middle of ACK and timer processing and must not
+ * call back into the connection.
+ */
+#include "mroce_conn.h"
+#include "mroce_pick.h"
+#include "mroce_bitmap.h"
+#include "mroce_hint.h"
+#include "mroce_seq.h"
+
+/* Where transitions leave work for the caller. */
+struct sink {
+	u64 *probe_mask;
+	u32 *events;
+};
+
+struct blk_ctx {
+	struct mroce_conn *c;
+	struct mroce_path *p;
+	u32 data_acked;
+	u32 data_bytes;
+	u32 data_lost;
+};
+
+static u8 min_active(const struct mroce_conn *c)
+{
+	u8 m = c->prm->min_active;
+
+	if (!m)
+		m = c->n_paths / 4 > 2 ? c->n_paths / 4 : 2;
+	return m > c->n_paths ? c->n_paths : m;
+}
+
+static u32 path_rto(const struct mroce_conn *c, const struct mroce_path *p)
+{
+	u8 backoff = p->health.state == MROCE_PATH_PROBING ?
+		p->health.probe_fails : 0;
+
+	return mroce_rtt_rto(p->rtt.srtt ? &p->rtt : &c->rtt, c->prm, backoff);
+}
+
+static u32 path_pto(const struct mroce_conn *c, const struct mroce_path *p)
+{
+	return mroce_rtt_pto(p->rtt.srtt ? &p->rtt : &c->rtt, c->prm);
+}
+
+static u16 fresh_sport(struct mroce_conn *c, const struct mroce_path *self)
+{
+	u32 range = MROCE_SPORT_MAX - MROCE_SPORT_MIN + 1;
+	u16 s = MROCE_SPORT_MIN;
+	u32 tries, i;
+
+	/* Bounded: a collision among <= 64 of 16384 ports is rare. */
+	for (tries = 0; tries < 16; tries++) {
+		bool clash = false;
+
+		s = (u16)(MROCE_SPORT_MIN + mroce_prng(&c->rng) % range);
+		for (i = 0; i < c->max_paths && !clash; i++)
+			clash = c->paths[i].sport == s;
+		if (!clash && s != self->sport)
+			break;
+	}
+	return s;
+}
+
+static void rec_acked(void *ctx, const struct mroce_ptx_rec *r, u32 psn)
+{
+	struct blk_ctx *b = ctx;
+
+	if (r->cookie == MROCE_COOKIE_PROBE)
+		return;
+	b->c->inflight -= r->len;
+	b->data_acked++;
+	b->data_bytes += r->len;
+	b->p->stats.acked_pkts++;
+	b->c->stats.acked_pkts++;
+	b->c->ops->acked(b->c->ctx, r->cookie, r->len, b->p->id);
+}
+
+static void rec_lost(void *ctx, const struct mroce_ptx_rec *r, u32 psn)
+{
+	struct blk_ctx *b = ctx;
+
+	if (r->cookie == MROCE_COOKIE_PROBE)
+		return;
+	b->c->inflight -= r->len;
+	b->data_lost++;
+	b->p->stats.lost_pkts++;
+	b->c->stats.lost_pkts++;
+	b->c->ops->lost(b->c->ctx, r->cookie, r->len, b->p->id);
+}
+
+static void path_reset(struct mroce_conn *c, struct mroce_path *p, u8 gen)
+{
+	p->gen = gen;
+	p->last_ce = 0;
+	p->last_rx = 0;
+	p->score = 0;
+	p->rto_at = 0;
+	p->pto_at = 0;
+	mroce_ptx_init(&p->tx);
+	mroce_rtt_init(&p->rtt);
+	mroce_cc_path_init(&p->cc, c->prm, 0);
+	p->sport = fresh_sport(c, p);
+}
+
+/*
+ * New source port and generation. What the old generation still had in
+ * flight is declared lost here (the caller resends it on other paths); the
+ * path then waits in PROBING for its PROBE to be acknowledged.
+ */
+static void rekey(struct mroce_conn *c, struct mroce_path *p, u8 gen,
+		  u64 now, struct sink *sk)
+{
+	struct blk_ctx b = { .c = c, .p = p };
+
+	mroce_ptx_lose_all(&p->tx, rec_lost, &b);
+	path_reset(c, p, gen);
+	p->stats.rekeys++;
+	c->stats.rekeys++;
+	/* Covers a PROBE the caller fails to send: the RTO re-keys again. */
+	p->rto_at = now + path_rto(c, p);
+	*sk->probe_mask |= (u64)1 << p->id;
+}
+
+static void health(struct mroce_conn *c, struct mroce_path *p,
+		   enum mroce_health_event ev, u8 gen, u64 now, struct sink *sk)
+{
+	u8 old = p->health.state;
+
+	if (mroce_health_event(&p->health, ev, c->prm, now) ==
+	    MROCE_HACT_REKEY)
+		rekey(c, p, gen, now, sk);
+	if (old == p->health.state)
+		return;
+	*sk->events |= MROCE_EV_PATH_STATE;
+	if (p->health.state == MROCE_PATH_FAILED) {
+		p->rto_at = 0;
+		p->pto_at = 0;
+	}
+	if (c->ops->path_state)
+		c->ops->path_state(c->ctx, p->id, old, p->health.state);
+}
+
+static void arm_watchdog(struct mroce_conn *c, u64 now)
+{
+	if (!c->watchdog_at && (c->inflight || c->backlog))
+		c->watchdog_at = now + mroce_rtt_rto(&c->rtt, c->prm,
+						     c->retries);
+}
+
+void mroce_conn_reset_transport(struct mroce_conn *c, u64 now)
+{
+	u32 i;
+
+	for (i = 0; i < c->max_paths; i++)
+		c->paths[i].sport = 0;
+	for (i = 0; i < c->max_paths; i++) {
+		struct mroce_path *p = &c->paths[i];
+
+		p->id = (u8)i;
+		path_reset(c, p, 0);
+		mroce_health_init(&p->health, c->prm);
+		mroce_prx_init(&p->rx);
+	}
+	mroce_cc_conn_init(&c->cc, c->prm, c->hs.remote.init_rate);
+	mroce_rtt_init(&c->rtt);
+	c->inflight = 0;
+	c->pace_next = 0;
+	c->progress_at = now;
+	c->watchdog_at = 0;
+	c->retries = 0;
+	c->ack_dirty = 0;
+	c->ack_at = 0;
+	c->ack_pending = 0;
+	c->ack_now = false;
+	c->ack_rr = 0;
+	c->rx_ce = 0;
+	c->rx_backlog = 0;
+	c->rx_period_bytes = 0;
+	c->owd_valid = false;
+	c->qdelay = 0;
+}
+
+void mroce_conn_init(struct mroce_conn *c, const struct mroce_conn_cfg *cfg)
+{
+	struct mroce_hs_offer offer = {
+		.id = cfg->local_id,
+		.nonce = cfg->nonce,
+		.mtu = cfg->mtu,
+		.n_paths = cfg->max_paths < cfg->prm->n_paths ?
+			cfg->max_paths : cfg->prm->n_paths,
+		.caps = cfg->caps,
+		.init_rate = cfg->init_rate,
+	};
+
+	memset(c, 0, sizeof(*c));
+	c->prm = cfg->prm;
+	c->ops = cfg->ops;
+	c->ctx = cfg->ctx;
+	c->paths = cfg->paths;
+	c->max_paths = cfg->max_paths;
+	c->rng = cfg->seed ? cfg->seed : 0x9E3779B97F4A7C15ULL;
+	mroce_hs_init(&c->hs, &offer);
+	memset(c->paths, 0, c->max_paths * sizeof(*c->paths));
+	mroce_conn_reset_transport(c, 0);
+}
+
+bool mroce_conn_established(const struct mroce_conn *c)
+{
+	return c->hs.state == MROCE_HS_ESTABLISHED && c->n_paths;
+}
+
+static void on_up(struct mroce_conn *c, u64 now)
+{
+	u8 n = mroce_hs_paths(&c->hs);
+
+	c->n_paths = n < c->max_paths ? n : c->max_paths;
+	c->mtu = mroce_hs_mtu(&c->hs);
+	c->mss = mroce_max_payload(MROCE_OP_WRITE, c->mtu);
+	mroce_conn_reset_transport(c, now);
+}
+
+static u32 hs_result(struct mroce_conn *c, u32 act, u64 now)
+{
+	if (act & (MROCE_HS_UP | MROCE_HS_RESTART))
+		on_up(c, now);
+	if (act & MROCE_HS_DOWN)
+		c->n_paths = 0;
+	return act;
+}
+
+u32 mroce_conn_connect(struct mroce_conn *c, u64 now)
+{
+	return mroce_hs_connect(&c->hs, c->prm, now);
+}
+
+u32 mroce_conn_on_hs(struct mroce_conn *c, const struct mroce_pkt *pkt,
+		     u64 now)
+{
+	return hs_result(c, mroce_hs_on_msg(&c->hs, pkt), now);
+}
+
+u32 mroce_conn_on_unknown(struct mroce_conn *c, u32 id)
+{
+	return hs_result(c, mroce_hs_on_unknown(&c->hs, id), 0);
+}
+
+void mroce_conn_build_hs(const struct mroce_conn *c, u8 opcode, u32 reason,
+			 struct mroce_pkt *pkt)
+{
+	mroce_hs_build(&c->hs, opcode, reason, pkt);
+}
+
+void mroce_conn_set_backlog(struct mroce_conn *c, u32 bytes, u64 now)
+{
+	c->backlog = bytes;
+	arm_watchdog(c, now);
+}
+
+static bool any_active(const struct mroce_conn *c)
+{
+	u32 i;
+
+	for (i = 0; i < c->n_paths; i++) {
+		if (c->paths[i].health.state == MROCE_PATH_ACTIVE)
+			return true;
+	}
+	return false;
+}
+
+static void slot_fill(const struct mroce_conn *c, u8 idx, u32 len, u64 now,
+		      struct mroce_tx_slot *s)
+{
+	const struct mroce_path *p = &c->paths[idx];
+	u32 units = c->backlog >> MROCE_BACKLOG_UNIT_SHIFT;
+
+	s->len = len;
+	s->path = idx;
+	s->gen = p->gen;
+	s->sport = p->sport;
+	s->psn = p->tx.next;
+	s->floor_delta = 0;
+	s->tx_ts = (u32)now;
+	s->backlog = units > U16_MAX ? U16_MAX : (u16)units;
+	s->depart = now;
+	s->rate = 0;
+}
+
+enum mroce_tx_status mroce_conn_tx_reserve(struct mroce_conn *c, u64 now,
+					   u32 len, int pref_path,
+					   struct mroce_tx_slot *slot)
+{
+	u32 w, rate;
+	int idx;
+
+	if (!mroce_conn_established(c))
+		return MROCE_TX_NOTCONN;
+	w = mroce_cc_window(&c->cc, c->prm, c->rtt.min_rtt);
+	if (c->inflight && (u64)c->inflight + len > w)
+		return MROCE_TX_WINDOW;
+	rate = mroce_cc_pace_rate(&c->cc, c->prm, c->rtt.srtt,
+				  c->rtt.min_rtt);
+	if (rate && c->pace_next > now + c->prm->pace_horizon) {
+		slot->depart = c->pace_next;
+		return MROCE_TX_PACED;
+	}
+	idx = mroce_pick_path(c, len, pref_path);
+	if (idx < 0)
+		return any_active(c) ? MROCE_TX_WINDOW : MROCE_TX_NOPATH;
+	slot_fill(c, (u8)idx, len, now, slot);
+	slot->rate = rate;
+	if (c->pace_next > now)
+		slot->depart = c->pace_next;
+	return MROCE_TX_OK;
+}
+
+static void commit(struct mroce_conn *c, struct mroce_tx_slot *s, u64 cookie,
+		   u64 now)
+{
+	struct mroce_path *p = &c->paths[s->path];
+
+	s->psn = mroce_ptx_send(&p->tx, s->len, cookie, now);
+	s->floor_delta = mroce_ptx_floor_delta(&p->tx, s->psn);
+	if (!p->rto_at)
+		p->rto_at = now + path_rto(c, p);
+}
+
+void mroce_conn_tx_commit(struct mroce_conn *c, struct mroce_tx_slot *slot,
+			  u64 cookie, u64 now)
+{
+	struct mroce_path *p = &c->paths[slot->path];
+
+	commit(c, slot, cookie, now);
+	c->inflight += slot->len;
+	if (slot->rate)
+		c->pace_next = (c->pace_next > now ? c->pace_next : now) +
+			mroce_rate_ns(slot->rate, slot->len);
+	p->pto_at = now + path_pto(c, p);
+	p->stats.tx_pkts++;
+	p->stats.tx_bytes += slot->len;
+	c->stats.tx_pkts++;
+	c->stats.tx_bytes += slot->len;
+	arm_watchdog(c, now);
+}
+
+bool mroce_conn_probe(struct mroce_conn *c, u8 path, u64 now,
+		      struct mroce_tx_slot *slot)
+{
+	struct mroce_path *p;
+
+	if (!mroce_conn_established(c) || path >= c->n_paths)
+		return false;
+	p = &c->paths[path];
+	if (p->health.state == MROCE_PATH_FAILED || !mroce_ptx_can_send(&p->tx))
+		return false;
+	slot_fill(c, path, 0, now, slot);
+	commit(c, slot, MROCE_COOKIE_PROBE, now);
+	c->stats.probes++;
+	return true;
+}
+
+void mroce_conn_fill(const struct mroce_conn *c,
+		     const struct mroce_tx_slot *slot, struct mroce_pkt *pkt)
+{
+	pkt->c.dst_conn = c->hs.remote.id;
+	pkt->c.path_id = slot->path;
+	pkt->c.path_gen = slot->gen;
+	pkt->c.floor_delta = slot->floor_delta;
+	pkt->c.path_psn = slot->psn;
+	if (pkt->c.opcode == MROCE_OP_PROBE) {
+		pkt->u.probe.tx_ts = slot->tx_ts;
+	} else {
+		pkt->u.d.tx_ts = slot->tx_ts;
+		pkt->u.d.backlog = slot->backlog;
+	}
+}
+
+/* Once per path round: re-key a path that stands out from its siblings. */
+static void round_check(struct mroce_conn *c, struct mroce_path *p, u64 now,
+			struct sink *sk)
+{
+	u64 score_sum = 0, loss_sum = 0;
+	u32 i, active = 0;
+
+	p->score = mroce_path_score(c, p);
+	for (i = 0; i < c->n_paths; i++) {
+		const struct mroce_path *q = &c->paths[i];
+
+		if (q->health.state != MROCE_PATH_ACTIVE)
+			continue;
+		active++;
+		score_sum += q->score;
+		loss_sum += q->health.loss_ewma;
+	}
+	if (p->health.state != MROCE_PATH_ACTIVE || active <= min_active(c))
+		return;
+	if (mroce_health_is_bad(&p->health, c->prm,
+				p->score, (u32)mroce_div_u64(score_sum, active),
+				(u32)mroce_div_u64(loss_sum, active)))
+		health(c, p, MROCE_HEV_BAD, p->gen + 1, now, sk);
+}
+
+static void on_block(struct mroce_conn *c, struct mroce_path *p,
+		     const struct mroce_ack_block *blk, u64 now,
+		     struct mroce_ack_res *res, struct sink *sk)
+{
+	const struct mroce_params *prm = c->prm;
+	struct blk_ctx b = { .c = c, .p = p };
+	struct mroce_ptx_ack r;
+	u16 d_rx, d_ce;
+	u32 high, span;
+	bool round;
+
+	mroce_ptx_on_block(&p->tx, blk, prm->dupthresh, rec_acked, rec_lost,
+			   &b, &r);
+	if (r.bogus) {
+		c->stats.bogus_blocks++;
+		return;
+	}
+
+	/* Cumulative receiver counters; an older, reordered ACK adds nothing. */
+	d_rx = (u16)(blk->rx_cnt - p->last_rx);
+	d_ce = (u16)(blk->ce_cnt - p->last_ce);
+	if (d_rx >= 0x8000 || d_ce >= 0x8000) {
+		d_rx = 0;
+		d_ce = 0;
+	} else {
+		p->last_rx = blk->rx_cnt;
+		p->last_ce = blk->ce_cnt;
+		if (d_ce > d_rx)
+			d_ce = d_rx;
+	}
+	p->stats.ce_pkts += d_ce;
+
+	if (r.acked_pkts) {
+		u32 sample = (u32)now - blk->echo_ts - blk->ack_delay;
+
+		if ((s32)sample > 0 && sample < prm->max_rto) {
+			mroce_rtt_sample(&p->rtt, sample);
+			mroce_rtt_sample(&c->rtt, sample);
+		}
+	}
+	mroce_health_outcome(&p->health, r.acked_pkts, r.lost_pkts);
+	if (b.data_lost) {
+		bool congestion = mroce_cc_path_on_loss(&p->cc, prm);
+
+		mroce_cc_conn_on_loss(&c->cc, prm, b.data_lost, congestion);
+	}
+	span = mroce_bm_span(blk->sack, MROCE_SACK_WORDS);
+	high = blk->cum_psn + span;
+	round = mroce_cc_path_on_ack(&p->cc, prm, c->mss, b.data_bytes, d_rx,
+				     d_ce, high, p->tx.next);
+
+	res->ce_pkts += d_ce;
+	res->acked_pkts += b.data_acked;
+	res->acked_bytes += b.data_bytes;
+	res->lost_pkts += b.data_lost;
+	if (r.acked_pkts) {
+		health(c, p, MROCE_HEV_PROGRESS, 0, now, sk);
+		if (p->tx.n_out) {
+			p->rto_at = now + path_rto(c, p);
+			p->pto_at = p->health.state == MROCE_PATH_ACTIVE ?
+				now + path_pto(c, p) : 0;
+		} else {
+			p->rto_at = 0;
+			p->pto_at = 0;
+		}
+	}
+	if (round)
+		round_check(c, p, now, sk);
+	if (p->health.state == MROCE_PATH_SUSPECT && !p->tx.n_out)
+		health(c, p, MROCE_HEV_DRAINED, p->gen + 1, now, sk);
+}
+
+void mroce_conn_on_ack(struct mroce_conn *c, const struct mroce_pkt *pkt,
+		       u64 now, struct mroce_ack_res *res)
+{
+	struct sink sk = { &res->probe_mask, &res->events };
+	u32 i;
+
+	memset(res, 0, sizeof(*res));
+	c->stats.acks_rx++;
+	if (!mroce_conn_established(c))
+		return;
+	mroce_cc_conn_set_hint(&c->cc, pkt->u.ack.rate_hint);
+	for (i = 0; i < pkt->u.ack.n_blocks; i++) {
+		struct mroce_ack_block blk;
+		struct mroce_path *p;
+
+		mroce_ack_block_get(pkt, i, &blk);
+		if (blk.path_id >= c->n_paths) {
+			c->stats.bogus_blocks++;
+			continue;
+		}
+		p = &c->paths[blk.path_id];
+		if (blk.path_gen != p->gen ||
+		    p->health.state == MROCE_PATH_FAILED) {
+			c->stats.stale_blocks++;
+			continue;
+		}
+		on_block(c, p, &blk, now, res, &sk);
+	}
+	mroce_cc_conn_on_ack(&c->cc, c->prm, c->mss, res->acked_bytes,
+			     res->acked_pkts, res->ce_pkts, now, c->rtt.srtt);
+	if (res->acked_pkts) {
+		c->progress_at = now;
+		c->retries = 0;
+		c->watchdog_at = 0;
+		arm_watchdog(c, now);
+	}
+}
+
+bool mroce_conn_on_nak(struct mroce_conn *c, const struct mroce_nak *nak,
+		       u64 now, u64 *cookie, u32 *len, u64 *probe_mask)
+{
+	u32 events = 0;
+	struct sink sk = { probe_mask, &events };
+	struct mroce_ptx_rec rec;
+	struct mroce_path *p;
+
+	c->stats.naks_rx++;
+	if (!mroce_conn_established(c) || nak->path_id >= c->n_paths)
+		return false;
+	p = &c->paths[nak->path_id];
+	if (nak->path_gen != p->gen)
+		return false;
+	if (nak->code == MROCE_NAK_STALE_GEN) {
+		health(c, p, MROCE_HEV_STALE, (u8)(nak->arg + 1), now, &sk);
+		return false;
+	}
+	if (!mroce_ptx_on_nak(&p->tx, nak->path_psn, &rec) ||
+	    rec.cookie == MROCE_COOKIE_PROBE)
+		return false;
+	c->inflight -= rec.len;
+	p->stats.naks++;
+	/* The packet got through: the path works, whatever the verdict. */
+	health(c, p, MROCE_HEV_PROGRESS, 0, now, &sk);
+	if (!p->tx.n_out) {
+		p->rto_at = 0;
+		p->pto_at = 0;
+	}
+	*cookie = rec.cookie;
+	*len = rec.len;
+	return true;
+}
+
+enum mroce_rx_verdict mroce_conn_rx_check(struct mroce_conn *c,
+					  const struct mroce_pkt *pkt)
+{
+	struct mroce_path *p;
+
+	if (!mroce_conn_established(c))
+		return MROCE_RX_NOTCONN;
+	if (pkt->c.path_id >= c->n_paths) {
+		c->stats.rx_bad_path++;
+		return MROCE_RX_BAD_PATH;
+	}
+	p = &c->paths[pkt->c.path_id];
+	switch (mroce_prx_check(&p->rx, pkt->c.path_gen, pkt->c.path_psn,
+				pkt->c.floor_delta)) {
+	case MROCE_PRX_NEW:
+		return MROCE_RX_NEW;
+	case MROCE_PRX_DUP:
+		c->stats.rx_dup++;
+		return MROCE_RX_DUP;
+	case MROCE_PRX_OLD:
+		c->stats.rx_old++;
+		return MROCE_RX_OLD;
+	default:
+		c->stats.rx_stale++;
+		return MROCE_RX_STALE;
+	}
+}
+
+/* One-way delay above its minimum: the receiver's view of queueing. */
+static void owd_update(struct mroce_conn *c, u32 tx_ts, u64 now)
+{
+	u32 owd = (u32)now - tx_ts;
+	s32 rel;
+	s64 q;
+
+	if (!c->owd_valid) {
+		c->owd_valid = true;
+		c->owd_base = owd;
+		c->owd_min = 0;
+		c->qdelay = 0;
+	}
+	rel = (s32)(owd - c->owd_base);
+	if (rel < c->owd_min)
+		c->owd_min = rel;
+	q = (s64)rel - c->owd_min;
+	if (q > U32_MAX)
+		q = U32_MAX;
+	c->qdelay = (u32)((s64)c->qdelay + (q - (s64)c->qdelay) / 8);
+}
+
+bool mroce_conn_rx_accept(struct mroce_conn *c, const struct mroce_pkt *pkt,
+			  bool ce, u64 now)
+{
+	struct mroce_path *p = &c->paths[pkt->c.path_id];
+	bool probe = pkt->c.opcode == MROCE_OP_PROBE;
+	u32 tx_ts = probe ? pkt->u.probe.tx_ts : pkt->u.d.tx_ts;
+	bool ooo;
+
+	ooo = mroce_prx_accept(&p->rx, pkt->c.path_psn, tx_ts, ce, now);
+	p->stats.rx_pkts++;
+	c->stats.rx_pkts++;
+	if (ce) {
+		c->rx_ce++;
+		c->stats.rx_ce++;
+	}
+	if (!probe) {
+		c->stats.rx_bytes += pkt->payload_len;
+		c->rx_period_bytes += pkt->payload_len;
+		c->rx_backlog = (u32)pkt->u.d.backlog << MROCE_BACKLOG_UNIT_SHIFT;
+		owd_update(c, tx_ts, now);
+	}
+	c->ack_dirty |= (u64)1 << p->id;
+	c->ack_pending++;
+	if (ooo || probe || (pkt->c.flags & MROCE_F_AR) ||
+	    c->ack_pending >= c->prm->ack_every)
+		c->ack_now = true;
+	else if (!c->ack_at)
+		c->ack_at = now + c->prm->ack_delay;
+	return c->ack_now;
+}
+
+bool mroce_conn_ack_due(const struct mroce_conn *c, u64 now)
+{
+	return mroce_conn_established(c) && c->ack_dirty &&
+		(c->ack_now || (c->ack_at && now >= c->ack_at));
+}
+
+u32 mroce_conn_build_ack(struct mroce_conn *c, u64 now, u8 *buf, u32 cap)
+{
+	u32 room, n = 0, i, len;
+	u8 idx = c->ack_rr;
+
+	if (!mroce_conn_established(c) || !c->ack_dirty ||
+	    cap < MROCE_ACK_BASE_LEN + MROCE_ACK_BLOCK_LEN)
+		return 0;
+	room = (cap - MROCE_ACK_BASE_LEN) / MROCE_ACK_BLOCK_LEN;
+	if (room > MROCE_ACK_MAX_BLOCKS)
+		room = MROCE_ACK_MAX_BLOCKS;
+	len = MROCE_ACK_BASE_LEN;
+	/* Round robin so that many busy paths all get reported. */
+	for (i = 0; i < c->n_paths && n < room; i++) {
+		struct mroce_ack_block blk;
+		u8 k = (u8)((idx + i) % c->n_paths);
+
+		if (!(c->ack_dirty & ((u64)1 << k)))
+			continue;
+		mroce_prx_block(&c->paths[k].rx, k, now, &blk);
+		mroce_ack_block_put(&blk, buf + len);
+		len += MROCE_ACK_BLOCK_LEN;
+		c->ack_dirty &= ~((u64)1 << k);
+		c->ack_rr = (u8)((k + 1) % c->n_paths);
+		n++;
+	}
+	mroce_encode_ack_head(c->hs.remote.id, c->rx_hint, c->rx_ce, (u8)n,
+			      buf, cap);
+	if (!c->ack_dirty) {
+		c->ack_now = false;
+		c->ack_at = 0;
+		c->ack_pending = 0;
+	}
+	c->stats.acks_tx++;
+	return len;
+}
+
+void mroce_conn_set_rx_hint(struct mroce_conn *c, u32 mbps)
+{
+	c->rx_hint = mbps;
+}
+
+void mroce_conn_rx_sample(struct mroce_conn *c, u64 period_ns, u32 rtt,
+			  u32 line, u32 *demand, u32 *qdelay)
+{
+	*demand = mroce_hint_demand(c->rx_period_bytes, period_ns,
+				    c->rx_backlog, rtt, line);
+	*qdelay = c->qdelay;
+	c->rx_period_bytes = 0;
+}
+
+static void path_timer(struct mroce_conn *c, struct mroce_path *p, u64 now,
+		       struct sink *sk)
+{
+	if (p->health.state == MROCE_PATH_FAILED) {
+		if (now >= p->health.holdoff_end)
+			health(c, p, MROCE_HEV_HOLDOFF_END, p->gen + 1, now, sk);
+		return;
+	}
+	if (p->rto_at && now >= p->rto_at) {
+		struct blk_ctx b = { .c = c, .p = p };
+
+		p->rto_at = 0;
+		p->pto_at = 0;
+		p->stats.rtos++;
+		c->stats.rtos++;
+		mroce_ptx_lose_all(&p->tx, rec_lost, &b);
+		if (b.data_lost)
+			mroce_cc_conn_on_loss(&c->cc, c->prm, b.data_lost,
+					      mroce_cc_path_on_loss(&p->cc,
+								    c->prm));
+		mroce_health_outcome(&p->health, 0, b.data_lost);
+		health(c, p, MROCE_HEV_RTO, p->gen + 1, now, sk);
+		return;
+	}
+	if (p->pto_at && now >= p->pto_at) {
+		/* Tail-loss probe: its ACK exposes a lost tail as a gap. */
+		p->pto_at = 0;
+		p->stats.ptos++;
+		c->stats.ptos++;
+		*sk->probe_mask |= (u64)1 << p->id;
+	}
+}
+
+u64 mroce_conn_on_timer(struct mroce_conn *c, u64 now,
+			struct mroce_timer_res *res)
+{
+	struct sink sk = { &res->probe_mask, &res->events };
+	u32 i;
+
+	memset(res, 0, sizeof(*res));
+	res->hs = hs_result(c, mroce_hs_on_timer(&c->hs, c->prm, now), now);
+	if (!mroce_conn_established(c))
+		return mroce_conn_next_deadline(c);
+
+	for (i = 0; i < c->n_paths; i++)
+		path_timer(c, &c->paths[i], now, &sk);
+
+	if (c->watchdog_at && now >= c->watchdog_at) {
+		c->watchdog_at = 0;
+		if (c->inflight || c->backlog) {
+			c->retries++;
+			c->stats.retry_rounds++;
+			if (c->retries > c->prm->retry_limit)
+				res->events |= MROCE_EV_RETRY_EXHAUSTED;
+			arm_watchdog(c, now);
+		}
+	}
+	if (c->ack_at && now >= c->ack_at && c->ack_dirty)
+		c->ack_now = true;
+	if (mroce_conn_ack_due(c, now))
+		res->events |= MROCE_EV_ACK_DUE;
+	return mroce_conn_next_deadline(c);
+}
+
+static u64 earliest(u64 a, u64 b)
+{
+	if (!b)
+		return a;
+	return b < a ? b : a;
+}
+
+u64 mroce_conn_next_deadline(const struct mroce_conn *c)
+{
+	u64 t = U64_MAX;
+	u32 i;
+
+	if (c->hs.state == MROCE_HS_REQ_SENT)
+		t = earliest(t, c->hs.deadline);
+	if (!mroce_conn_established(c))
+		return t;
+	for (i = 0; i < c->n_paths; i++) {
+		const struct mroce_path *p = &c->paths[i];
+
+		if (p->health.state == MROCE_PATH_FAILED) {
+			t = earliest(t, p->health.holdoff_end);
+			continue;
+		}
+		t = earliest(t, p->rto_at);
+		t = earliest(t, p->pto_at);
+	}
+	t = earliest(t, c->watchdog_at);
+	if (c->ack_dirty)
+		t = earliest(t, c->ack_at);
+	return t;
+}

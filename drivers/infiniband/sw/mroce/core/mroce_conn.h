@@ -1,0 +1,271 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * The connection engine: one per (local device, remote IP). It ties the
+ * handshake, the path table (transmit and receive state of every path),
+ * loss detection, timers, path health and congestion control together so
+ * that the kernel module and the simulator drive one implementation.
+ *
+ * The caller owns all memory (the connection and its path array), serialises
+ * all calls on one connection (e.g. a spinlock), passes the time in ns, and
+ * keeps per-QP state (struct mroce_stx / mroce_srx) in its QP objects; the
+ * connection's size does not depend on the number of QPs.
+ *
+ * Driving it (docs/protocol.md "Core API" has the full sequence):
+ *   send:    mroce_conn_tx_reserve() -> assign stream PSN, choose cookie ->
+ *            mroce_conn_tx_commit() -> mroce_conn_fill() -> encode, send
+ *   receive: decode -> mroce_conn_rx_check() -> stream check / place ->
+ *            mroce_conn_rx_accept() (or refuse + NAK) -> ACK if due
+ *   ACK/NAK: mroce_conn_on_ack() / mroce_conn_on_nak(); the ops callbacks
+ *            report acknowledged and lost transmissions by cookie
+ *   timers:  mroce_conn_on_timer() at the deadline it (or
+ *            mroce_conn_next_deadline()) returns
+ */
+#ifndef MROCE_CONN_H
+#define MROCE_CONN_H
+
+#include "mroce_wire.h"
+#include "mroce_params.h"
+#include "mroce_prx.h"
+#include "mroce_ptx.h"
+#include "mroce_rtt.h"
+#include "mroce_cc.h"
+#include "mroce_health.h"
+#include "mroce_hs.h"
+
+struct mroce_path_stats {
+	u64 tx_pkts;
+	u64 tx_bytes;
+	u64 acked_pkts;
+	u64 lost_pkts;
+	u64 naks;
+	u64 ptos;
+	u64 rtos;
+	u64 rekeys;
+	u64 ce_pkts;		/* CE marks the receiver reported */
+	u64 rx_pkts;		/* packets we accepted on the peer's path */
+};
+
+struct mroce_path {
+	/* Sender side: our path with this index. */
+	u8 id;
+	u8 gen;
+	u16 sport;
+	u16 last_ce;		/* receiver counters in the last ACK block */
+	u16 last_rx;
+	u32 score;		/* Q10, docs §5.7 */
+	u64 rto_at;		/* 0 = not armed */
+	u64 pto_at;
+	struct mroce_ptx tx;
+	struct mroce_rtt rtt;
+	struct mroce_cc_path cc;
+	struct mroce_health health;
+	struct mroce_path_stats stats;
+	/* Receiver side: the peer's path with this index. */
+	struct mroce_prx rx;
+};
+
+/* Callbacks for transmissions leaving flight; called under the caller's lock. */
+struct mroce_conn_ops {
+	void (*acked)(void *ctx, u64 cookie, u32 len, u8 path);
+	void (*lost)(void *ctx, u64 cookie, u32 len, u8 path);
+	/* Optional (may be NULL): telemetry of health transitions. */
+	void (*path_state)(void *ctx, u8 path, u8 old_state, u8 new_state);
+};
+
+struct mroce_conn_stats {
+	u64 tx_pkts;
+	u64 tx_bytes;
+	u64 probes;
+	u64 acks_rx;
+	u64 acked_pkts;
+	u64 lost_pkts;
+	u64 naks_rx;
+	u64 ptos;
+	u64 rtos;
+	u64 rekeys;
+	u64 retry_rounds;
+	u64 bogus_blocks;	/* ACK blocks acknowledging PSNs never sent */
+	u64 stale_blocks;	/* ACK blocks of another generation */
+	u64 rx_pkts;
+	u64 rx_bytes;
+	u64 rx_dup;
+	u64 rx_old;
+	u64 rx_stale;
+	u64 rx_bad_path;
+	u64 rx_ce;
+	u64 acks_tx;
+};
+
+struct mroce_conn_cfg {
+	const struct mroce_params *prm;
+	const struct mroce_conn_ops *ops;
+	void *ctx;
+	struct mroce_path *paths;
+	u8 max_paths;		/* entries in @paths, <= MROCE_MAX_PATHS */
+	u32 local_id;		/* our connection id, != 0 */
+	u64 nonce;		/* random, != 0 */
+	u64 seed;		/* path choice and source port randomness */
+	u16 mtu;		/* largest mroce packet we accept and send */
+	u32 caps;
+	u32 init_rate;		/* Mbit/s the peer may start at, 0 = any */
+};
+
+struct mroce_conn {
+	const struct mroce_params *prm;
+	const struct mroce_conn_ops *ops;
+	void *ctx;
+	struct mroce_path *paths;
+	u8 max_paths;
+	u8 n_paths;		/* in use once established */
+	u16 mtu;		/* negotiated */
+	u32 mss;		/* WRITE payload bytes per packet at mtu */
+	struct mroce_hs hs;
+
+	/* Sender */
+	struct mroce_cc_conn cc;
+	struct mroce_rtt rtt;	/* samples of every path */
+	u32 inflight;
+	u32 backlog;		/* queued bytes, as told by the caller */
+	u64 pace_next;
+	u64 progress_at;
+	u64 watchdog_at;	/* connection-level retry timer, 0 = off */
+	u8 retries;		/* watchdog rounds without progress */
+	u64 rng;
+
+	/* Receiver */
+	u64 ack_dirty;		/* paths with news for the next ACK */
+	u64 ack_at;		/* delayed-ACK deadline, 0 = none */
+	u16 ack_pending;	/* packets accepted since the last ACK */
+	bool ack_now;
+	u8 ack_rr;
+	u32 rx_hint;		/* our rate hint for the peer, 0 = none */
+	u32 rx_ce;
+	u32 rx_backlog;		/* bytes the peer has queued for us */
+	u64 rx_period_bytes;	/* payload bytes since the last hint sample */
+	u32 owd_base;
+	s32 owd_min;
+	u32 qdelay;		/* EWMA of OWD above its minimum, ns */
+	bool owd_valid;
+
+	struct mroce_conn_stats stats;
+};
+
+/* Bits of mroce_timer_res.events and mroce_ack_res.events. */
+#define MROCE_EV_ACK_DUE		0x01	/* build and send an ACK */
+#define MROCE_EV_RETRY_EXHAUSTED	0x02	/* flush QPs: IBV_WC_RETRY_EXC_ERR */
+#define MROCE_EV_PATH_STATE		0x04	/* a path changed health state */
+
+struct mroce_timer_res {
+	u64 probe_mask;		/* send a PROBE on these paths now */
+	u32 events;
+	u32 hs;			/* MROCE_HS_* actions */
+};
+
+struct mroce_ack_res {
+	u32 acked_pkts;
+	u32 acked_bytes;
+	u32 lost_pkts;
+	u32 ce_pkts;		/* CE marks newly reported by the receiver */
+	u64 probe_mask;		/* re-keyed paths that need a PROBE now */
+	u32 events;
+};
+
+enum mroce_tx_status {
+	MROCE_TX_OK = 0,
+	MROCE_TX_NOTCONN,	/* not established */
+	MROCE_TX_WINDOW,	/* connection or every path window full */
+	MROCE_TX_PACED,		/* try again at slot->depart */
+	MROCE_TX_NOPATH,	/* no ACTIVE path (all probing or failed) */
+};
+
+struct mroce_tx_slot {
+	u32 len;		/* payload bytes */
+	u8 path;
+	u8 gen;
+	u16 sport;
+	u32 psn;		/* set by commit */
+	u8 floor_delta;		/* set by commit */
+	u32 tx_ts;
+	u16 backlog;		/* wire units */
+	u64 depart;		/* earliest departure time (EDT) */
+	u32 rate;		/* pacing rate used, Mbit/s, 0 = unpaced */
+};
+
+enum mroce_rx_verdict {
+	MROCE_RX_NEW = 0,	/* check the stream, then accept or refuse */
+	MROCE_RX_DUP,		/* duplicate path packet: drop */
+	MROCE_RX_OLD,		/* below the path window: stream check only */
+	MROCE_RX_STALE,		/* older generation: stream check only; NAK STALE_GEN */
+	MROCE_RX_BAD_PATH,	/* path id not negotiated: drop */
+	MROCE_RX_NOTCONN,	/* not established: drop */
+};
+
+void mroce_conn_init(struct mroce_conn *c, const struct mroce_conn_cfg *cfg);
+
+/* Handshake; the results are MROCE_HS_* bit masks. */
+u32 mroce_conn_connect(struct mroce_conn *c, u64 now);
+u32 mroce_conn_on_hs(struct mroce_conn *c, const struct mroce_pkt *pkt,
+		     u64 now);
+u32 mroce_conn_on_unknown(struct mroce_conn *c, u32 id);
+void mroce_conn_build_hs(const struct mroce_conn *c, u8 opcode, u32 reason,
+			 struct mroce_pkt *pkt);
+bool mroce_conn_established(const struct mroce_conn *c);
+/* Forgets every path, timer and counter of the transport (peer restart). */
+void mroce_conn_reset_transport(struct mroce_conn *c, u64 now);
+
+/* Sending */
+void mroce_conn_set_backlog(struct mroce_conn *c, u32 bytes, u64 now);
+enum mroce_tx_status mroce_conn_tx_reserve(struct mroce_conn *c, u64 now,
+					   u32 len, int pref_path,
+					   struct mroce_tx_slot *slot);
+void mroce_conn_tx_commit(struct mroce_conn *c, struct mroce_tx_slot *slot,
+			  u64 cookie, u64 now);
+/*
+ * Reserves and commits a PROBE on @path (bypasses windows and pacing);
+ * false if the path cannot take one (failed, or its PSN span is full).
+ */
+bool mroce_conn_probe(struct mroce_conn *c, u8 path, u64 now,
+		      struct mroce_tx_slot *slot);
+/* Fills the connection and path fields of a data packet or PROBE. */
+void mroce_conn_fill(const struct mroce_conn *c,
+		     const struct mroce_tx_slot *slot, struct mroce_pkt *pkt);
+
+/* Feedback */
+void mroce_conn_on_ack(struct mroce_conn *c, const struct mroce_pkt *pkt,
+		       u64 now, struct mroce_ack_res *res);
+/*
+ * A NAK for this connection. Returns true and the record's cookie and length
+ * if it names an outstanding transmission, which is then resolved without a
+ * loss or congestion signal. STALE_GEN re-keys the path (probe_mask).
+ */
+bool mroce_conn_on_nak(struct mroce_conn *c, const struct mroce_nak *nak,
+		       u64 now, u64 *cookie, u32 *len, u64 *probe_mask);
+
+/* Receiving data packets and PROBEs */
+enum mroce_rx_verdict mroce_conn_rx_check(struct mroce_conn *c,
+					  const struct mroce_pkt *pkt);
+/*
+ * The packet mroce_conn_rx_check() called NEW was accepted (placed, or a
+ * stream duplicate dropped). Returns true if an ACK is due now.
+ */
+bool mroce_conn_rx_accept(struct mroce_conn *c, const struct mroce_pkt *pkt,
+			  bool ce, u64 now);
+bool mroce_conn_ack_due(const struct mroce_conn *c, u64 now);
+/* Encodes the next ACK into @buf; returns its length, 0 if none is due. */
+u32 mroce_conn_build_ack(struct mroce_conn *c, u64 now, u8 *buf, u32 cap);
+/* Sets the rate hint our ACKs carry (Mbit/s, 0 = none). */
+void mroce_conn_set_rx_hint(struct mroce_conn *c, u32 mbps);
+/*
+ * Demand and queueing of the peer's traffic since the previous call, for
+ * mroce_hint_compute(): fills @demand (Mbit/s) and @qdelay (ns).
+ */
+void mroce_conn_rx_sample(struct mroce_conn *c, u64 period_ns, u32 rtt,
+			  u32 line, u32 *demand, u32 *qdelay);
+
+/* Timers */
+u64 mroce_conn_on_timer(struct mroce_conn *c, u64 now,
+			struct mroce_timer_res *res);
+/* Earliest time mroce_conn_on_timer() has work, U64_MAX if none. */
+u64 mroce_conn_next_deadline(const struct mroce_conn *c);
+
+#endif /* MROCE_CONN_H */

@@ -1,0 +1,108 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Path health. A path that times out is re-keyed at once (its outstanding
+ * data was already declared lost and resent elsewhere). A path judged bad by
+ * statistics first drains (SUSPECT) so that re-keying it does not turn
+ * packets that are still in flight into spurious retransmissions.
+ */
+#include "mroce_health.h"
+
+const char *const mroce_path_state_name[MROCE_PATH_NR_STATES] = {
+	[MROCE_PATH_ACTIVE]	= "active",
+	[MROCE_PATH_SUSPECT]	= "suspect",
+	[MROCE_PATH_PROBING]	= "probing",
+	[MROCE_PATH_FAILED]	= "failed",
+};
+
+void mroce_health_init(struct mroce_health *h, const struct mroce_params *p)
+{
+	memset(h, 0, sizeof(*h));
+	h->state = MROCE_PATH_ACTIVE;
+	h->holdoff = p->holdoff_min;
+}
+
+static enum mroce_health_action rekey(struct mroce_health *h)
+{
+	h->state = MROCE_PATH_PROBING;
+	h->bad_rounds = 0;
+	h->rto_backoff = 0;
+	return MROCE_HACT_REKEY;
+}
+
+enum mroce_health_action mroce_health_event(struct mroce_health *h,
+					    enum mroce_health_event ev,
+					    const struct mroce_params *p,
+					    u64 now)
+{
+	switch (ev) {
+	case MROCE_HEV_PROGRESS:
+		h->rto_backoff = 0;
+		if (h->state == MROCE_PATH_PROBING) {
+			h->state = MROCE_PATH_ACTIVE;
+			h->probe_fails = 0;
+			h->holdoff = p->holdoff_min;
+			h->loss_ewma = 0;
+		}
+		return MROCE_HACT_NONE;
+	case MROCE_HEV_RTO:
+		if (h->state == MROCE_PATH_FAILED)
+			return MROCE_HACT_NONE;
+		if (h->state != MROCE_PATH_PROBING)
+			return rekey(h);
+		if (++h->probe_fails < p->probe_fails)
+			return rekey(h);
+		h->state = MROCE_PATH_FAILED;
+		h->holdoff_end = now + h->holdoff;
+		h->holdoff = h->holdoff > p->holdoff_max / 2 ?
+			p->holdoff_max : h->holdoff * 2;
+		return MROCE_HACT_NONE;
+	case MROCE_HEV_BAD:
+		if (h->state == MROCE_PATH_ACTIVE)
+			h->state = MROCE_PATH_SUSPECT;
+		return MROCE_HACT_NONE;
+	case MROCE_HEV_DRAINED:
+		return h->state == MROCE_PATH_SUSPECT ? rekey(h) :
+			MROCE_HACT_NONE;
+	case MROCE_HEV_HOLDOFF_END:
+		return h->state == MROCE_PATH_FAILED ? rekey(h) :
+			MROCE_HACT_NONE;
+	case MROCE_HEV_STALE:
+		return h->state == MROCE_PATH_FAILED ? MROCE_HACT_NONE :
+			rekey(h);
+	}
+	return MROCE_HACT_NONE;
+}
+
+void mroce_health_outcome(struct mroce_health *h, u32 acked, u32 lost)
+{
+	u32 e = h->loss_ewma;
+
+	/*
+	 * Gain 1/16, rounded away from the current value so the EWMA reaches
+	 * both 0 and 1.0. Bounded: at most one ring of records per ACK block.
+	 */
+	while (lost--)
+		e += (MROCE_Q10 - e + 15) / 16;
+	while (acked--)
+		e -= (e + 15) / 16;
+	h->loss_ewma = (u16)e;
+}
+
+bool mroce_health_is_bad(struct mroce_health *h, const struct mroce_params *p,
+			 u32 score, u32 mean_score, u32 mean_loss)
+{
+	/*
+	 * Loss: far above both an absolute bar and the siblings' mean, so that
+	 * uniform random loss (every path alike) never re-keys anything.
+	 */
+	if (h->loss_ewma > p->suspect_loss && h->loss_ewma > 2 * mean_loss)
+		return true;
+	/* Congestion hot spot (PLB-like): persistently worse than siblings. */
+	if (score > mean_score + p->rekey_score) {
+		if (++h->bad_rounds >= p->rekey_rounds)
+			return true;
+	} else {
+		h->bad_rounds = 0;
+	}
+	return false;
+}

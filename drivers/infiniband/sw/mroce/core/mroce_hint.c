@@ -1,0 +1,103 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Rate hint computation. The water level is found by bisection over at most
+ * 32 steps rather than by sorting demands, so the work per period is
+ * O(32 n) with no scratch memory.
+ */
+#include "mroce_hint.h"
+#include "mroce_params.h"
+
+#define US 1000u
+
+void mroce_hint_cfg_default(struct mroce_hint_cfg *cfg, u32 capacity)
+{
+	cfg->capacity = capacity;
+	cfg->util = MROCE_Q10 * 95 / 100;
+	cfg->k_drain = MROCE_Q10;
+	cfg->rtt_min = 50 * US;
+	cfg->q_target = cfg->rtt_min / 2;
+}
+
+static u64 filled(const struct mroce_hint_entry *e, u32 n, u64 level)
+{
+	u64 sum = 0;
+	u32 i;
+
+	for (i = 0; i < n; i++) {
+		u64 cap = level * (e[i].weight ? e[i].weight : 1);
+
+		if (e[i].demand)
+			sum += e[i].demand < cap ? e[i].demand : cap;
+	}
+	return sum;
+}
+
+u32 mroce_hint_compute(const struct mroce_hint_cfg *cfg,
+		       struct mroce_hint_entry *e, u32 n)
+{
+	u64 c = (u64)cfg->capacity * cfg->util / MROCE_Q10;
+	u64 qsum = 0, wsum = 0, lo, hi;
+	u32 active = 0, i, qd;
+
+	for (i = 0; i < n; i++) {
+		if (!e[i].demand)
+			continue;
+		active++;
+		qsum += (u64)e[i].qdelay * (e[i].weight ? e[i].weight : 1);
+		wsum += e[i].weight ? e[i].weight : 1;
+	}
+	qd = wsum ? (u32)mroce_div64_u64(qsum, wsum) : 0;
+	if (qd > cfg->q_target) {
+		/* C_eff = C * max(0.5, 1 - k (qd - qt) / (qd + rtt_min)) */
+		u64 cut = mroce_div64_u64((u64)cfg->k_drain * (qd - cfg->q_target),
+					  (u64)qd + cfg->rtt_min);
+
+		c = cut >= MROCE_Q10 / 2 ? c / 2 :
+			c * (MROCE_Q10 - cut) / MROCE_Q10;
+	}
+	if (!c)
+		c = 1;
+
+	/* Largest level L with sum(min(d_i, L w_i)) <= C. */
+	if (filled(e, n, c) <= c) {
+		lo = c;
+	} else {
+		lo = 0;
+		hi = c;
+		while (hi - lo > 1) {
+			u64 mid = lo + (hi - lo) / 2;
+
+			if (filled(e, n, mid) <= c)
+				lo = mid;
+			else
+				hi = mid;
+		}
+		if (!lo)
+			lo = 1;
+	}
+	for (i = 0; i < n; i++) {
+		u64 h;
+
+		if (e[i].demand)
+			h = lo * (e[i].weight ? e[i].weight : 1);
+		else
+			h = mroce_div_u64(c, active + 1);
+		if (h > c)
+			h = c;
+		e[i].hint = h ? (u32)h : 1;
+	}
+	return (u32)c;
+}
+
+u32 mroce_hint_demand(u64 bytes, u64 period_ns, u32 backlog_bytes, u32 rtt,
+		      u32 line)
+{
+	u64 d = 0;
+
+	/* bytes * 8 / ns = Gbit/s; * 1000 = Mbit/s */
+	if (period_ns)
+		d += mroce_div64_u64(bytes * 8000, period_ns);
+	if (rtt)
+		d += mroce_div_u64((u64)backlog_bytes * 8000, rtt);
+	return d > line ? line : (u32)d;
+}

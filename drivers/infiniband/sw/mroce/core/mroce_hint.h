@@ -1,0 +1,41 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * The receiver's fair-share rate hint: a max-min water-fill of the device's
+ * receive capacity over its active connections, shrunk by a drain factor
+ * when queueing builds up. See docs/protocol.md §6.4.
+ */
+#ifndef MROCE_HINT_H
+#define MROCE_HINT_H
+
+#include "mroce_env.h"
+
+struct mroce_hint_cfg {
+	u32 capacity;		/* Mbit/s the device can receive */
+	u16 util;		/* Q10 target utilisation */
+	u16 k_drain;		/* Q10 drain gain */
+	u32 q_target;		/* ns of queueing delay tolerated */
+	u32 rtt_min;		/* ns, base RTT of the fabric */
+};
+
+struct mroce_hint_entry {
+	u32 demand;		/* in: Mbit/s the connection could use, 0 = idle */
+	u32 qdelay;		/* in: ns of queueing seen on it (OWD - min OWD) */
+	u16 weight;		/* in: share weight, >= 1 */
+	u32 hint;		/* out: Mbit/s to advertise */
+};
+
+void mroce_hint_cfg_default(struct mroce_hint_cfg *cfg, u32 capacity);
+/*
+ * Computes entry[i].hint for all @n entries (O(32 n)) and returns the
+ * capacity that was shared after the drain factor.
+ */
+u32 mroce_hint_compute(const struct mroce_hint_cfg *cfg,
+		       struct mroce_hint_entry *e, u32 n);
+/*
+ * Demand of one connection: its arrival rate over @period_ns plus its
+ * advertised backlog drained within one @rtt, capped at @line Mbit/s.
+ */
+u32 mroce_hint_demand(u64 bytes, u64 period_ns, u32 backlog_bytes, u32 rtt,
+		      u32 line);
+
+#endif /* MROCE_HINT_H */

@@ -1,0 +1,82 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Default tunables. The values suit a software device on a LAN or veth (RTTs
+ * of tens of microseconds to milliseconds, timer granularity of tens of
+ * microseconds); the simulator overrides the timers for fabric RTTs.
+ */
+#include "mroce_params.h"
+#include "mroce_wire.h"
+
+#define US	1000u
+#define MS	1000000u
+
+void mroce_params_default(struct mroce_params *p)
+{
+	memset(p, 0, sizeof(*p));
+	p->n_paths = 8;
+	p->min_active = 0;
+	p->dupthresh = 1;
+
+	p->min_rto = 1 * MS;
+	p->max_rto = 1000 * MS;
+	p->init_rto = 10 * MS;
+	p->min_pto = 200 * US;
+	p->ack_delay = 50 * US;
+	p->ack_every = 8;
+	p->retry_limit = 7;
+
+	p->init_cwnd = 256 * 1024;
+	p->min_cwnd = 8 * 1024;
+	p->max_cwnd = 16 * 1024 * 1024;
+	p->init_pwnd = 64 * 1024;
+	p->min_pwnd = 4 * 1024;
+	p->max_pwnd = 2 * 1024 * 1024;
+	p->ecn_gain_shift = 4;
+	p->ecn_loss_alpha = MROCE_Q10 / 10;
+	p->heavy_loss = MROCE_Q10 / 4;
+	p->hint_slack = MROCE_Q10 * 11 / 10;
+	p->pace_gain = MROCE_Q10 * 5 / 4;
+	p->pace_horizon = 0;
+	p->min_rate = 10;
+
+	p->suspect_loss = MROCE_Q10 / 4;
+	p->rekey_score = MROCE_Q10 / 2;
+	p->rekey_rounds = 3;
+	p->probe_fails = 3;
+	p->holdoff_min = 1 * MS;
+	p->holdoff_max = 64 * MS;
+
+	p->w_rtt = MROCE_Q10;
+	p->w_ecn = 2 * MROCE_Q10;
+	p->w_loss = 8 * MROCE_Q10;
+
+	p->hs_timeout = 10 * MS;
+	p->hs_retries = 8;
+}
+
+bool mroce_params_valid(const struct mroce_params *p)
+{
+	if (p->n_paths < 1 || p->n_paths > MROCE_MAX_PATHS)
+		return false;
+	if (p->min_active > p->n_paths || p->dupthresh < 1 ||
+	    p->dupthresh > 64)
+		return false;
+	if (!p->min_rto || p->min_rto > p->max_rto || !p->init_rto ||
+	    !p->min_pto || !p->ack_every)
+		return false;
+	if (!p->min_cwnd || p->min_cwnd > p->init_cwnd ||
+	    p->init_cwnd > p->max_cwnd)
+		return false;
+	if (!p->min_pwnd || p->min_pwnd > p->init_pwnd ||
+	    p->init_pwnd > p->max_pwnd)
+		return false;
+	if (p->ecn_gain_shift < 1 || p->ecn_gain_shift > 10)
+		return false;
+	if (p->hint_slack < MROCE_Q10 || p->pace_gain < MROCE_Q10 ||
+	    !p->min_rate)
+		return false;
+	if (!p->holdoff_min || p->holdoff_min > p->holdoff_max ||
+	    !p->probe_fails || !p->rekey_rounds)
+		return false;
+	return p->hs_timeout && p->hs_retries;
+}

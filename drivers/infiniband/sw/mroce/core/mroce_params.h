@@ -1,0 +1,67 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * Tunables of the mroce transport. mroce_params_default() is the one place
+ * defaults are set; docs/protocol.md "Defaults" lists the same values.
+ * Ratios are fixed point with 10 fractional bits (Q10: 1024 = 1.0); times
+ * are nanoseconds.
+ */
+#ifndef MROCE_PARAMS_H
+#define MROCE_PARAMS_H
+
+#include "mroce_env.h"
+
+#define MROCE_Q10		1024u
+
+struct mroce_params {
+	/* Paths */
+	u8 n_paths;		/* paths per connection offered in the handshake */
+	u8 min_active;		/* floor of ACTIVE paths; 0 = max(2, n/4) */
+	u8 dupthresh;		/* higher PSNs acked before a hole is loss */
+
+	/* Timers */
+	u32 min_rto;
+	u32 max_rto;
+	u32 init_rto;		/* before the first RTT sample */
+	u32 min_pto;
+	u32 ack_delay;		/* delayed-ACK timer */
+	u16 ack_every;		/* ACK at least every this many data packets */
+	u8 retry_limit;		/* connection RTO rounds without progress */
+
+	/* Congestion control, bytes of payload */
+	u32 init_cwnd;
+	u32 min_cwnd;
+	u32 max_cwnd;
+	u32 init_pwnd;
+	u32 min_pwnd;
+	u32 max_pwnd;
+	u8 ecn_gain_shift;	/* DCTCP g = 2^-shift */
+	u16 ecn_loss_alpha;	/* Q10 alpha above which a loss is congestion */
+	u16 heavy_loss;		/* Q10 loss fraction of a round that cuts cwnd */
+	u16 hint_slack;		/* Q10 window allowance over hint x min RTT */
+	u16 pace_gain;		/* Q10 pacing rate over cwnd / srtt */
+	u32 pace_horizon;	/* how far ahead of its slot a packet may leave */
+	u32 min_rate;		/* Mbit/s; lowest rate a hint can impose */
+
+	/* Path health */
+	u16 suspect_loss;	/* Q10 loss EWMA that makes a path SUSPECT */
+	u16 rekey_score;	/* Q10 score above the path mean that re-keys */
+	u8 rekey_rounds;	/* ... for this many consecutive path rounds */
+	u8 probe_fails;		/* unanswered re-keys before FAILED */
+	u32 holdoff_min;	/* FAILED hold-off, doubling up to holdoff_max */
+	u32 holdoff_max;
+
+	/* Path selection weights, Q10 */
+	u16 w_rtt;
+	u16 w_ecn;
+	u16 w_loss;
+
+	/* Handshake */
+	u32 hs_timeout;		/* first CONN_REQ retransmission, doubling */
+	u8 hs_retries;
+};
+
+void mroce_params_default(struct mroce_params *p);
+/* False if a value would break an invariant of the core. */
+bool mroce_params_valid(const struct mroce_params *p);
+
+#endif /* MROCE_PARAMS_H */

@@ -1,0 +1,99 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Path selection. Two random candidates instead of the global minimum keep
+ * many connections from herding onto the same momentarily best path; the
+ * per-path window makes a hot path throttle itself even when picked.
+ */
+#include "mroce_pick.h"
+
+#define MAX_RTT_INFLATION	(8 * MROCE_Q10)
+
+u64 mroce_prng(u64 *state)
+{
+	u64 x = *state;
+
+	x ^= x >> 12;
+	x ^= x << 25;
+	x ^= x >> 27;
+	*state = x;
+	return x * 0x2545F4914F6CDD1DULL;
+}
+
+u32 mroce_path_score(const struct mroce_conn *c, const struct mroce_path *p)
+{
+	const struct mroce_params *prm = c->prm;
+	u64 q = 0, s;
+
+	if (p->rtt.srtt && c->rtt.min_rtt && p->rtt.srtt > c->rtt.min_rtt) {
+		q = mroce_div_u64((u64)(p->rtt.srtt - c->rtt.min_rtt) *
+				  MROCE_Q10, c->rtt.min_rtt);
+		if (q > MAX_RTT_INFLATION)
+			q = MAX_RTT_INFLATION;
+	}
+	s = (q * prm->w_rtt + (u64)p->cc.alpha * prm->w_ecn +
+	     (u64)p->health.loss_ewma * prm->w_loss) / MROCE_Q10;
+	return s > U32_MAX ? U32_MAX : (u32)s;
+}
+
+bool mroce_path_eligible(const struct mroce_conn *c,
+			 const struct mroce_path *p, u32 len)
+{
+	if (p->health.state != MROCE_PATH_ACTIVE || !mroce_ptx_can_send(&p->tx))
+		return false;
+	/* An empty path may always take one packet, whatever its window. */
+	return !p->tx.inflight || (u64)p->tx.inflight + len <= p->cc.pwnd;
+}
+
+static u64 load(const struct mroce_path *p)
+{
+	return mroce_div_u64((u64)p->tx.inflight * MROCE_Q10,
+			     p->cc.pwnd ? p->cc.pwnd : 1) + p->score / 2;
+}
+
+int mroce_pick_path(struct mroce_conn *c, u32 len, int pref)
+{
+	const struct mroce_params *prm = c->prm;
+	int a, b, best = -1;
+	u64 best_load = U64_MAX;
+	u32 i, start;
+
+	if (!c->n_paths)
+		return -1;
+	if (pref >= 0 && pref < c->n_paths) {
+		const struct mroce_path *p = &c->paths[pref];
+
+		if (mroce_path_eligible(c, p, len) &&
+		    p->health.loss_ewma < prm->suspect_loss)
+			return pref;
+	}
+
+	a = (int)(mroce_prng(&c->rng) % c->n_paths);
+	b = (int)(mroce_prng(&c->rng) % c->n_paths);
+	if (c->n_paths > 1 && b == a)
+		b = (a + 1) % c->n_paths;
+	if (mroce_path_eligible(c, &c->paths[a], len)) {
+		best = a;
+		best_load = load(&c->paths[a]);
+	}
+	if (b != a && mroce_path_eligible(c, &c->paths[b], len) &&
+	    load(&c->paths[b]) < best_load)
+		best = b;
+	if (best >= 0)
+		return best;
+
+	/* Both candidates full or unhealthy: take the least loaded other one. */
+	start = (u32)(mroce_prng(&c->rng) % c->n_paths);
+	for (i = 0; i < c->n_paths; i++) {
+		u32 k = (start + i) % c->n_paths;
+		u64 l;
+
+		if (!mroce_path_eligible(c, &c->paths[k], len))
+			continue;
+		l = load(&c->paths[k]);
+		if (l < best_load) {
+			best_load = l;
+			best = (int)k;
+		}
+	}
+	return best;
+}

@@ -1,0 +1,22 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * Path selection: power of two choices among eligible paths by load and
+ * score; a retransmission prefers its original path while that is healthy.
+ * See docs/protocol.md §5.7.
+ */
+#ifndef MROCE_PICK_H
+#define MROCE_PICK_H
+
+#include "mroce_conn.h"
+
+/* Next value of the connection's xorshift64* generator. */
+u64 mroce_prng(u64 *state);
+/* Q10 score of a path (RTT inflation, ECN fraction, loss EWMA). */
+u32 mroce_path_score(const struct mroce_conn *c, const struct mroce_path *p);
+/* Whether @p may take @len more bytes now. */
+bool mroce_path_eligible(const struct mroce_conn *c,
+			 const struct mroce_path *p, u32 len);
+/* Path index for a @len-byte packet, or -1; @pref is -1 or the original. */
+int mroce_pick_path(struct mroce_conn *c, u32 len, int pref);
+
+#endif /* MROCE_PICK_H */

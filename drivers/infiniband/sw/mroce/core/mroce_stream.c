@@ -1,0 +1,111 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Stream windows. The sender never has a chunk with stream PSN >= una + 1024
+ * outstanding and una never passes a chunk the receiver lacks, so every
+ * chunk that can still arrive falls into the receiver's 1024-entry window:
+ * de-duplication is exact, with no per-message state.
+ */
+#include "mroce_stream.h"
+#include "mroce_bitmap.h"
+
+void mroce_stx_init(struct mroce_stx *s, u32 initial_psn)
+{
+	memset(s, 0, sizeof(*s));
+	s->next = initial_psn;
+	s->una = initial_psn;
+}
+
+bool mroce_stx_can_assign(const struct mroce_stx *s)
+{
+	return s->next - s->una < MROCE_STREAM_WINDOW;
+}
+
+u32 mroce_stx_assign(struct mroce_stx *s)
+{
+	return s->next++;
+}
+
+enum mroce_stx_ack mroce_stx_ack(struct mroce_stx *s, u32 psn)
+{
+	u32 d = psn - s->una, n;
+
+	if (d >= s->next - s->una)
+		return (s32)d < 0 ? MROCE_STX_ACK_DUP : MROCE_STX_ACK_INVALID;
+	if (mroce_bm_test(s->acked, d))
+		return MROCE_STX_ACK_DUP;
+	mroce_bm_set(s->acked, d);
+	if (d == 0) {
+		n = mroce_bm_leading_ones(s->acked, MROCE_STREAM_WORDS);
+		mroce_bm_shift(s->acked, MROCE_STREAM_WORDS, n);
+		s->una += n;
+	}
+	return MROCE_STX_ACK_NEW;
+}
+
+bool mroce_stx_is_acked(const struct mroce_stx *s, u32 psn)
+{
+	u32 d = psn - s->una;
+
+	if ((s32)d < 0)
+		return true;
+	return d < s->next - s->una && mroce_bm_test(s->acked, d);
+}
+
+void mroce_srx_init(struct mroce_srx *r, u32 initial_psn)
+{
+	memset(r, 0, sizeof(*r));
+	r->base = initial_psn;
+}
+
+enum mroce_srx_verdict mroce_srx_check(const struct mroce_srx *r, u32 psn)
+{
+	u32 d = psn - r->base;
+
+	if ((s32)d < 0)
+		return MROCE_SRX_DUP;
+	if (d >= MROCE_STREAM_WINDOW)
+		return MROCE_SRX_WINDOW;
+	return mroce_bm_test(r->rcv, d) ? MROCE_SRX_DUP : MROCE_SRX_NEW;
+}
+
+void mroce_srx_accept(struct mroce_srx *r, u32 psn, u8 tag)
+{
+	u32 d = psn - r->base;
+
+	mroce_bm_set(r->rcv, d);
+	if (tag & 1)
+		mroce_bm_set(r->tag_lo, d);
+	if (tag & 2)
+		mroce_bm_set(r->tag_hi, d);
+	if (d == r->ready)
+		r->ready = mroce_bm_leading_ones(r->rcv, MROCE_STREAM_WORDS);
+}
+
+static void release(struct mroce_srx *r, u32 n)
+{
+	mroce_bm_shift(r->rcv, MROCE_STREAM_WORDS, n);
+	mroce_bm_shift(r->tag_lo, MROCE_STREAM_WORDS, n);
+	mroce_bm_shift(r->tag_hi, MROCE_STREAM_WORDS, n);
+	r->base += n;
+	r->ready -= n;
+}
+
+bool mroce_srx_pop(struct mroce_srx *r, u32 *psn, u8 *tag)
+{
+	u32 lo, hi, k;
+
+	if (!r->ready)
+		return false;
+	lo = mroce_bm_next_set(r->tag_lo, MROCE_STREAM_WORDS, 0, r->ready);
+	hi = mroce_bm_next_set(r->tag_hi, MROCE_STREAM_WORDS, 0, r->ready);
+	k = lo < hi ? lo : hi;
+	if (k == r->ready) {
+		release(r, r->ready);
+		return false;
+	}
+	*psn = r->base + k;
+	*tag = (u8)(mroce_bm_test(r->tag_lo, k) |
+		    mroce_bm_test(r->tag_hi, k) << 1);
+	release(r, k + 1);
+	return true;
+}
