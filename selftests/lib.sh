@@ -19,6 +19,9 @@
 #   port_attr DEV ATTR        /sys/class/infiniband/DEV/ports/1/ATTR
 #   hw_counter DEV NAME       /sys/class/infiniband/DEV/ports/1/hw_counters/NAME
 #   gid_list DEV              "index gid type netdev" for every non-zero GID
+#   gid_of_ip ADDR            sysfs form of the GID of an IPv4/IPv6 address
+#   has_gid DEV GID           DEV's table holds GID as a RoCE v2 entry
+#   lacks_gid DEV GID         ... and the opposite
 # Topologies (see selftests/README.md for diagrams):
 #   topo_netns                netns a/b, veth va (a) <-> vb (b),
 #                             10.0.0.1/24 fd00::1/64 on va, 10.0.0.2/24 fd00::2/64 on vb
@@ -157,16 +160,51 @@ mroce_link_del() { rdma link delete "$1"; }
 port_attr() { cat "/sys/class/infiniband/$1/ports/1/$2"; }
 hw_counter() { cat "/sys/class/infiniband/$1/ports/1/hw_counters/$2"; }
 
+# One line per populated GID: "index gid type netdev", e.g.
+# "1 0000:0000:0000:0000:0000:ffff:0a00:0001 RoCE_v2 va". Reads the table in
+# a few processes: one per entry is far too slow in the VM.
 gid_list() {
-	local dev=$1 f i gid
-	for f in /sys/class/infiniband/"$dev"/ports/1/gids/*; do
-		i=${f##*/}
-		gid=$(cat "$f" 2>/dev/null) || continue
-		[ "$gid" = "0000:0000:0000:0000:0000:0000:0000:0000" ] && continue
-		echo "$i $gid $(cat "/sys/class/infiniband/$dev/ports/1/gid_attrs/types/$i" 2>/dev/null | tr ' ' _)" \
-			"$(cat "/sys/class/infiniband/$dev/ports/1/gid_attrs/ndevs/$i" 2>/dev/null)"
-	done
+	local p=/sys/class/infiniband/$1/ports/1
+	{
+		(cd "$p/gids" && grep -s -H . -- *) | sed 's/^/gid:/'
+		(cd "$p/gid_attrs/types" && grep -s -H . -- *) | sed 's/^/type:/'
+		(cd "$p/gid_attrs/ndevs" && grep -s -H . -- *) | sed 's/^/ndev:/'
+	} | awk -F: '
+		{ kind = $1; idx = $2; val = substr($0, length(kind) + length(idx) + 3) }
+		kind == "gid" && val != "0000:0000:0000:0000:0000:0000:0000:0000" { gid[idx] = val }
+		kind == "type" { gsub(/ /, "_", val); type[idx] = val }
+		kind == "ndev" { ndev[idx] = val }
+		END { for (i in gid) print i, gid[i], type[i], ndev[i] }' | sort -n
 }
+
+# The sysfs form of the RoCE v2 GID for an IPv4 or IPv6 address.
+gid_of_ip() {
+	local ip=$1 head tail groups i n out=
+	if [[ $ip == *.* ]]; then
+		IFS=. read -r a b c d <<< "$ip"
+		printf '0000:0000:0000:0000:0000:ffff:%02x%02x:%02x%02x\n' "$a" "$b" "$c" "$d"
+		return
+	fi
+	if [[ $ip == *::* ]]; then
+		head=${ip%%::*} tail=${ip#*::}
+		n=0
+		[ -n "$head" ] && n=$((n + $(tr -cd : <<< "$head" | wc -c) + 1))
+		[ -n "$tail" ] && n=$((n + $(tr -cd : <<< "$tail" | wc -c) + 1))
+		groups=$head
+		for ((i = n; i < 8; i++)); do groups=${groups:+$groups:}0; done
+		[ -n "$tail" ] && groups=$groups:$tail
+	else
+		groups=$ip
+	fi
+	IFS=: read -ra g <<< "$groups"
+	for i in "${g[@]}"; do out=${out:+$out:}$(printf '%04x' "0x$i"); done
+	echo "$out"
+}
+
+lacks_gid() { ! has_gid "$@"; }
+
+# Does DEV have GID (full sysfs form) of type RoCE v2 on its table?
+has_gid() { gid_list "$1" | awk -v g="$2" '$2 == g && $3 == "RoCE_v2" { f = 1 } END { exit !f }'; }
 
 # --- topologies ------------------------------------------------------------
 

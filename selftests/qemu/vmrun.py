@@ -177,12 +177,12 @@ class Boot:
             elif what == "begin":
                 name = rest.split()[0]
                 self.current = self.results.setdefault(name, Result(name))
+                self.current.logfile = os.path.join(self.outdir, name + ".log")
                 self.deadline = time.monotonic() + self.timeouts.get(name, 120) + GRACE
             elif what == "end" and self.current:
                 kv = dict(f.split("=", 1) for f in rest.split()[1:] if "=" in f)
                 self.current.rc = int(kv.get("rc", 1))
                 self.current.secs = int(kv.get("secs", 0))
-                self.current.logfile = os.path.join(self.outdir, self.current.name + ".log")
                 self.on_result(self.current)
                 self.current = None
                 self.deadline = time.monotonic() + self.next_budget()

@@ -167,8 +167,17 @@ static int mroce_query_port(struct ib_device *ibdev, u32 port_num,
 	else
 		attr->phys_state = IB_PORT_PHYS_STATE_DISABLED;
 
-	return ib_get_eth_speed(ibdev, port_num, &attr->active_speed,
-				&attr->active_width);
+	/*
+	 * Fails only while the netdev is being unregistered; the port is
+	 * down then and its speed meaningless, so report the slowest rather
+	 * than failing the whole query.
+	 */
+	if (ib_get_eth_speed(ibdev, port_num, &attr->active_speed,
+			     &attr->active_width)) {
+		attr->active_speed = IB_SPEED_SDR;
+		attr->active_width = IB_WIDTH_1X;
+	}
+	return 0;
 }
 
 static int mroce_query_pkey(struct ib_device *ibdev, u32 port_num, u16 index,
@@ -209,6 +218,18 @@ static int mroce_alloc_ucontext(struct ib_ucontext *ibuc,
 }
 
 static void mroce_dealloc_ucontext(struct ib_ucontext *ibuc)
+{
+}
+
+/*
+ * Called when the device goes away (its netdev was removed, `rdma link
+ * delete`, rmmod) while user space still has it open: the core has already
+ * destroyed every object of the context. Providing this op is what lets
+ * unregistration proceed instead of waiting for every process to close the
+ * device. Whoever adds user mappings must zap them here (or create them with
+ * rdma_user_mmap_io()/entries, which the core zaps itself).
+ */
+static void mroce_disassociate_ucontext(struct ib_ucontext *ibuc)
 {
 }
 
@@ -258,6 +279,7 @@ static const struct ib_device_ops mroce_dev_ops = {
 	.dealloc_driver = mroce_dealloc_driver,
 	.dealloc_ucontext = mroce_dealloc_ucontext,
 	.device_group = &mroce_dev_attr_group,
+	.disassociate_ucontext = mroce_disassociate_ucontext,
 	.get_link_layer = mroce_get_link_layer,
 	.get_port_immutable = mroce_get_port_immutable,
 	.mmap = mroce_mmap,
