@@ -9,6 +9,8 @@
  *   mroce_dev.c        ib_device allocation, registration, queries, caps
  *   mroce_netdev.c     netdev notifier: unregister, up/down, MTU
  *   mroce_exclusive.c  keeps rdma_rxe out (shared driver id, see below)
+ *   mroce_counters.c   hw counters (per-CPU; `rdma statistic`, sysfs)
+ *   mroce_trace.c      tracepoints (mroce_trace.h), read by eBPF/perf
  *   core/              pure protocol core shared with user space
  *
  * A feature (verbs, transport, counters) adds its own files to Kbuild's
@@ -92,6 +94,8 @@
 #define MROCE_WIRE_OVERHEAD	(MROCE_IP_UDP_HDR_MAX + MROCE_XPORT_HDR_MAX)
 
 /* State of our single port, derived from the netdev. See port_lock. */
+struct mroce_counters;
+
 struct mroce_port {
 	enum ib_port_state	state;
 	enum ib_mtu		active_mtu;	/* 0 when the netdev MTU is too small */
@@ -109,6 +113,9 @@ struct mroce_dev {
 
 	spinlock_t		port_lock;	/* protects port */
 	struct mroce_port	port;
+
+	/* hw counters, per CPU (mroce_counters.h); no lock. */
+	struct mroce_counters __percpu *counters;
 };
 
 struct mroce_ucontext {

@@ -10,6 +10,7 @@
 #include <rdma/ib_verbs.h>
 
 #include "mroce.h"
+#include "mroce_counters.h"
 
 /*
  * Device capabilities, in one place. The rule: advertise only what works
@@ -95,6 +96,9 @@ void mroce_port_sync(struct mroce_dev *mdev, bool notify)
 	mdev->port.active_mtu = mtu;
 	mdev->port.netdev_mtu = ndev->mtu;
 	spin_unlock_bh(&mdev->port_lock);
+
+	if (old_state == IB_PORT_ACTIVE && state != IB_PORT_ACTIVE)
+		mroce_counter_inc(mdev, MROCE_CNT_LINK_DOWNED);
 
 	if (!notify)
 		return;
@@ -243,6 +247,7 @@ static void mroce_dealloc_driver(struct ib_device *ibdev)
 {
 	struct mroce_dev *mdev = to_mdev(ibdev);
 
+	mroce_counters_fini(mdev);
 	netdev_put(mdev->ndev, &mdev->ndev_tracker);
 }
 
@@ -296,6 +301,7 @@ static const struct ib_device_ops mroce_dev_ops = {
  */
 static const struct ib_device_ops *const mroce_feature_ops[] = {
 	&mroce_dev_ops,
+	&mroce_counters_ops,
 };
 
 static void mroce_init_ibdev(struct mroce_dev *mdev)
@@ -368,6 +374,9 @@ int mroce_dev_add(const char *ibdev_name, struct net_device *ndev)
 	spin_lock_init(&mdev->port_lock);
 	mroce_init_caps(mdev);
 	mroce_init_ibdev(mdev);
+	err = mroce_counters_init(mdev);
+	if (err)
+		goto err_dealloc;
 
 	rtnl_lock();
 	mroce_port_sync(mdev, false);
