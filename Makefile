@@ -4,32 +4,91 @@
 
 TOP := $(abspath $(dir $(lastword $(MAKEFILE_LIST))))
 
-# The kernel mroce is built for: the one the test VM boots (see scripts/kver.sh).
+# The kernel mroce is built for: the one the test VM boots (scripts/kver.sh).
+# `make install` builds for the running kernel instead when its headers exist.
 KVER ?= $(shell $(TOP)/scripts/kver.sh)
+INSTALL_KVER ?= $(shell $(TOP)/scripts/kver.sh --host)
 KDIR := /lib/modules/$(KVER)/build
+KO := $(TOP)/drivers/infiniband/sw/mroce/mroce.ko
 
 # `make vmtest T=mroce_link` runs one selftest; VMARGS passes runner options.
 T ?=
 VMARGS ?=
+FUZZ_SECONDS ?= 30
+DESTDIR ?=
 
-.PHONY: help modules clean vmtest vmshell
+VMRUN := python3 $(TOP)/selftests/qemu/vmrun.py --kver $(KVER)
+
+.PHONY: help deps modules clean install dkms-install unit fuzz style vmtest \
+	vmshell check demo bench bench-sim
 
 help:
-	@echo "mroce make targets:"
-	@echo "  modules   build mroce.ko for KVER=$(KVER) (W=1, fails on any warning)"
-	@echo "  vmtest    run the VM selftests (T=<name> for one; logs in build/vm/latest)"
-	@echo "  vmshell   boot the test VM with mroce installed and open a shell"
-	@echo "  clean     remove build products"
+	@echo "mroce make targets (KVER=$(KVER)):"
+	@echo "  deps          install missing Debian packages; check VM kernel == headers"
+	@echo "  modules       build mroce.ko (W=1, fails on any warning)"
+	@echo "  style         checkpatch.pl --no-tree on every kernel C/H file"
+	@echo "  unit          user space with ASan/UBSan, GoogleTest via ctest"
+	@echo "  fuzz          fuzzers for FUZZ_SECONDS=$(FUZZ_SECONDS) (userspace/fuzz/run.sh)"
+	@echo "  vmtest        VM selftests (T=<name> for one; logs in build/vm/latest)"
+	@echo "  vmshell       boot the test VM with mroce installed and open a shell"
+	@echo "  check         deps, modules, style, unit, fuzz smoke, vmtest; 'N passed, N failed'"
+	@echo "  demo          boot the VM: two endpoints, an mroce device on each"
+	@echo "  bench         VM benchmarks (selftests/bench/*.sh)"
+	@echo "  bench-sim     simulator benchmarks (userspace/sim/bench.sh)"
+	@echo "  install       build for $(INSTALL_KVER), install + depmod + modprobe.d (DESTDIR=)"
+	@echo "  dkms-install  register the source with DKMS, build and install for KVER"
+	@echo "  clean         remove build products"
+
+deps:
+	@$(TOP)/scripts/deps.sh
 
 modules:
 	@$(TOP)/scripts/build-module.sh $(KVER)
 
+style:
+	@$(TOP)/scripts/style.sh
+
+unit:
+	@$(TOP)/scripts/unit.sh
+
+fuzz:
+	@if [ -x $(TOP)/userspace/fuzz/run.sh ]; then \
+		$(TOP)/userspace/fuzz/run.sh $(FUZZ_SECONDS); \
+	else \
+		echo "fuzz: no fuzzers yet (userspace/fuzz/run.sh)"; \
+	fi
+
+vmtest: modules
+	@$(VMRUN) $(VMARGS) $(T)
+
+vmshell: modules
+	@$(VMRUN) --shell
+
+check:
+	@KVER=$(KVER) FUZZ_SECONDS=$(FUZZ_SECONDS) $(TOP)/scripts/check.sh
+
+demo: deps modules
+	@$(VMRUN) --plain $(VMARGS) scripts/demo.sh
+
+bench: deps modules
+	@$(VMRUN) --plain $(VMARGS) $(sort $(wildcard selftests/bench/*.sh))
+
+bench-sim:
+	@if [ -x $(TOP)/userspace/sim/bench.sh ]; then \
+		$(TOP)/userspace/sim/bench.sh; \
+	else \
+		echo "bench-sim: no simulator yet (userspace/sim/bench.sh)"; \
+	fi
+
+install:
+	@$(TOP)/scripts/build-module.sh $(INSTALL_KVER)
+	@$(TOP)/scripts/install-module.sh --ko $(KO) --kver $(INSTALL_KVER) \
+		$(if $(DESTDIR),--root $(DESTDIR))
+
+dkms-install:
+	@$(TOP)/scripts/deps.sh dkms
+	@$(TOP)/scripts/dkms-install.sh $(KVER)
+
 clean:
 	-@[ ! -e $(KDIR)/Makefile ] || $(MAKE) -s -C $(KDIR) M=$(TOP) clean
 	rm -rf $(TOP)/build
-
-vmtest: modules
-	@python3 $(TOP)/selftests/qemu/vmrun.py --kver $(KVER) $(VMARGS) $(T)
-
-vmshell: modules
-	@python3 $(TOP)/selftests/qemu/vmrun.py --kver $(KVER) --shell

@@ -17,6 +17,7 @@
 #   mroce_load / mroce_unload / mroce_loaded
 #   mroce_link_add NAME NETDEV [NETNS] / mroce_link_del NAME / rdma_dev_exists NAME
 #   port_attr DEV ATTR        /sys/class/infiniband/DEV/ports/1/ATTR
+#   port_active DEV           the port's state is ACTIVE
 #   hw_counter DEV NAME       /sys/class/infiniband/DEV/ports/1/hw_counters/NAME
 #   gid_list DEV              "index gid type netdev" for every non-zero GID
 #   gid_of_ip ADDR            sysfs form of the GID of an IPv4/IPv6 address
@@ -158,6 +159,7 @@ mroce_link_add() {
 mroce_link_del() { rdma link delete "$1"; }
 
 port_attr() { cat "/sys/class/infiniband/$1/ports/1/$2"; }
+port_active() { [ "$(port_attr "$1" state 2>/dev/null)" = "4: ACTIVE" ]; }
 hw_counter() { cat "/sys/class/infiniband/$1/ports/1/hw_counters/$2"; }
 
 # One line per populated GID: "index gid type netdev", e.g.

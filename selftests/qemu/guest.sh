@@ -81,16 +81,17 @@ if [ -n "${MROCE_SHELL:-}" ]; then
 fi
 
 kmsg "start kver=$kver"
-while read -r name timeout; do
+# Plan lines: <name> <timeout> <script path relative to the repository>
+while read -r name timeout script; do
 	[ -n "$name" ] || continue
 	log=$MROCE_OUT/$name.log
 	mkdir -p "$MROCE_OUT/$name"
 	kmsg "begin $name timeout=$timeout"
 	start=$(date +%s)
 	(
-		cd "$MROCE_REPO/selftests" &&
+		cd "$(dirname "$MROCE_REPO/$script")" &&
 		MROCE_TEST_OUT=$MROCE_OUT/$name \
-		timeout -k 5 "$timeout" bash "./$name.sh"
+		timeout -k 5 "$timeout" bash "$MROCE_REPO/$script"
 	) > "$log" 2>&1 < /dev/null
 	rc=$?
 	reset_system

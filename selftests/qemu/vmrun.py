@@ -67,10 +67,26 @@ def default_tests():
     return [p[:-3] if p.endswith(".sh") else p for p in progs]
 
 
-def test_timeout(name, default):
+def resolve(arg):
+    """A selftest name (selftests/<name>.sh) or a script path in the repository.
+
+    Returns (name, path relative to the repository)."""
+    if arg.endswith(".sh") or "/" in arg:
+        path = os.path.relpath(os.path.abspath(arg if os.path.isabs(arg) or os.path.exists(arg)
+                                               else os.path.join(REPO, arg)), REPO)
+        name = re.sub(r"[^A-Za-z0-9_.-]", "_", os.path.basename(path)[:-3]
+                      if path.endswith(".sh") else os.path.basename(path))
+    else:
+        name, path = arg, os.path.join("selftests", arg + ".sh")
+    if path.startswith("..") or not os.path.isfile(os.path.join(REPO, path)):
+        sys.exit(f"vmrun: no such script in the repository: {path}")
+    return name, path
+
+
+def test_timeout(path, default):
     """A script may lower or raise its budget with a '# vm-timeout: N' line."""
     try:
-        with open(os.path.join(SELFTESTS, name + ".sh")) as f:
+        with open(os.path.join(REPO, path)) as f:
             for line in f:
                 m = re.match(r"#\s*vm-timeout:\s*(\d+)", line)
                 if m:
@@ -155,12 +171,12 @@ class Result:
 
 
 class Boot:
-    """One VM boot running `plan` (a list of (name, timeout))."""
+    """One VM boot running `plan` (a list of (name, timeout, script))."""
 
     def __init__(self, kver, initrd, outdir, plan, args, on_result):
         self.kver, self.initrd, self.outdir = kver, initrd, outdir
         self.plan, self.args, self.on_result = plan, args, on_result
-        self.timeouts = dict(plan)
+        self.timeouts = {name: tmo for name, tmo, _ in plan}
         self.results = {}
         self.current = None
         self.started = False
@@ -202,8 +218,8 @@ class Boot:
     def run(self):
         os.makedirs(self.outdir, exist_ok=True)
         with open(os.path.join(self.outdir, "plan"), "w") as f:
-            for name, tmo in self.plan:
-                f.write(f"{name} {tmo}\n")
+            for name, tmo, script in self.plan:
+                f.write(f"{name} {tmo} {script}\n")
         cmd = qemu_cmd(self.kver, self.initrd, self.outdir, self.args)
         with open(os.path.join(self.outdir, "qemu-cmdline"), "w") as f:
             f.write(" ".join(cmd) + "\n")
@@ -278,6 +294,8 @@ def main():
                     help="boot with mroce installed and give an interactive shell")
     ap.add_argument("--quiet-pass", action="store_true",
                     help="print the output of failing tests only")
+    ap.add_argument("--plain", action="store_true",
+                    help="print the scripts' output as is, no TAP (demo, benchmarks)")
     args = ap.parse_args()
 
     if not os.access(f"/boot/vmlinuz-{args.kver}", os.R_OK):
@@ -302,16 +320,18 @@ def main():
 
     default_tmo = read_settings_timeout()
     tests = args.tests or default_tests()
-    for t in tests:
-        if not os.path.exists(os.path.join(SELFTESTS, t + ".sh")):
-            sys.exit(f"vmrun: no such selftest: selftests/{t}.sh")
-    plan = [(t, test_timeout(t, default_tmo)) for t in tests]
+    plan = [(name, test_timeout(path, default_tmo), path)
+            for name, path in map(resolve, tests)]
 
     total = len(plan) + 1
     counts = {"passed": 0, "failed": 0, "skipped": 0}
     state = {"n": 0}
-    log("TAP version 13")
-    log(f"1..{total}")
+    def tap(msg):
+        if not args.plain:
+            log(msg)
+
+    tap("TAP version 13")
+    tap(f"1..{total}")
 
     def report(res):
         state["n"] += 1
@@ -334,11 +354,15 @@ def main():
         failed = status == "not ok"
         if failed or not args.quiet_pass:
             for ln in lines:
-                log(f"# {ln}")
+                log(ln if args.plain else f"# {ln}")
         for ln in res.kernel:
             log(f"# kernel: {ln}")
         secs = f" ({res.secs}s)" if res.secs is not None else ""
-        log(f"{status} {n} selftests: {res.name}{secs}{directive}")
+        if args.plain:
+            if failed:
+                log(f"vmrun: {res.name}: FAILED{directive}")
+        else:
+            log(f"{status} {n} selftests: {res.name}{secs}{directive}")
         if failed:
             counts["failed"] += 1
         elif "SKIP" in directive:
@@ -356,7 +380,7 @@ def main():
         boot = Boot(args.kver, initrd, outdir, remaining, args, report)
         tb = time.monotonic()
         boot.run()
-        log(f"# boot{boots}: {time.monotonic() - tb:.1f}s wall, logs in {outdir}")
+        tap(f"# boot{boots}: {time.monotonic() - tb:.1f}s wall, logs in {outdir}")
         between += [f"boot{boots}: {ln}" for ln in boot.between]
         done = set(boot.results)
         if not boot.results and boot.note:
@@ -365,11 +389,11 @@ def main():
                 log(f"#   {ln}")
         if boot.results:
             # Carry on after the last test this boot reached.
-            last = max(i for i, (name, _) in enumerate(remaining) if name in done)
+            last = max(i for i, (name, _, _) in enumerate(remaining) if name in done)
             remaining = remaining[last + 1:]
         elif not boot.started:
             break  # the VM itself does not come up: retrying will not help
-    for name, _ in remaining:
+    for name, _, _ in remaining:
         res = Result(name)
         res.note = "not run: the VM did not come up" if boots else "not run"
         report(res)
@@ -381,8 +405,10 @@ def main():
     report(kres)
 
     wall = time.monotonic() - t0
-    log(f"# vmtest: {counts['passed']} passed, {counts['failed']} failed, "
+    tap(f"# vmtest: {counts['passed']} passed, {counts['failed']} failed, "
         f"{counts['skipped']} skipped in {wall:.0f}s over {boots} boot(s); logs in {run}")
+    if args.plain:
+        log(f"(VM logs: {run})")
     if args.summary:
         with open(args.summary, "w") as f:
             json.dump(dict(counts, boots=boots, seconds=round(wall)), f)

@@ -1,0 +1,94 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# `make check`: every test there is, in one go.
+#   1 deps     install missing Debian packages, check kernel image == headers
+#   2 modules  build mroce.ko, W=1, zero warnings
+#   3 style    checkpatch.pl on every kernel C/H file
+#   4 unit     user space with ASan/UBSan, every GoogleTest via ctest
+#   5 fuzz     fuzz smoke run (FUZZ_SECONDS, default 30), if fuzzers exist
+#   6 vmtest   every VM selftest plus the kernel-log check
+# Later stages run even when earlier ones fail (where they can). The last
+# line is "N passed, N failed" over every ctest test, style-checked file,
+# VM selftest and single-result stage; the exit status is 1 if N failed > 0.
+set -uo pipefail
+
+top=$(cd "$(dirname "$0")/.." && pwd)
+out=$top/build/check
+rm -rf "$out"
+mkdir -p "$out"
+passed=0 failed=0
+t_start=$(date +%s)
+
+stage() { printf '\n==> [%s] %s\n' "$1" "$2"; stage_t0=$(date +%s); }
+stage_done() { echo "==> $1: $2 ($(( $(date +%s) - stage_t0 ))s)"; }
+
+# Add a JSON summary {"passed": p, "failed": f, ...} to the totals.
+tally() {
+	local p f
+	p=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["passed"])' "$1" 2>/dev/null) || p=0
+	f=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["failed"])' "$1" 2>/dev/null) || f=1
+	passed=$((passed + p)) failed=$((failed + f))
+	echo "$p passed, $f failed"
+}
+
+single() { # single <name> <rc>
+	if [ "$2" -eq 0 ]; then
+		passed=$((passed + 1))
+		echo "$1: passed"
+	else
+		failed=$((failed + 1))
+		echo "$1: FAILED"
+	fi
+}
+
+finish() {
+	echo
+	echo "make check: $(( $(date +%s) - t_start ))s; details in $out and build/vm/latest"
+	echo "$passed passed, $failed failed"
+	[ "$failed" -eq 0 ]
+	exit
+}
+
+stage 1/6 deps
+"$top/scripts/deps.sh"
+rc=$?
+stage_done deps "$(single deps $rc)"
+[ "$rc" -eq 0 ] || finish
+kver=${KVER:-$("$top/scripts/kver.sh")}
+
+stage 2/6 "modules (KVER=$kver)"
+"$top/scripts/build-module.sh" "$kver" > "$out/modules.log" 2>&1
+modules_rc=$?
+grep -E 'warning:|error:|build-module:' "$out/modules.log"
+stage_done modules "$(single "module build (W=1)" $modules_rc)"
+
+stage 3/6 style
+"$top/scripts/style.sh" --summary "$out/style.json" | grep -v '^style: ok '
+stage_done style "$(tally "$out/style.json")"
+
+stage 4/6 "unit (ASan/UBSan)"
+"$top/scripts/unit.sh" --summary "$out/unit.json" > "$out/unit.log" 2>&1
+grep -E 'tests passed|FAILED|Failed|\*\*\*|unit:|ERROR|runtime error' "$out/unit.log" | head -n 60
+stage_done unit "$(tally "$out/unit.json")"
+
+stage 5/6 "fuzz smoke (${FUZZ_SECONDS:-30}s)"
+if [ -x "$top/userspace/fuzz/run.sh" ]; then
+	"$top/userspace/fuzz/run.sh" "${FUZZ_SECONDS:-30}" > "$out/fuzz.log" 2>&1
+	rc=$?
+	tail -n 15 "$out/fuzz.log"
+	stage_done fuzz "$(single fuzz $rc)"
+else
+	stage_done fuzz "no fuzzers yet (userspace/fuzz/run.sh), nothing to run"
+fi
+
+stage 6/6 "vmtest (QEMU, kernel $kver)"
+if [ "$modules_rc" -eq 0 ]; then
+	python3 "$top/selftests/qemu/vmrun.py" --kver "$kver" --quiet-pass \
+		--summary "$out/vmtest.json" 2>&1 | tee "$out/vmtest.tap"
+	stage_done vmtest "$(tally "$out/vmtest.json")"
+else
+	failed=$((failed + 1))
+	stage_done vmtest "not run: the module did not build (1 failed)"
+fi
+finish
