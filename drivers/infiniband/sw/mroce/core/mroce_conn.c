@@ -134,7 +134,7 @@ static void health(struct mroce_conn *c, struct mroce_path *p,
 {
 	u8 old = p->health.state;
 
-	if (mroce_health_event(&p->health, ev, c->prm, now) ==
+	if (mroce_health_step(&p->health, ev, c->prm, now) ==
 	    MROCE_HACT_REKEY)
 		rekey(c, p, gen, now, sk);
 	if (old == p->health.state)

@@ -29,7 +29,7 @@ static enum mroce_health_action rekey(struct mroce_health *h)
 	return MROCE_HACT_REKEY;
 }
 
-enum mroce_health_action mroce_health_event(struct mroce_health *h,
+enum mroce_health_action mroce_health_step(struct mroce_health *h,
 					    enum mroce_health_event ev,
 					    const struct mroce_params *p,
 					    u64 now)

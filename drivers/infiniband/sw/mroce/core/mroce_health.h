@@ -45,7 +45,7 @@ struct mroce_health {
 };
 
 void mroce_health_init(struct mroce_health *h, const struct mroce_params *p);
-enum mroce_health_action mroce_health_event(struct mroce_health *h,
+enum mroce_health_action mroce_health_step(struct mroce_health *h,
 					    enum mroce_health_event ev,
 					    const struct mroce_params *p,
 					    u64 now);

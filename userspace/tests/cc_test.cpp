@@ -1,0 +1,159 @@
+// SPDX-License-Identifier: GPL-2.0
+#include <gtest/gtest.h>
+
+extern "C" {
+#include "mroce_cc.h"
+}
+
+namespace {
+
+constexpr uint32_t kMss = 4000;
+
+class PathCc : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    mroce_params_default(&p);
+    mroce_cc_path_init(&cc, &p, 0);
+  }
+  // One round: `pkts` packets of kMss acked, `ce` of them marked.
+  bool round(uint32_t pkts, uint32_t ce) {
+    next += pkts;
+    return mroce_cc_path_on_ack(&cc, &p, kMss, pkts * kMss, pkts, ce, next - 1, next);
+  }
+  mroce_params p;
+  mroce_cc_path cc;
+  uint32_t next = 0;
+};
+
+TEST_F(PathCc, SlowStartGrowsByAckedBytes) {
+  uint32_t w = cc.pwnd;
+  mroce_cc_path_on_ack(&cc, &p, kMss, 3 * kMss, 3, 0, 0, 100);  // round not over
+  EXPECT_EQ(cc.pwnd, w + 3 * kMss);
+}
+
+TEST_F(PathCc, MarkingEndsSlowStartAndCutsByHalfAlphaAtRoundEnd) {
+  EXPECT_TRUE(round(10, 10));  // all marked: alpha rises by g
+  EXPECT_EQ(cc.ssthresh, cc.pwnd);
+  uint32_t alpha = cc.alpha;
+  EXPECT_GT(alpha, 0u);
+  uint32_t before = p.init_pwnd;
+  EXPECT_EQ(cc.pwnd, before - static_cast<uint32_t>((uint64_t)before * alpha >> 11));
+}
+
+TEST_F(PathCc, AlphaConvergesToMarkedFraction) {
+  for (int i = 0; i < 200; i++) round(100, 25);
+  EXPECT_NEAR(cc.alpha, MROCE_Q10 / 4, 20);
+  EXPECT_GE(cc.pwnd, p.min_pwnd);
+}
+
+TEST_F(PathCc, CleanRoundsAddOneMssAfterSlowStart) {
+  round(10, 1);  // leave slow start
+  uint32_t w = cc.pwnd;
+  round(10, 0);
+  EXPECT_EQ(cc.pwnd, w + kMss);
+}
+
+TEST_F(PathCc, RandomLossWithoutEcnIsNotCongestion) {
+  uint32_t w = cc.pwnd;
+  EXPECT_FALSE(mroce_cc_path_on_loss(&cc, &p));
+  EXPECT_EQ(cc.pwnd, w);
+}
+
+TEST_F(PathCc, LossWithEcnHalvesOncePerRound) {
+  for (int i = 0; i < 30; i++) round(10, 5);
+  uint32_t w = cc.pwnd;
+  EXPECT_TRUE(mroce_cc_path_on_loss(&cc, &p));
+  EXPECT_EQ(cc.pwnd, std::max(w / 2, p.min_pwnd));
+  uint32_t w2 = cc.pwnd;
+  EXPECT_TRUE(mroce_cc_path_on_loss(&cc, &p));
+  EXPECT_EQ(cc.pwnd, w2);
+}
+
+TEST_F(PathCc, WindowStaysWithinBounds) {
+  for (int i = 0; i < 2000; i++) round(50, 0);
+  EXPECT_EQ(cc.pwnd, p.max_pwnd);
+  for (int i = 0; i < 2000; i++) round(50, 50);
+  EXPECT_EQ(cc.pwnd, p.min_pwnd);
+}
+
+class ConnCc : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    mroce_params_default(&p);
+    mroce_cc_conn_init(&cc, &p, 0);
+  }
+  // A whole round of `pkts` acked with `ce` marked, at time now.
+  void round(uint32_t pkts, uint32_t ce) {
+    now += 100000;
+    mroce_cc_conn_on_ack(&cc, &p, kMss, pkts * kMss, pkts, ce, now, 100000);
+  }
+  mroce_params p;
+  mroce_cc_conn cc;
+  uint64_t now = 1000000;
+};
+
+TEST_F(ConnCc, CutsOncePerRoundByHalfAlpha) {
+  round(10, 0);  // starts the first round
+  round(10, 10);
+  EXPECT_LT(cc.cwnd, p.init_cwnd + 10 * kMss);
+  EXPECT_EQ(cc.ssthresh, cc.cwnd);
+}
+
+TEST_F(ConnCc, CorrelatedLossWithEcnCutsSeventyPercent) {
+  round(10, 0);
+  uint32_t w = cc.cwnd;
+  mroce_cc_conn_on_loss(&cc, &p, 1, true);
+  EXPECT_EQ(cc.cwnd, (uint32_t)((uint64_t)w * 7 / 10));
+  mroce_cc_conn_on_loss(&cc, &p, 1, true);  // same round: no second cut
+  EXPECT_EQ(cc.cwnd, (uint32_t)((uint64_t)w * 7 / 10));
+}
+
+TEST_F(ConnCc, RandomLossDoesNotCut) {
+  round(10, 0);
+  uint32_t w = cc.cwnd;
+  mroce_cc_conn_on_loss(&cc, &p, 1, false);
+  EXPECT_EQ(cc.cwnd, w);
+}
+
+TEST_F(ConnCc, HeavyLossWithoutEcnCutsAtRoundEnd) {
+  round(10, 0);
+  round(10, 1);  // leave slow start
+  uint32_t w = cc.cwnd;
+  mroce_cc_conn_on_loss(&cc, &p, 10, false);  // 10 lost of 20 seen
+  round(10, 0);
+  EXPECT_EQ(cc.cwnd, (uint32_t)((uint64_t)w * 7 / 10));
+}
+
+TEST_F(ConnCc, HintCapsTheWindowAtRateTimesMinRtt) {
+  mroce_cc_conn_set_hint(&cc, 1000);  // 1 Gbit/s
+  // 1 Gbit/s * 100 us * 1.1 = 13750 bytes (1.1 in Q10 is 1126/1024)
+  EXPECT_NEAR(mroce_cc_window(&cc, &p, 100000), 13750u, 10);
+  mroce_cc_conn_set_hint(&cc, 0);
+  EXPECT_EQ(mroce_cc_window(&cc, &p, 100000), cc.cwnd);
+  EXPECT_EQ(mroce_cc_window(&cc, &p, 0), cc.cwnd);
+}
+
+TEST_F(ConnCc, HintWindowNeverBelowMinimum) {
+  mroce_cc_conn_set_hint(&cc, 1);
+  EXPECT_EQ(mroce_cc_window(&cc, &p, 1000), p.min_cwnd);
+}
+
+TEST_F(ConnCc, PacingRateIsCappedByHint) {
+  EXPECT_EQ(mroce_cc_pace_rate(&cc, &p, 0, 0), 0u);  // no RTT, no hint
+  uint32_t r = mroce_cc_pace_rate(&cc, &p, 100000, 100000);
+  // 1.25 * cwnd / srtt in Mbit/s
+  EXPECT_EQ(r, (uint32_t)((uint64_t)cc.cwnd * 8000 * p.pace_gain / MROCE_Q10 / 100000));
+  mroce_cc_conn_set_hint(&cc, 500);
+  EXPECT_EQ(mroce_cc_pace_rate(&cc, &p, 100000, 100000), 500u);
+  EXPECT_EQ(mroce_cc_pace_rate(&cc, &p, 0, 0), 500u);
+}
+
+TEST(Rate, BytesAndNanosecondsConvert) {
+  EXPECT_EQ(mroce_rate_bytes(8000, 1000), 1000u);        // 8 Gbit/s for 1 us
+  EXPECT_EQ(mroce_rate_bytes(100000, 1000000), 12500000u);
+  EXPECT_EQ(mroce_rate_bytes(0xffffffffu, ~0ull / 2), 0xffffffffu);
+  EXPECT_EQ(mroce_rate_ns(8000, 1000), 1000u);
+  EXPECT_EQ(mroce_rate_ns(0, 1000), 0u);
+}
+
+}  // namespace

@@ -1,0 +1,484 @@
+// SPDX-License-Identifier: GPL-2.0
+// The connection engine driven directly through its API, one step at a time.
+#include <gtest/gtest.h>
+
+#include <vector>
+
+#include "test_util.h"
+
+extern "C" {
+#include "mroce_conn.h"
+}
+
+namespace {
+
+struct Side {
+  mroce_conn c{};
+  std::vector<mroce_path> paths = std::vector<mroce_path>(8);
+  mroce_conn_ops ops{};
+  std::vector<std::pair<uint64_t, uint8_t>> acked, lost;
+  std::vector<std::tuple<uint8_t, uint8_t, uint8_t>> transitions;
+};
+
+void on_acked(void *ctx, uint64_t cookie, uint32_t, uint8_t path) {
+  static_cast<Side *>(ctx)->acked.push_back({cookie, path});
+}
+void on_lost(void *ctx, uint64_t cookie, uint32_t, uint8_t path) {
+  static_cast<Side *>(ctx)->lost.push_back({cookie, path});
+}
+void on_state(void *ctx, uint8_t path, uint8_t from, uint8_t to) {
+  static_cast<Side *>(ctx)->transitions.push_back({path, from, to});
+}
+
+std::vector<uint8_t> encode(const mroce_pkt &pkt, uint32_t payload = 0) {
+  std::vector<uint8_t> b(MROCE_MAX_HDR_LEN + payload, 0xab);
+  mroce_pkt p = pkt;
+  p.payload_len = payload;
+  uint32_t n = mroce_encode(&p, b.data(), MROCE_MAX_HDR_LEN);
+  EXPECT_GT(n, 0u);
+  b.resize(n + payload);
+  return b;
+}
+
+// The decoded packet points into `b` (payload, ACK blocks): keep `b` alive.
+mroce_pkt decode(const std::vector<uint8_t> &b) {
+  mroce_pkt p;
+  EXPECT_EQ(mroce_decode(b.data(), b.size(), &p), MROCE_WIRE_OK);
+  return p;
+}
+
+mroce_pkt decode(const uint8_t *b, uint32_t n) {
+  mroce_pkt p;
+  EXPECT_EQ(mroce_decode(b, n, &p), MROCE_WIRE_OK);
+  return p;
+}
+
+class Conn : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    mroce_params_default(&p);
+    init(a, 0xa, 1);
+    init(b, 0xb, 2);
+  }
+  void init(Side &s, uint32_t id, uint64_t seed) {
+    s.ops = {on_acked, on_lost, on_state};
+    mroce_conn_cfg cfg{};
+    cfg.prm = &p;
+    cfg.ops = &s.ops;
+    cfg.ctx = &s;
+    cfg.paths = s.paths.data();
+    cfg.max_paths = 8;
+    cfg.local_id = id;
+    cfg.nonce = seed * 1000 + 7;
+    cfg.seed = seed;
+    cfg.mtu = 1500;
+    mroce_conn_init(&s.c, &cfg);
+  }
+  void establish() {
+    mroce_pkt req, rep;
+    ASSERT_EQ(mroce_conn_connect(&a.c, now), MROCE_HS_SEND_REQ);
+    mroce_conn_build_hs(&a.c, MROCE_OP_CONN_REQ, 0, &req);
+    ASSERT_EQ(mroce_conn_on_hs(&b.c, &req, now), MROCE_HS_SEND_REP | MROCE_HS_UP);
+    mroce_conn_build_hs(&b.c, MROCE_OP_CONN_REP, 0, &rep);
+    ASSERT_EQ(mroce_conn_on_hs(&a.c, &rep, now), MROCE_HS_UP);
+  }
+  // Sends one data packet from `s`; returns its bytes (nothing is delivered).
+  std::vector<uint8_t> send(Side &s, uint64_t cookie, uint32_t len = 1000, int pref = -1,
+                            mroce_tx_slot *out = nullptr) {
+    mroce_tx_slot slot;
+    EXPECT_EQ(mroce_conn_tx_reserve(&s.c, now, len, pref, &slot), MROCE_TX_OK);
+    mroce_conn_tx_commit(&s.c, &slot, cookie, now);
+    mroce_pkt pkt{};
+    pkt.c.opcode = MROCE_OP_WRITE;
+    pkt.c.flags = MROCE_F_SOM | MROCE_F_EOM;
+    mroce_conn_fill(&s.c, &slot, &pkt);
+    pkt.u.d.stream_id = 0x100;
+    pkt.u.d.length = len;
+    if (out) *out = slot;
+    return encode(pkt, len);
+  }
+  // Delivers a data packet to `s` and accepts it; returns whether an ACK is due.
+  bool deliver(Side &s, const std::vector<uint8_t> &bytes, bool ce = false) {
+    mroce_pkt pkt = decode(bytes);
+    EXPECT_EQ(mroce_conn_rx_check(&s.c, &pkt), MROCE_RX_NEW);
+    return mroce_conn_rx_accept(&s.c, &pkt, ce, now);
+  }
+  // Takes the ACK `from` builds now and feeds it to `to`.
+  mroce_ack_res ack(Side &from, Side &to) {
+    uint8_t buf[MROCE_MAX_HDR_LEN];
+    uint32_t n = mroce_conn_build_ack(&from.c, now, buf, sizeof(buf));
+    EXPECT_GT(n, 0u);
+    mroce_pkt pkt = decode(buf, n);
+    mroce_ack_res res;
+    mroce_conn_on_ack(&to.c, &pkt, now, &res);
+    return res;
+  }
+  mroce_params p;
+  Side a, b;
+  uint64_t now = 1000000000;
+};
+
+TEST_F(Conn, NothingMovesBeforeTheHandshake) {
+  mroce_tx_slot slot;
+  EXPECT_EQ(mroce_conn_tx_reserve(&a.c, now, 100, -1, &slot), MROCE_TX_NOTCONN);
+  EXPECT_FALSE(mroce_conn_probe(&a.c, 0, now, &slot));
+  mroce_pkt pkt{};
+  pkt.c.opcode = MROCE_OP_WRITE;
+  EXPECT_EQ(mroce_conn_rx_check(&a.c, &pkt), MROCE_RX_NOTCONN);
+  EXPECT_FALSE(mroce_conn_established(&a.c));
+}
+
+TEST_F(Conn, EstablishmentNegotiatesPathsAndDistinctSourcePorts) {
+  establish();
+  EXPECT_EQ(a.c.n_paths, 8);
+  EXPECT_EQ(a.c.mtu, 1500);
+  EXPECT_EQ(a.c.mss, 1500u - 56);
+  std::set<uint16_t> ports;
+  for (int i = 0; i < a.c.n_paths; i++) {
+    EXPECT_GE(a.paths[i].sport, MROCE_SPORT_MIN);
+    ports.insert(a.paths[i].sport);
+  }
+  EXPECT_EQ(ports.size(), 8u);
+}
+
+TEST_F(Conn, CommitAssignsPathPsnsAndFillWritesThem) {
+  establish();
+  mroce_tx_slot s1, s2;
+  auto b1 = send(a, 1, 1000, 3, &s1);
+  auto b2 = send(a, 2, 1000, 3, &s2);
+  EXPECT_EQ(s1.path, 3);
+  EXPECT_EQ(s2.psn, s1.psn + 1);
+  mroce_pkt pkt = decode(b2);
+  EXPECT_EQ(pkt.c.dst_conn, 0xbu);
+  EXPECT_EQ(pkt.c.path_id, 3);
+  EXPECT_EQ(pkt.c.path_psn, s2.psn);
+  EXPECT_EQ(pkt.c.floor_delta, 1);  // s1 still outstanding
+  EXPECT_EQ(pkt.u.d.tx_ts, (uint32_t)now);
+  EXPECT_EQ(a.c.inflight, 2000u);
+  EXPECT_EQ(s1.sport, a.paths[3].sport);
+}
+
+TEST_F(Conn, AckAcknowledgesByCookieAndReleasesInflight) {
+  establish();
+  auto pk = send(a, 42);
+  now += 500;                            // one-way delay
+  EXPECT_FALSE(deliver(b, pk));          // one packet: delayed ACK
+  EXPECT_FALSE(mroce_conn_ack_due(&b.c, now));
+  now += p.ack_delay;
+  EXPECT_TRUE(mroce_conn_ack_due(&b.c, now));
+  uint8_t buf[MROCE_MAX_HDR_LEN];
+  uint32_t n = mroce_conn_build_ack(&b.c, now, buf, sizeof(buf));
+  now += 500;                            // the ACK's way back
+  mroce_pkt pkt = decode(buf, n);
+  mroce_ack_res res;
+  mroce_conn_on_ack(&a.c, &pkt, now, &res);
+  EXPECT_EQ(res.acked_pkts, 1u);
+  EXPECT_EQ(res.acked_bytes, 1000u);
+  ASSERT_EQ(a.acked.size(), 1u);
+  EXPECT_EQ(a.acked[0].first, 42u);
+  EXPECT_EQ(a.c.inflight, 0u);
+  // RTT sample = now - echo - ack_delay: the receiver's wait is excluded.
+  EXPECT_EQ(a.c.rtt.latest, 1000u);
+  EXPECT_EQ(a.paths[a.acked[0].second].rtt.srtt, 1000u);
+  EXPECT_FALSE(mroce_conn_ack_due(&b.c, now));
+}
+
+TEST_F(Conn, GapOnAPathDeclaresExactlyThatTransmissionLost) {
+  establish();
+  auto p1 = send(a, 1, 1000, 2);
+  auto p2 = send(a, 2, 1000, 2);  // lost in the network
+  auto p3 = send(a, 3, 1000, 2);
+  (void)p2;
+  deliver(b, p1);
+  EXPECT_TRUE(deliver(b, p3));  // out of order on its path: ACK now
+  mroce_ack_res res = ack(b, a);
+  EXPECT_EQ(res.acked_pkts, 2u);
+  EXPECT_EQ(res.lost_pkts, 1u);
+  ASSERT_EQ(a.lost.size(), 1u);
+  EXPECT_EQ(a.lost[0].first, 2u);
+  EXPECT_EQ(a.lost[0].second, 2);
+  // Random loss without ECN leaves the connection window alone.
+  EXPECT_EQ(a.c.cc.cwnd, p.init_cwnd + 2000);
+}
+
+TEST_F(Conn, OtherPathsProgressDoesNotMakeLoss) {
+  establish();
+  auto p1 = send(a, 1, 1000, 1);
+  auto p2 = send(a, 2, 1000, 2);
+  (void)p1;                      // slow path, not lost
+  deliver(b, p2);
+  mroce_conn_build_ack(&b.c, now, std::vector<uint8_t>(1024).data(), 1024);
+  now += p.ack_delay;
+  deliver(b, p2 = send(a, 3, 1000, 2));
+  mroce_ack_res res = ack(b, a);
+  EXPECT_EQ(res.lost_pkts, 0u);
+  EXPECT_TRUE(a.lost.empty());
+}
+
+TEST_F(Conn, AckEveryNPacketsIsImmediate) {
+  establish();
+  bool due = false;
+  for (int i = 0; i < p.ack_every; i++) due = deliver(b, send(a, i, 100, 0));
+  EXPECT_TRUE(due);
+}
+
+TEST_F(Conn, AckRequestFlagAndProbeAreAnsweredAtOnce) {
+  establish();
+  mroce_tx_slot slot;
+  ASSERT_TRUE(mroce_conn_probe(&a.c, 4, now, &slot));
+  mroce_pkt pr{};
+  pr.c.opcode = MROCE_OP_PROBE;
+  pr.c.flags = MROCE_F_AR;
+  mroce_conn_fill(&a.c, &slot, &pr);
+  EXPECT_TRUE(deliver(b, encode(pr)));
+  mroce_ack_res res = ack(b, a);
+  EXPECT_EQ(res.acked_pkts, 0u);  // probes are not data
+  EXPECT_TRUE(a.acked.empty());
+  EXPECT_EQ(a.paths[4].tx.n_out, 0);
+}
+
+TEST_F(Conn, NakResolvesTheRecordWithoutALossSignal) {
+  establish();
+  mroce_tx_slot s;
+  auto pk = send(a, 77, 1000, 6, &s);
+  mroce_nak nak{MROCE_NAK_RNR, 6, s.gen, s.psn, 0x100, 0, 0, 50};
+  uint64_t cookie = 0, probes = 0;
+  uint32_t len = 0;
+  EXPECT_TRUE(mroce_conn_on_nak(&a.c, &nak, now, &cookie, &len, &probes));
+  EXPECT_EQ(cookie, 77u);
+  EXPECT_EQ(len, 1000u);
+  EXPECT_EQ(a.c.inflight, 0u);
+  EXPECT_FALSE(mroce_conn_on_nak(&a.c, &nak, now, &cookie, &len, &probes));  // once
+  // The refused PSN is below the floor now: later packets carry that.
+  mroce_tx_slot s2;
+  send(a, 78, 1000, 6, &s2);
+  EXPECT_EQ(s2.floor_delta, 0);
+  EXPECT_TRUE(a.lost.empty());
+}
+
+TEST_F(Conn, StaleGenerationNakRekeysThePath) {
+  establish();
+  mroce_tx_slot s;
+  send(a, 1, 1000, 2, &s);
+  uint16_t old_port = a.paths[2].sport;
+  mroce_nak nak{MROCE_NAK_STALE_GEN, 2, s.gen, s.psn, 0x100, 0, 0, 9};
+  uint64_t cookie, probes = 0;
+  uint32_t len;
+  EXPECT_FALSE(mroce_conn_on_nak(&a.c, &nak, now, &cookie, &len, &probes));
+  EXPECT_EQ(a.paths[2].gen, 10);
+  EXPECT_NE(a.paths[2].sport, old_port);
+  EXPECT_EQ(a.paths[2].health.state, MROCE_PATH_PROBING);
+  EXPECT_EQ(probes, 1ull << 2);
+  ASSERT_EQ(a.lost.size(), 1u);  // what the old generation had in flight
+}
+
+TEST_F(Conn, RtoDeclaresThePathsFlightLostAndRekeysIt) {
+  establish();
+  send(a, 1, 1000, 5);
+  send(a, 2, 1000, 5);
+  uint64_t rto = a.paths[5].rto_at;
+  ASSERT_GT(rto, now);
+  mroce_timer_res res;
+  mroce_conn_on_timer(&a.c, rto - 1, &res);
+  EXPECT_EQ(a.c.stats.rtos, 0u);
+  mroce_conn_on_timer(&a.c, rto, &res);
+  EXPECT_EQ(a.c.stats.rtos, 1u);
+  EXPECT_EQ(a.lost.size(), 2u);
+  EXPECT_EQ(a.c.inflight, 0u);
+  EXPECT_EQ(a.paths[5].gen, 1);
+  EXPECT_EQ(a.paths[5].health.state, MROCE_PATH_PROBING);
+  EXPECT_TRUE(res.probe_mask & (1ull << 5));
+  EXPECT_TRUE(res.events & MROCE_EV_PATH_STATE);
+  ASSERT_FALSE(a.transitions.empty());
+  EXPECT_EQ(std::get<2>(a.transitions.back()), MROCE_PATH_PROBING);
+}
+
+TEST_F(Conn, ProbeAckBringsARekeyedPathBack) {
+  establish();
+  send(a, 1, 1000, 5);
+  mroce_timer_res res;
+  mroce_conn_on_timer(&a.c, a.paths[5].rto_at, &res);
+  now = a.paths[5].rto_at;
+  mroce_tx_slot slot;
+  ASSERT_TRUE(mroce_conn_probe(&a.c, 5, now, &slot));
+  EXPECT_EQ(slot.gen, 1);
+  EXPECT_EQ(slot.psn, 0u);
+  mroce_pkt pr{};
+  pr.c.opcode = MROCE_OP_PROBE;
+  mroce_conn_fill(&a.c, &slot, &pr);
+  deliver(b, encode(pr));  // b adopts generation 1 of path 5
+  ack(b, a);
+  EXPECT_EQ(a.paths[5].health.state, MROCE_PATH_ACTIVE);
+}
+
+TEST_F(Conn, PtoAsksForAProbeBeforeTheRto) {
+  establish();
+  send(a, 1, 1000, 1);
+  uint64_t pto = a.paths[1].pto_at;
+  ASSERT_GT(pto, now);
+  ASSERT_LT(pto, a.paths[1].rto_at);
+  EXPECT_EQ(mroce_conn_next_deadline(&a.c), std::min(pto, a.c.watchdog_at));
+  mroce_timer_res res;
+  mroce_conn_on_timer(&a.c, pto, &res);
+  EXPECT_EQ(res.probe_mask, 1ull << 1);
+  EXPECT_EQ(a.c.stats.ptos, 1u);
+  EXPECT_TRUE(a.lost.empty());  // nothing declared lost by a PTO
+}
+
+TEST_F(Conn, AckBlocksOfUnknownPathsOrUnsentPsnsAreIgnored) {
+  establish();
+  send(a, 1, 1000, 0);
+  mroce_ack_block blk{};
+  blk.path_id = 9;  // only 8 paths
+  mroce_pkt pkt{};
+  pkt.c.opcode = MROCE_OP_ACK;
+  pkt.c.dst_conn = 0xa;
+  pkt.u.ack.n_blocks = 1;
+  pkt.u.ack.blocks = &blk;
+  mroce_ack_res res;
+  auto bytes = encode(pkt);
+  mroce_pkt dec = decode(bytes);
+  mroce_conn_on_ack(&a.c, &dec, now, &res);
+  EXPECT_EQ(a.c.stats.bogus_blocks, 1u);
+  blk.path_id = 0;
+  blk.cum_psn = 5;  // psn 5 never sent
+  bytes = encode(pkt);
+  dec = decode(bytes);
+  mroce_conn_on_ack(&a.c, &dec, now, &res);
+  EXPECT_EQ(a.c.stats.bogus_blocks, 2u);
+  EXPECT_EQ(a.c.inflight, 1000u);
+  blk.path_gen = 3;  // another generation
+  bytes = encode(pkt);
+  dec = decode(bytes);
+  mroce_conn_on_ack(&a.c, &dec, now, &res);
+  EXPECT_EQ(a.c.stats.stale_blocks, 1u);
+}
+
+TEST_F(Conn, AckCarriesAtMostSixteenBlocksRoundRobin) {
+  p.n_paths = 64;
+  a.paths.resize(64);
+  b.paths.resize(64);
+  init(a, 0xa, 1);
+  init(b, 0xb, 2);
+  // init() above used 8 paths; rebuild with 64.
+  for (Side *s : {&a, &b}) {
+    mroce_conn_cfg cfg{};
+    cfg.prm = &p;
+    cfg.ops = &s->ops;
+    cfg.ctx = s;
+    cfg.paths = s->paths.data();
+    cfg.max_paths = 64;
+    cfg.local_id = s == &a ? 0xa : 0xb;
+    cfg.nonce = s == &a ? 1 : 2;
+    cfg.seed = 3;
+    cfg.mtu = 1500;
+    mroce_conn_init(&s->c, &cfg);
+  }
+  establish();
+  ASSERT_EQ(a.c.n_paths, 64);
+  for (int i = 0; i < 40; i++) deliver(b, send(a, i, 10, i));
+  std::set<int> reported;
+  int acks = 0;
+  while (mroce_conn_ack_due(&b.c, now)) {
+    uint8_t buf[MROCE_MAX_HDR_LEN];
+    uint32_t n = mroce_conn_build_ack(&b.c, now, buf, sizeof(buf));
+    ASSERT_GT(n, 0u);
+    mroce_pkt pkt = decode(buf, n);
+    EXPECT_LE(pkt.u.ack.n_blocks, 16);
+    for (int k = 0; k < pkt.u.ack.n_blocks; k++) {
+      mroce_ack_block blk;
+      mroce_ack_block_get(&pkt, k, &blk);
+      EXPECT_TRUE(reported.insert(blk.path_id).second);
+    }
+    acks++;
+  }
+  EXPECT_EQ(acks, 3);
+  EXPECT_EQ(reported.size(), 40u);
+}
+
+TEST_F(Conn, RateHintFromTheReceiverCapsWindowAndPaces) {
+  establish();
+  mroce_conn_set_rx_hint(&b.c, 100);  // 100 Mbit/s
+  deliver(b, send(a, 1, 1000));
+  now += 20000;
+  ack(b, a);
+  EXPECT_EQ(a.c.cc.hint, 100u);
+  mroce_tx_slot s1, s2;
+  ASSERT_EQ(mroce_conn_tx_reserve(&a.c, now, 1000, -1, &s1), MROCE_TX_OK);
+  EXPECT_EQ(s1.rate, 100u);
+  mroce_conn_tx_commit(&a.c, &s1, 2, now);
+  // 1000 bytes at 100 Mbit/s = 80 us before the next may leave.
+  EXPECT_EQ(mroce_conn_tx_reserve(&a.c, now, 1000, -1, &s2), MROCE_TX_PACED);
+  EXPECT_EQ(s2.depart, now + 80000);
+}
+
+TEST_F(Conn, ConnectionWindowBlocksButNeverAnEmptyConnection) {
+  p.init_cwnd = p.min_cwnd = 2000;
+  establish();
+  mroce_tx_slot s;
+  send(a, 1, 1400);  // an empty connection takes any packet
+  EXPECT_EQ(mroce_conn_tx_reserve(&a.c, now, 1000, -1, &s), MROCE_TX_WINDOW);
+  EXPECT_EQ(mroce_conn_tx_reserve(&a.c, now, 600, -1, &s), MROCE_TX_OK);
+}
+
+TEST_F(Conn, RxSampleReportsDemandAndQueueingThenResets) {
+  establish();
+  for (int i = 0; i < 10; i++) deliver(b, send(a, i, 1000));
+  uint32_t demand, q;
+  mroce_conn_rx_sample(&b.c, 1000000, 0, 100000, &demand, &q);
+  EXPECT_EQ(demand, 80u);  // 10 kB in 1 ms
+  mroce_conn_rx_sample(&b.c, 1000000, 0, 100000, &demand, &q);
+  EXPECT_EQ(demand, 0u);
+}
+
+TEST_F(Conn, OneWayDelayGrowthShowsAsQueueing) {
+  establish();
+  for (int i = 0; i < 50; i++) {
+    auto pk = send(a, i, 100);
+    now += 10000 + i * 1000;  // each packet waits longer in a growing queue
+    deliver(b, pk);
+  }
+  uint32_t demand, q;
+  mroce_conn_rx_sample(&b.c, 1000000, 0, 100000, &demand, &q);
+  EXPECT_GT(q, 20000u);
+}
+
+TEST_F(Conn, PeerRestartResetsTheTransport) {
+  establish();
+  send(a, 1, 1000, 0);
+  ASSERT_EQ(a.c.inflight, 1000u);
+  // b restarts with a new nonce and connects again.
+  init(b, 0xb, 99);
+  mroce_pkt req;
+  mroce_conn_connect(&b.c, now);
+  mroce_conn_build_hs(&b.c, MROCE_OP_CONN_REQ, 0, &req);
+  EXPECT_EQ(mroce_conn_on_hs(&a.c, &req, now), MROCE_HS_SEND_REP | MROCE_HS_RESTART);
+  EXPECT_EQ(a.c.inflight, 0u);
+  EXPECT_EQ(a.paths[0].tx.n_out, 0);
+  EXPECT_TRUE(mroce_conn_established(&a.c));
+}
+
+TEST_F(Conn, UnknownConnectionNakTakesItDown) {
+  establish();
+  EXPECT_EQ(mroce_conn_on_unknown(&a.c, 0xb), MROCE_HS_DOWN);
+  EXPECT_FALSE(mroce_conn_established(&a.c));
+}
+
+TEST_F(Conn, WatchdogCountsRoundsWithoutProgressAndProgressResetsIt) {
+  establish();
+  auto pk = send(a, 1, 1000, 0);
+  uint64_t t = a.c.watchdog_at;
+  ASSERT_GT(t, now);
+  mroce_timer_res res;
+  mroce_conn_on_timer(&a.c, t, &res);
+  EXPECT_EQ(a.c.retries, 0u);  // the RTO took the data out of flight
+  mroce_conn_set_backlog(&a.c, 5000, t);  // ... but it is still queued
+  for (int i = 1; i <= p.retry_limit + 1; i++) {
+    t = a.c.watchdog_at;
+    mroce_conn_on_timer(&a.c, t, &res);
+    EXPECT_EQ(a.c.retries, i);
+    EXPECT_EQ(!!(res.events & MROCE_EV_RETRY_EXHAUSTED), i > p.retry_limit);
+  }
+}
+
+}  // namespace

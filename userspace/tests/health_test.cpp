@@ -1,0 +1,117 @@
+// SPDX-License-Identifier: GPL-2.0
+#include <gtest/gtest.h>
+
+extern "C" {
+#include "mroce_health.h"
+}
+
+namespace {
+
+class Health : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    mroce_params_default(&p);
+    mroce_health_init(&h, &p);
+  }
+  mroce_health_action ev(mroce_health_event e, uint64_t now = 0) {
+    return mroce_health_step(&h, e, &p, now);
+  }
+  mroce_params p;
+  mroce_health h;
+};
+
+TEST_F(Health, RtoOnActivePathRekeysIntoProbing) {
+  EXPECT_EQ(ev(MROCE_HEV_RTO), MROCE_HACT_REKEY);
+  EXPECT_EQ(h.state, MROCE_PATH_PROBING);
+}
+
+TEST_F(Health, AnsweredProbeMakesPathActiveAgain) {
+  ev(MROCE_HEV_RTO);
+  EXPECT_EQ(ev(MROCE_HEV_PROGRESS), MROCE_HACT_NONE);
+  EXPECT_EQ(h.state, MROCE_PATH_ACTIVE);
+  EXPECT_EQ(h.probe_fails, 0);
+}
+
+TEST_F(Health, UnansweredProbesEndInFailedWithDoublingHoldoff) {
+  ev(MROCE_HEV_RTO);  // ACTIVE -> PROBING
+  for (int i = 1; i < p.probe_fails; i++) {
+    EXPECT_EQ(ev(MROCE_HEV_RTO), MROCE_HACT_REKEY) << i;
+    EXPECT_EQ(h.state, MROCE_PATH_PROBING);
+  }
+  EXPECT_EQ(ev(MROCE_HEV_RTO, 1000), MROCE_HACT_NONE);
+  EXPECT_EQ(h.state, MROCE_PATH_FAILED);
+  EXPECT_EQ(h.holdoff_end, 1000 + p.holdoff_min);
+  // Hold-off over: one more attempt; failing it doubles the hold-off.
+  EXPECT_EQ(ev(MROCE_HEV_HOLDOFF_END), MROCE_HACT_REKEY);
+  EXPECT_EQ(h.state, MROCE_PATH_PROBING);
+  EXPECT_EQ(ev(MROCE_HEV_RTO, 5000), MROCE_HACT_NONE);
+  EXPECT_EQ(h.state, MROCE_PATH_FAILED);
+  EXPECT_EQ(h.holdoff_end, 5000 + 2 * p.holdoff_min);
+}
+
+TEST_F(Health, HoldoffSaturatesAtMaximum) {
+  ev(MROCE_HEV_RTO);
+  for (int i = 0; i < 40; i++) {
+    while (h.state != MROCE_PATH_FAILED) ev(MROCE_HEV_RTO);
+    ev(MROCE_HEV_HOLDOFF_END);
+  }
+  EXPECT_EQ(h.holdoff, p.holdoff_max);
+}
+
+TEST_F(Health, BadPathDrainsBeforeRekey) {
+  EXPECT_EQ(ev(MROCE_HEV_BAD), MROCE_HACT_NONE);
+  EXPECT_EQ(h.state, MROCE_PATH_SUSPECT);
+  EXPECT_EQ(ev(MROCE_HEV_PROGRESS), MROCE_HACT_NONE);  // still draining
+  EXPECT_EQ(h.state, MROCE_PATH_SUSPECT);
+  EXPECT_EQ(ev(MROCE_HEV_DRAINED), MROCE_HACT_REKEY);
+  EXPECT_EQ(h.state, MROCE_PATH_PROBING);
+}
+
+TEST_F(Health, DrainedOnlyMattersWhenSuspect) {
+  EXPECT_EQ(ev(MROCE_HEV_DRAINED), MROCE_HACT_NONE);
+  EXPECT_EQ(h.state, MROCE_PATH_ACTIVE);
+}
+
+TEST_F(Health, StaleGenerationRekeysUnlessFailed) {
+  EXPECT_EQ(ev(MROCE_HEV_STALE), MROCE_HACT_REKEY);
+  h.state = MROCE_PATH_FAILED;
+  EXPECT_EQ(ev(MROCE_HEV_STALE), MROCE_HACT_NONE);
+}
+
+TEST_F(Health, LossEwmaConvergesBothWays) {
+  mroce_health_outcome(&h, 0, 200);
+  EXPECT_EQ(h.loss_ewma, MROCE_Q10);
+  mroce_health_outcome(&h, 500, 0);
+  EXPECT_EQ(h.loss_ewma, 0);
+  mroce_health_outcome(&h, 0, 1);
+  EXPECT_EQ(h.loss_ewma, (MROCE_Q10 + 15) / 16);
+}
+
+TEST_F(Health, UniformLossIsNeverBad) {
+  h.loss_ewma = 300;  // 29 %, but so are the siblings
+  EXPECT_FALSE(mroce_health_is_bad(&h, &p, 0, 0, 280));
+}
+
+TEST_F(Health, LossFarAboveSiblingsIsBad) {
+  h.loss_ewma = 400;
+  EXPECT_TRUE(mroce_health_is_bad(&h, &p, 0, 0, 20));
+  h.loss_ewma = 200;  // below the absolute bar
+  EXPECT_FALSE(mroce_health_is_bad(&h, &p, 0, 0, 0));
+}
+
+TEST_F(Health, HighScoreMustPersistForRekeyRounds) {
+  uint32_t hot = p.rekey_score + 100;
+  for (int i = 1; i < p.rekey_rounds; i++) EXPECT_FALSE(mroce_health_is_bad(&h, &p, hot, 0, 0));
+  EXPECT_TRUE(mroce_health_is_bad(&h, &p, hot, 0, 0));
+  // One good round resets the count.
+  mroce_health_init(&h, &p);
+  mroce_health_is_bad(&h, &p, hot, 0, 0);
+  mroce_health_is_bad(&h, &p, 0, 0, 0);
+  for (int i = 1; i < p.rekey_rounds; i++) EXPECT_FALSE(mroce_health_is_bad(&h, &p, hot, 0, 0));
+}
+
+TEST_F(Health, StateNamesExist) {
+  for (int s = 0; s < MROCE_PATH_NR_STATES; s++) EXPECT_NE(mroce_path_state_name[s], nullptr);
+}
+
+}  // namespace

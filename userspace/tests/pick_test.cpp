@@ -1,0 +1,104 @@
+// SPDX-License-Identifier: GPL-2.0
+#include <gtest/gtest.h>
+
+#include "loop_harness.h"
+
+extern "C" {
+#include "mroce_pick.h"
+}
+
+namespace {
+
+// An established connection built by running the handshake over the loop.
+class Pick : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    mroce_params_default(&p);
+    mt::EndpointCfg a, b;
+    a.conn_id = 1;
+    b.conn_id = 2;
+    loop = std::make_unique<mt::Loop>(mt::NetCfg{}, &p, a, b, 5);
+    loop->ep(0).connect(loop->now());
+    ASSERT_TRUE(loop->run([&] { return mroce_conn_established(&loop->ep(0).conn); }, 100000000));
+    c = &loop->ep(0).conn;
+  }
+  mroce_params p;
+  std::unique_ptr<mt::Loop> loop;
+  mroce_conn *c;
+};
+
+TEST_F(Pick, SpreadsEvenlyOverIdleEqualPaths) {
+  std::vector<int> hits(c->n_paths);
+  for (int i = 0; i < 8000; i++) hits[mroce_pick_path(c, 1000, -1)]++;
+  for (int h : hits) EXPECT_NEAR(h, 1000, 200);
+}
+
+TEST_F(Pick, PrefersTheOriginalPathWhileItIsHealthy) {
+  for (int i = 0; i < 50; i++) EXPECT_EQ(mroce_pick_path(c, 1000, 5), 5);
+  c->paths[5].health.loss_ewma = p.suspect_loss;
+  int same = 0;
+  for (int i = 0; i < 800; i++) same += mroce_pick_path(c, 1000, 5) == 5;
+  EXPECT_LT(same, 250);  // now only by chance
+}
+
+TEST_F(Pick, NeverPicksPathsThatAreNotActive) {
+  for (int i = 0; i < c->n_paths; i++)
+    if (i != 3) c->paths[i].health.state = i % 2 ? MROCE_PATH_PROBING : MROCE_PATH_FAILED;
+  for (int i = 0; i < 200; i++) EXPECT_EQ(mroce_pick_path(c, 1000, i % 8), 3);
+  c->paths[3].health.state = MROCE_PATH_SUSPECT;
+  EXPECT_EQ(mroce_pick_path(c, 1000, -1), -1);
+}
+
+TEST_F(Pick, FullPathWindowIsSkippedButAnEmptyPathTakesAnyPacket) {
+  for (int i = 0; i < c->n_paths; i++) {
+    c->paths[i].cc.pwnd = 5000;
+    c->paths[i].tx.inflight = i == 2 ? 0 : 4500;
+  }
+  for (int i = 0; i < 100; i++) EXPECT_EQ(mroce_pick_path(c, 1000, -1), 2);
+  // An empty path accepts a packet larger than its window.
+  c->paths[2].cc.pwnd = 100;
+  EXPECT_EQ(mroce_pick_path(c, 1000, -1), 2);
+  c->paths[2].tx.inflight = 50;
+  EXPECT_EQ(mroce_pick_path(c, 1000, -1), -1);
+  EXPECT_EQ(mroce_pick_path(c, 400, -1) >= 0, true);
+}
+
+TEST_F(Pick, LoadedOrHighScorePathsArePickedLess) {
+  c->paths[0].tx.inflight = c->paths[0].cc.pwnd * 9 / 10;
+  c->paths[1].score = 4 * MROCE_Q10;
+  std::vector<int> hits(c->n_paths);
+  for (int i = 0; i < 8000; i++) hits[mroce_pick_path(c, 100, -1)]++;
+  EXPECT_LT(hits[0], 500);
+  EXPECT_LT(hits[1], 500);
+  EXPECT_GT(hits[2], 900);
+}
+
+TEST_F(Pick, ScoreGrowsWithRttInflationEcnAndLoss) {
+  mroce_path &q = c->paths[4];
+  c->rtt.min_rtt = 100000;
+  q.rtt.srtt = 100000;
+  q.cc.alpha = 0;
+  q.health.loss_ewma = 0;
+  EXPECT_EQ(mroce_path_score(c, &q), 0u);
+  q.rtt.srtt = 200000;  // 100 % inflation
+  EXPECT_EQ(mroce_path_score(c, &q), p.w_rtt);
+  q.rtt.srtt = 100000;
+  q.cc.alpha = MROCE_Q10 / 2;
+  EXPECT_EQ(mroce_path_score(c, &q), p.w_ecn / 2);
+  q.cc.alpha = 0;
+  q.health.loss_ewma = MROCE_Q10 / 4;
+  EXPECT_EQ(mroce_path_score(c, &q), p.w_loss / 4);
+  q.rtt.srtt = 100000000;  // inflation is capped
+  q.health.loss_ewma = 0;
+  EXPECT_EQ(mroce_path_score(c, &q), 8 * p.w_rtt);
+}
+
+TEST(Prng, IsDeterministicAndNotStuck) {
+  uint64_t a = 42, b = 42;
+  for (int i = 0; i < 100; i++) EXPECT_EQ(mroce_prng(&a), mroce_prng(&b));
+  uint64_t s = 1;
+  uint64_t first = mroce_prng(&s);
+  EXPECT_NE(first, mroce_prng(&s));
+}
+
+}  // namespace
