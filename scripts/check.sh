@@ -23,22 +23,24 @@ t_start=$(date +%s)
 stage() { printf '\n==> [%s] %s\n' "$1" "$2"; stage_t0=$(date +%s); }
 stage_done() { echo "==> $1: $2 ($(( $(date +%s) - stage_t0 ))s)"; }
 
-# Add a JSON summary {"passed": p, "failed": f, ...} to the totals.
+# Add a JSON summary {"passed": p, "failed": f, ...} to the totals; the
+# result line for stage_done is left in $msg. (No $(...): the totals must
+# be updated in this shell.)
 tally() {
 	local p f
 	p=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["passed"])' "$1" 2>/dev/null) || p=0
 	f=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["failed"])' "$1" 2>/dev/null) || f=1
 	passed=$((passed + p)) failed=$((failed + f))
-	echo "$p passed, $f failed"
+	msg="$p passed, $f failed"
 }
 
 single() { # single <name> <rc>
 	if [ "$2" -eq 0 ]; then
 		passed=$((passed + 1))
-		echo "$1: passed"
+		msg="$1: passed"
 	else
 		failed=$((failed + 1))
-		echo "$1: FAILED"
+		msg="$1: FAILED"
 	fi
 }
 
@@ -53,7 +55,8 @@ finish() {
 stage 1/6 deps
 "$top/scripts/deps.sh"
 rc=$?
-stage_done deps "$(single deps $rc)"
+single deps $rc
+stage_done deps "$msg"
 [ "$rc" -eq 0 ] || finish
 kver=${KVER:-$("$top/scripts/kver.sh")}
 
@@ -61,23 +64,27 @@ stage 2/6 "modules (KVER=$kver)"
 "$top/scripts/build-module.sh" "$kver" > "$out/modules.log" 2>&1
 modules_rc=$?
 grep -E 'warning:|error:|build-module:' "$out/modules.log"
-stage_done modules "$(single "module build (W=1)" $modules_rc)"
+single "module build (W=1)" $modules_rc
+stage_done modules "$msg"
 
 stage 3/6 style
 "$top/scripts/style.sh" --summary "$out/style.json" | grep -v '^style: ok '
-stage_done style "$(tally "$out/style.json")"
+tally "$out/style.json"
+stage_done style "$msg"
 
 stage 4/6 "unit (ASan/UBSan)"
 "$top/scripts/unit.sh" --summary "$out/unit.json" > "$out/unit.log" 2>&1
 grep -E 'tests passed|FAILED|Failed|\*\*\*|unit:|ERROR|runtime error' "$out/unit.log" | head -n 60
-stage_done unit "$(tally "$out/unit.json")"
+tally "$out/unit.json"
+stage_done unit "$msg"
 
 stage 5/6 "fuzz smoke (${FUZZ_SECONDS:-30}s)"
 if [ -x "$top/userspace/fuzz/run.sh" ]; then
 	"$top/userspace/fuzz/run.sh" "${FUZZ_SECONDS:-30}" > "$out/fuzz.log" 2>&1
 	rc=$?
 	tail -n 15 "$out/fuzz.log"
-	stage_done fuzz "$(single fuzz $rc)"
+	single fuzz $rc
+	stage_done fuzz "$msg"
 else
 	stage_done fuzz "no fuzzers yet (userspace/fuzz/run.sh), nothing to run"
 fi
@@ -86,7 +93,8 @@ stage 6/6 "vmtest (QEMU, kernel $kver)"
 if [ "$modules_rc" -eq 0 ]; then
 	python3 "$top/selftests/qemu/vmrun.py" --kver "$kver" --quiet-pass \
 		--summary "$out/vmtest.json" 2>&1 | tee "$out/vmtest.tap"
-	stage_done vmtest "$(tally "$out/vmtest.json")"
+	tally "$out/vmtest.json"
+	stage_done vmtest "$msg"
 else
 	failed=$((failed + 1))
 	stage_done vmtest "not run: the module did not build (1 failed)"
