@@ -133,19 +133,22 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
           uint64_t cookie, probes = 0;
           uint32_t l;
           if (pkt.u.nak.code == MROCE_NAK_UNKNOWN_CONN) {
-            mroce_conn_on_unknown(&a, pkt.u.nak.arg);
+            if (mroce_conn_on_unknown(&a, pkt.u.nak.arg) & MROCE_HS_DOWN) {
+              // Down: the transport is forgotten, nothing is in flight.
+              CHECK(a.inflight == 0 && !mroce_conn_established(&a));
+              return 0;
+            }
           } else if (mroce_conn_on_nak(&a, &pkt.u.nak, now, &cookie, &l, &probes)) {
             CHECK(cookie < ctx.sent);
             ctx.naked++;
           }
           probe(a, probes, now);
         } else if (pkt.c.opcode >= MROCE_OP_CONN_REQ && pkt.c.opcode <= MROCE_OP_CONN_CLOSE) {
-          mroce_conn_on_hs(&a, &pkt, now);
+          uint32_t act = mroce_conn_on_hs(&a, &pkt, now);
           // A restart or close forgets everything in flight.
-          if (!mroce_conn_established(&a) || a.inflight == 0) {
-            uint64_t out = 0;
-            for (int i = 0; i < a.n_paths; i++) out += a.paths[i].tx.n_out;
-            if (!out) ctx.sent = ctx.acked + ctx.lost + ctx.naked;
+          if (act & (MROCE_HS_RESTART | MROCE_HS_DOWN)) {
+            CHECK(a.inflight == 0);
+            ctx.sent = ctx.acked + ctx.lost + ctx.naked;
           }
           if (!mroce_conn_established(&a)) return 0;
         } else if (mroce_op_is_data(pkt.c.opcode) || pkt.c.opcode == MROCE_OP_PROBE) {

@@ -4,8 +4,9 @@
 # Builds the libFuzzer targets (the packet decoder and the connection
 # engine) with clang -fsanitize=fuzzer,address,undefined and runs both, in
 # parallel, for SECONDS each (default 60), starting from a seed corpus
-# generated from the wire test vectors. Crash inputs are kept in
-# build/fuzz/artifacts/ and make the script fail.
+# generated from the wire test vectors, plus the inputs that once found a
+# bug (userspace/fuzz/regress/<target>-<what>, replayed by ctest as well).
+# Crash inputs are kept in build/fuzz/artifacts/ and make the script fail.
 #
 # Usage: userspace/fuzz/run.sh [SECONDS]
 set -euo pipefail
@@ -40,6 +41,11 @@ done
 "$cxx" $flags -std=c++17 -fsanitize=fuzzer-no-link,address,undefined \
 	"$top/userspace/fuzz/seeds.cpp" "${objs[@]}" -o "$out/seeds"
 "$out/seeds" "$out/corpus/wire" "$out/corpus/conn"
+for f in "$top"/userspace/fuzz/regress/*; do
+	[ -e "$f" ] || continue
+	t=$(basename "$f"); t=${t%%-*}
+	cp "$f" "$out/corpus/$t/"
+done
 
 echo "fuzz: running wire_fuzz and conn_fuzz for ${secs}s each"
 pids=()

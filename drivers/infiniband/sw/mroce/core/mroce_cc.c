@@ -18,7 +18,7 @@ static u16 ewma_alpha(u16 alpha, u32 marked, u32 total, u8 shift)
 		return alpha;
 	if (marked > total)
 		marked = total;
-	f = (u32)(((u64)marked * MROCE_Q10) / total);
+	f = (u32)mroce_div_u64((u64)marked * MROCE_Q10, total);
 	if (f > a)
 		a += (f - a + (1u << shift) - 1) >> shift;
 	else
@@ -29,6 +29,40 @@ static u16 ewma_alpha(u16 alpha, u32 marked, u32 total, u8 shift)
 static u32 clamp_u32(u64 v, u32 lo, u32 hi)
 {
 	return v < lo ? lo : v > hi ? hi : (u32)v;
+}
+
+/* Per ACK: CE ends slow start; in slow start the window grows by the acked bytes. */
+static void ack_step(u32 *w, u32 *ssthresh, u32 acked_bytes, u32 ce_pkts,
+		     u32 lo, u32 hi)
+{
+	if (ce_pkts)
+		*ssthresh = *w;
+	else if (*w < *ssthresh)
+		*w = clamp_u32((u64)*w + acked_bytes, lo, hi);
+}
+
+/* End of a round: cut by alpha / 2 if anything was marked, else + 1 MSS. */
+static void round_step(u32 *w, u32 *ssthresh, bool cut, u16 alpha,
+		       u32 marked, u32 mss, u32 lo, u32 hi)
+{
+	if (marked) {
+		if (!cut)
+			*w = clamp_u32(*w - ((u64)*w * alpha >> 11), lo, hi);
+		*ssthresh = *w;
+	} else if (*w >= *ssthresh) {
+		*w = clamp_u32((u64)*w + mss, lo, hi);
+	}
+}
+
+/* Multiplicative decrease to num/den of the window, once per round. */
+static void cut_once(u32 *w, u32 *ssthresh, bool *cut, u32 num, u32 den,
+		     u32 lo, u32 hi)
+{
+	if (*cut)
+		return;
+	*w = clamp_u32(mroce_div_u64((u64)*w * num, den), lo, hi);
+	*ssthresh = *w;
+	*cut = true;
 }
 
 void mroce_cc_path_init(struct mroce_cc_path *cc, const struct mroce_params *p,
@@ -47,26 +81,15 @@ bool mroce_cc_path_on_ack(struct mroce_cc_path *cc,
 {
 	cc->r_rx += rx_pkts;
 	cc->r_ce += ce_pkts;
-	if (ce_pkts)
-		cc->ssthresh = cc->pwnd;
-	else if (cc->pwnd < cc->ssthresh)
-		cc->pwnd = clamp_u32((u64)cc->pwnd + acked_bytes, p->min_pwnd,
-				     p->max_pwnd);
+	ack_step(&cc->pwnd, &cc->ssthresh, acked_bytes, ce_pkts, p->min_pwnd,
+		 p->max_pwnd);
 	if (mroce_seq_lt(high, cc->round_end))
 		return false;
 
 	cc->alpha = ewma_alpha(cc->alpha, cc->r_ce, cc->r_rx,
 			       p->ecn_gain_shift);
-	if (cc->r_ce) {
-		if (!cc->cut)
-			cc->pwnd = clamp_u32(cc->pwnd -
-					     ((u64)cc->pwnd * cc->alpha >> 11),
-					     p->min_pwnd, p->max_pwnd);
-		cc->ssthresh = cc->pwnd;
-	} else if (cc->pwnd >= cc->ssthresh) {
-		cc->pwnd = clamp_u32((u64)cc->pwnd + mss, p->min_pwnd,
-				     p->max_pwnd);
-	}
+	round_step(&cc->pwnd, &cc->ssthresh, cc->cut, cc->alpha, cc->r_ce, mss,
+		   p->min_pwnd, p->max_pwnd);
 	cc->r_rx = 0;
 	cc->r_ce = 0;
 	cc->cut = false;
@@ -79,11 +102,8 @@ bool mroce_cc_path_on_loss(struct mroce_cc_path *cc,
 {
 	if (cc->alpha <= p->ecn_loss_alpha && !cc->r_ce)
 		return false;
-	if (!cc->cut) {
-		cc->pwnd = clamp_u32(cc->pwnd / 2, p->min_pwnd, p->max_pwnd);
-		cc->ssthresh = cc->pwnd;
-		cc->cut = true;
-	}
+	cut_once(&cc->pwnd, &cc->ssthresh, &cc->cut, 1, 2, p->min_pwnd,
+		 p->max_pwnd);
 	return true;
 }
 
@@ -106,11 +126,8 @@ bool mroce_cc_conn_on_ack(struct mroce_cc_conn *cc,
 
 	cc->r_acked += acked_pkts;
 	cc->r_ce += ce_pkts;
-	if (ce_pkts)
-		cc->ssthresh = cc->cwnd;
-	else if (cc->cwnd < cc->ssthresh)
-		cc->cwnd = clamp_u32((u64)cc->cwnd + acked_bytes, p->min_cwnd,
-				     p->max_cwnd);
+	ack_step(&cc->cwnd, &cc->ssthresh, acked_bytes, ce_pkts, p->min_cwnd,
+		 p->max_cwnd);
 	if (!cc->round_end)
 		cc->round_end = now + period;
 	if (now < cc->round_end)
@@ -119,24 +136,17 @@ bool mroce_cc_conn_on_ack(struct mroce_cc_conn *cc,
 	seen = cc->r_acked + cc->r_lost;
 	cc->alpha = ewma_alpha(cc->alpha, cc->r_ce, cc->r_acked,
 			       p->ecn_gain_shift);
-	if (cc->r_ce) {
-		if (!cc->cut)
-			cc->cwnd = clamp_u32(cc->cwnd -
-					     ((u64)cc->cwnd * cc->alpha >> 11),
-					     p->min_cwnd, p->max_cwnd);
-		cc->ssthresh = cc->cwnd;
-	} else if (cc->r_lost >= 2 &&
-		   (u64)cc->r_lost * MROCE_Q10 >= (u64)seen * p->heavy_loss) {
+	if (!cc->r_ce && cc->r_lost >= 2 &&
+	    (u64)cc->r_lost * MROCE_Q10 >= (u64)seen * p->heavy_loss) {
 		/*
 		 * A large share lost without any ECN: a fabric that does not
 		 * mark. Back off so the connection cannot collapse it.
 		 */
-		cc->cwnd = clamp_u32((u64)cc->cwnd * 7 / 10, p->min_cwnd,
-				     p->max_cwnd);
-		cc->ssthresh = cc->cwnd;
-	} else if (cc->cwnd >= cc->ssthresh) {
-		cc->cwnd = clamp_u32((u64)cc->cwnd + mss, p->min_cwnd,
-				     p->max_cwnd);
+		cut_once(&cc->cwnd, &cc->ssthresh, &cc->cut, 7, 10,
+			 p->min_cwnd, p->max_cwnd);
+	} else {
+		round_step(&cc->cwnd, &cc->ssthresh, cc->cut, cc->alpha,
+			   cc->r_ce, mss, p->min_cwnd, p->max_cwnd);
 	}
 	cc->r_acked = 0;
 	cc->r_ce = 0;
@@ -152,12 +162,9 @@ void mroce_cc_conn_on_loss(struct mroce_cc_conn *cc,
 {
 	cc->r_lost += lost_pkts;
 	/* Correlated with ECN: real overload (incast overflow), not noise. */
-	if ((congestion || cc->r_ce) && !cc->cut) {
-		cc->cwnd = clamp_u32((u64)cc->cwnd * 7 / 10, p->min_cwnd,
-				     p->max_cwnd);
-		cc->ssthresh = cc->cwnd;
-		cc->cut = true;
-	}
+	if (congestion || cc->r_ce)
+		cut_once(&cc->cwnd, &cc->ssthresh, &cc->cut, 7, 10,
+			 p->min_cwnd, p->max_cwnd);
 }
 
 void mroce_cc_conn_set_hint(struct mroce_cc_conn *cc, u32 hint)

@@ -231,8 +231,11 @@ static u32 hs_result(struct mroce_conn *c, u32 act, u64 now)
 {
 	if (act & (MROCE_HS_UP | MROCE_HS_RESTART))
 		on_up(c, now);
-	if (act & MROCE_HS_DOWN)
+	if (act & MROCE_HS_DOWN) {
+		/* Nothing in flight survives; the caller fails the QPs. */
+		mroce_conn_reset_transport(c, now);
 		c->n_paths = 0;
+	}
 	return act;
 }
 
