@@ -16,6 +16,7 @@ pkgs=(
 	build-essential bc dwarves
 	# RDMA user space and network tools used by tests and the demo
 	rdma-core ibverbs-utils ibverbs-providers rdmacm-utils perftest python3-pyverbs
+	libibverbs-dev
 	iproute2 iputils-ping ethtool tcpdump
 	# kernel ULP and tracing tools (later issues)
 	nvme-cli fio ksmbd-tools cifs-utils bpftool bpftrace libbpf-dev

@@ -30,7 +30,7 @@ cycles() {
 	local i
 	for i in 1 2 3 4 5; do
 		# modprobe -r also unloaded the now unused dependencies
-		modprobe -a ib_core udp_tunnel ip6_udp_tunnel || return 1
+		modprobe -a ib_core ib_uverbs udp_tunnel ip6_udp_tunnel || return 1
 		insmod "$MROCE_KO" && rmmod mroce || return 1
 		modprobe mroce && modprobe -r mroce || return 1
 	done

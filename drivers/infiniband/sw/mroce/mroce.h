@@ -71,6 +71,7 @@
 #include <linux/mutex.h>
 #include <linux/netdevice.h>
 #include <linux/spinlock.h>
+#include <linux/xarray.h>
 #include <rdma/ib_verbs.h>
 
 #define MROCE_DRV_NAME		"mroce"
@@ -113,6 +114,14 @@ struct mroce_dev {
 
 	spinlock_t		port_lock;	/* protects port */
 	struct mroce_port	port;
+
+	/* Verbs objects (mroce_verbs.h): lookup tables, allocation cursors. */
+	struct xarray		qp_xa;		/* qpn -> struct mroce_qp */
+	struct xarray		mr_xa;		/* key >> 8 -> struct mroce_mr */
+	struct xarray		ah_xa;		/* ah_num -> struct mroce_ah */
+	struct xarray		srq_xa;		/* srq_num -> struct mroce_srq */
+	u32			qp_next, mr_next, ah_next, srq_next;
+	atomic_t		num_pd, num_cq, num_qp;
 
 	/* hw counters, per CPU (mroce_counters.h); no lock. */
 	struct mroce_counters __percpu *counters;

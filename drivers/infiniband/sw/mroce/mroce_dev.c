@@ -10,6 +10,7 @@
 #include <rdma/ib_verbs.h>
 
 #include "mroce.h"
+#include "mroce_verbs.h"
 #include "mroce_counters.h"
 
 /*
@@ -34,6 +35,30 @@ static void mroce_init_caps(struct mroce_dev *mdev)
 	 */
 	attr->local_ca_ack_delay = 15;
 	addrconf_addr_eui48((u8 *)&attr->sys_image_guid, mdev->ndev->dev_addr);
+
+	/* Verbs objects: the limits mroce_verbs.h enforces. */
+	attr->device_cap_flags = IB_DEVICE_MEM_MGT_EXTENSIONS |
+				 IB_DEVICE_PORT_ACTIVE_EVENT |
+				 IB_DEVICE_SYS_IMAGE_GUID;
+	attr->max_mr_size = MROCE_MAX_MR_SIZE;
+	attr->page_size_cap = (u32)PAGE_MASK;	/* FRWR: any 2^n >= PAGE_SIZE */
+	attr->max_qp = MROCE_MAX_QP;
+	attr->max_qp_wr = MROCE_MAX_QP_WR;
+	attr->max_send_sge = MROCE_MAX_SGE;
+	attr->max_recv_sge = MROCE_MAX_SGE;
+	attr->max_sge_rd = MROCE_MAX_SGE_RD;
+	attr->max_cq = MROCE_MAX_CQ;
+	attr->max_cqe = MROCE_MAX_CQE;
+	attr->max_mr = MROCE_MAX_MR;
+	attr->max_pd = MROCE_MAX_PD;
+	attr->max_qp_rd_atom = MROCE_MAX_RD_ATOM;
+	attr->max_qp_init_rd_atom = MROCE_MAX_RD_ATOM;
+	attr->max_res_rd_atom = MROCE_MAX_RD_ATOM * MROCE_MAX_QP;
+	attr->max_srq = MROCE_MAX_SRQ;
+	attr->max_srq_wr = MROCE_MAX_SRQ_WR;
+	attr->max_srq_sge = MROCE_MAX_SGE;
+	attr->max_ah = MROCE_MAX_AH;
+	attr->max_fast_reg_page_list_len = MROCE_MAX_FRWR_PAGES;
 }
 
 /* Port properties that do not follow the netdev; see mroce_query_port(). */
@@ -237,17 +262,12 @@ static void mroce_disassociate_ucontext(struct ib_ucontext *ibuc)
 {
 }
 
-static int mroce_mmap(struct ib_ucontext *ibuc, struct vm_area_struct *vma)
-{
-	/* Nothing is mappable until queues exist (issue 4). */
-	return -EINVAL;
-}
-
 static void mroce_dealloc_driver(struct ib_device *ibdev)
 {
 	struct mroce_dev *mdev = to_mdev(ibdev);
 
 	mroce_counters_fini(mdev);
+	mroce_verbs_dev_fini(mdev);
 	netdev_put(mdev->ndev, &mdev->ndev_tracker);
 }
 
@@ -270,11 +290,7 @@ static const struct attribute_group mroce_dev_attr_group = {
 	.attrs = mroce_dev_attrs,
 };
 
-/*
- * Without the kernel-verbs mandatory ops (create_qp, post_send, ...) the
- * core marks the device as not a kverbs provider, so ib_mad, ib_cm and
- * kernel ULPs leave it alone until the transport provides them.
- */
+/* Device-level ops; the verbs objects are in mroce_verbs_ops. */
 static const struct ib_device_ops mroce_dev_ops = {
 	.owner = THIS_MODULE,
 	.driver_id = MROCE_DRIVER_ID,
@@ -287,7 +303,6 @@ static const struct ib_device_ops mroce_dev_ops = {
 	.disassociate_ucontext = mroce_disassociate_ucontext,
 	.get_link_layer = mroce_get_link_layer,
 	.get_port_immutable = mroce_get_port_immutable,
-	.mmap = mroce_mmap,
 	.query_device = mroce_query_device,
 	.query_pkey = mroce_query_pkey,
 	.query_port = mroce_query_port,
@@ -301,6 +316,7 @@ static const struct ib_device_ops mroce_dev_ops = {
  */
 static const struct ib_device_ops *const mroce_feature_ops[] = {
 	&mroce_dev_ops,
+	&mroce_verbs_ops,
 	&mroce_counters_ops,
 };
 
@@ -372,6 +388,7 @@ int mroce_dev_add(const char *ibdev_name, struct net_device *ndev)
 	mdev->ndev = ndev;
 	netdev_hold(ndev, &mdev->ndev_tracker, GFP_KERNEL);
 	spin_lock_init(&mdev->port_lock);
+	mroce_verbs_dev_init(mdev);
 	mroce_init_caps(mdev);
 	mroce_init_ibdev(mdev);
 	err = mroce_counters_init(mdev);

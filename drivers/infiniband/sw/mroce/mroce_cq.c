@@ -1,0 +1,253 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Completion queues.
+ *
+ * A user CQ is a ring of struct ib_uverbs_wc slots that librxe polls
+ * without a system call (it memcpy()s each slot into a struct ibv_wc); a
+ * kernel CQ is a private ring of struct ib_wc that poll_cq copies out. The
+ * kernel owns the producer index; for user CQs the consumer index is user
+ * memory, read once per post to decide whether the ring is full.
+ *
+ * Overflow puts the CQ in error, as the IB spec says: the completion is
+ * dropped, IB_EVENT_CQ_ERR is reported once, later posts fail too, and the
+ * caller moves the affected QP to ERR.
+ *
+ * Notification: req_notify_cq arms for the next completion or the next
+ * solicited one (an unsuccessful completion counts as solicited); posting
+ * the completion that fires disarms it. The handler is called by the
+ * posting path after it dropped its QP and CQ locks (mroce_cq_dispatch()).
+ */
+#include "mroce.h"
+#include "mroce_verbs.h"
+
+/*
+ * librxe copies our slots into struct ibv_wc, whose wc_flags values differ
+ * from the kernel's IB_WC_* ones (libibverbs <infiniband/verbs.h>:
+ * IBV_WC_GRH 1, IBV_WC_WITH_IMM 2, IBV_WC_IP_CSUM_OK 4, IBV_WC_WITH_INV 8).
+ */
+#define MROCE_UWC_GRH		(1 << 0)
+#define MROCE_UWC_WITH_IMM	(1 << 1)
+#define MROCE_UWC_IP_CSUM_OK	(1 << 2)
+#define MROCE_UWC_WITH_INV	(1 << 3)
+
+static u32 mroce_uwc_flags(int flags)
+{
+	u32 uflags = 0;
+
+	if (flags & IB_WC_GRH)
+		uflags |= MROCE_UWC_GRH;
+	if (flags & IB_WC_WITH_IMM)
+		uflags |= MROCE_UWC_WITH_IMM;
+	if (flags & IB_WC_IP_CSUM_OK)
+		uflags |= MROCE_UWC_IP_CSUM_OK;
+	if (flags & IB_WC_WITH_INVALIDATE)
+		uflags |= MROCE_UWC_WITH_INV;
+	return uflags;
+}
+
+static void mroce_wc_to_user(struct ib_uverbs_wc *uwc, const struct ib_wc *wc)
+{
+	memset(uwc, 0, sizeof(*uwc));
+	uwc->wr_id = wc->wr_id;
+	uwc->status = wc->status;
+	uwc->opcode = wc->opcode;
+	uwc->vendor_err = wc->vendor_err;
+	uwc->byte_len = wc->byte_len;
+	if (wc->wc_flags & IB_WC_WITH_INVALIDATE)
+		uwc->ex.invalidate_rkey = wc->ex.invalidate_rkey;
+	else
+		uwc->ex.imm_data = wc->ex.imm_data;
+	uwc->qp_num = wc->qp->qp_num;
+	uwc->src_qp = wc->src_qp;
+	uwc->wc_flags = mroce_uwc_flags(wc->wc_flags);
+	uwc->pkey_index = wc->pkey_index;
+	uwc->slid = wc->slid;
+	uwc->sl = wc->sl;
+	uwc->dlid_path_bits = wc->dlid_path_bits;
+	uwc->port_num = MROCE_PORT;
+}
+
+int mroce_create_cq(struct ib_cq *ibcq, const struct ib_cq_init_attr *attr,
+		    struct ib_udata *udata)
+{
+	struct mroce_dev *mdev = to_mdev(ibcq->device);
+	struct mroce_cq *cq = to_mcq(ibcq);
+	struct rxe_create_cq_resp resp;
+	size_t elem;
+	int err;
+
+	BUILD_BUG_ON(sizeof(struct ib_uverbs_wc) != 48);
+	BUILD_BUG_ON(sizeof(struct rxe_create_cq_resp) != 16);
+
+	if (attr->flags)
+		return -EOPNOTSUPP;
+	if (attr->cqe < 1 || attr->cqe > MROCE_MAX_CQE)
+		return -EINVAL;
+	if (udata && udata->outlen < sizeof(resp))
+		return -EINVAL;
+	if (atomic_inc_return(&mdev->num_cq) > MROCE_MAX_CQ) {
+		err = -ENOMEM;
+		goto err_count;
+	}
+
+	spin_lock_init(&cq->lock);
+	cq->is_user = !!udata;
+	elem = udata ? sizeof(struct ib_uverbs_wc) : sizeof(struct ib_wc);
+	err = mroce_queue_init(&cq->q, mroce_uctx(udata), attr->cqe, elem);
+	if (err)
+		goto err_count;
+	ibcq->cqe = mroce_queue_capacity(&cq->q);
+
+	if (udata) {
+		mroce_queue_mminfo(&cq->q, &resp.mi);
+		if (ib_copy_to_udata(udata, &resp, sizeof(resp))) {
+			err = -EFAULT;
+			goto err_free;
+		}
+	}
+	return 0;
+
+err_free:
+	mroce_queue_free(&cq->q);
+err_count:
+	atomic_dec(&mdev->num_cq);
+	return err;
+}
+
+int mroce_destroy_cq(struct ib_cq *ibcq, struct ib_udata *udata)
+{
+	struct mroce_cq *cq = to_mcq(ibcq);
+
+	/* The core refuses while QPs or SRQs still use the CQ. */
+	mroce_queue_free(&cq->q);
+	atomic_dec(&to_mdev(ibcq->device)->num_cq);
+	return 0;
+}
+
+static u32 mroce_cq_count(const struct mroce_cq *cq)
+{
+	if (cq->is_user)
+		return (cq->prod - mroce_queue_user_consumer(&cq->q)) &
+		       cq->q.mask;
+	return cq->prod - cq->cons;
+}
+
+/**
+ * mroce_cq_post_locked() - add a completion
+ * @cq: the CQ, locked
+ * @wc: the completion; wc->qp must be set
+ * @solicited: the completion belongs to a solicited message
+ * @ev: accumulates what to dispatch after the caller drops its locks
+ *
+ * Return: 0, or -EOVERFLOW if the CQ is full or already overflowed.
+ */
+int mroce_cq_post_locked(struct mroce_cq *cq, const struct ib_wc *wc,
+			 bool solicited, struct mroce_cq_ev *ev)
+{
+	lockdep_assert_held(&cq->lock);
+
+	if (cq->overflow)
+		return -EOVERFLOW;
+	if (mroce_cq_count(cq) >= mroce_queue_capacity(&cq->q)) {
+		cq->overflow = true;
+		ev->overflow = true;
+		return -EOVERFLOW;
+	}
+
+	if (cq->is_user) {
+		mroce_wc_to_user(mroce_queue_slot(&cq->q, cq->prod), wc);
+		cq->prod++;
+		mroce_queue_publish_producer(&cq->q, cq->prod);
+	} else {
+		memcpy(mroce_queue_slot(&cq->q, cq->prod), wc, sizeof(*wc));
+		cq->prod++;
+	}
+
+	if (cq->notify == IB_CQ_NEXT_COMP ||
+	    (cq->notify == IB_CQ_SOLICITED &&
+	     (solicited || wc->status != IB_WC_SUCCESS))) {
+		cq->notify = 0;
+		ev->notify = true;
+	}
+	return 0;
+}
+
+/* Call the handlers a post owes; no verbs lock may be held. */
+void mroce_cq_dispatch(struct mroce_cq *cq, struct mroce_cq_ev *ev)
+{
+	struct ib_cq *ibcq = &cq->ibcq;
+	struct ib_event event;
+
+	if (ev->overflow && ibcq->event_handler) {
+		event.device = ibcq->device;
+		event.element.cq = ibcq;
+		event.event = IB_EVENT_CQ_ERR;
+		ibcq->event_handler(&event, ibcq->cq_context);
+	}
+	if (ev->notify && ibcq->comp_handler)
+		ibcq->comp_handler(ibcq, ibcq->cq_context);
+	ev->notify = false;
+	ev->overflow = false;
+}
+
+/**
+ * mroce_cq_post() - add a completion and notify, for the transport
+ * @cq: the CQ
+ * @wc: the completion; wc->qp must be set
+ * @solicited: the completion belongs to a solicited message
+ *
+ * Calls the CQ's handlers before returning, so the caller must not hold a
+ * lock a completion handler could take (no verbs lock; a transport
+ * connection lock is fine, see mroce_verbs.h).
+ *
+ * Return: 0, or -EOVERFLOW (the CQ is in error; move the QP to ERR).
+ */
+int mroce_cq_post(struct mroce_cq *cq, const struct ib_wc *wc, bool solicited)
+{
+	struct mroce_cq_ev ev = {};
+	unsigned long flags;
+	int err;
+
+	spin_lock_irqsave(&cq->lock, flags);
+	err = mroce_cq_post_locked(cq, wc, solicited, &ev);
+	spin_unlock_irqrestore(&cq->lock, flags);
+	mroce_cq_dispatch(cq, &ev);
+	return err;
+}
+
+int mroce_poll_cq(struct ib_cq *ibcq, int num, struct ib_wc *wc)
+{
+	struct mroce_cq *cq = to_mcq(ibcq);
+	unsigned long flags;
+	int n = 0;
+
+	/* User CQs are polled in user space; uverbs never gets here. */
+	if (cq->is_user)
+		return -EINVAL;
+
+	spin_lock_irqsave(&cq->lock, flags);
+	while (n < num && cq->cons != cq->prod) {
+		memcpy(&wc[n++], mroce_queue_slot(&cq->q, cq->cons),
+		       sizeof(*wc));
+		cq->cons++;
+	}
+	spin_unlock_irqrestore(&cq->lock, flags);
+	return n;
+}
+
+int mroce_req_notify_cq(struct ib_cq *ibcq, enum ib_cq_notify_flags flags)
+{
+	struct mroce_cq *cq = to_mcq(ibcq);
+	u8 type = flags & IB_CQ_SOLICITED_MASK;
+	unsigned long irqflags;
+	int ret = 0;
+
+	spin_lock_irqsave(&cq->lock, irqflags);
+	/* Armed for any completion stays armed for any completion. */
+	if (cq->notify != IB_CQ_NEXT_COMP)
+		cq->notify = type;
+	if ((flags & IB_CQ_REPORT_MISSED_EVENTS) && mroce_cq_count(cq))
+		ret = 1;
+	spin_unlock_irqrestore(&cq->lock, irqflags);
+	return ret;
+}

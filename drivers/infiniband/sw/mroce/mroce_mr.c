@@ -1,0 +1,595 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Memory regions.
+ *
+ * Keys: lkey == rkey == index << 8 | key byte. The index names the MR in
+ * mdev->mr_xa for the MR's whole life; the key byte starts random (so a
+ * peer cannot guess the keys of a fresh MR) and, for fast-register MRs,
+ * is replaced by the one the ULP chose on every IB_WR_REG_MR
+ * (ib_update_fast_reg_key()), which makes stale rkeys miss.
+ *
+ * Three kinds, one translation each (mroce_mr_walk()):
+ *   DMA   the local DMA lkey: addresses are kernel virtual addresses in the
+ *         direct map (we register with a NULL DMA device, so the core's
+ *         ib_dma_* helpers hand out exactly those), checked with
+ *         virt_addr_valid() page by page.
+ *   USER  user memory pinned with ib_umem_get(): a page array, so an iova
+ *         finds its page in O(1).
+ *   FAST  fast-register (FRWR): map_mr_sg() fills a list of page-size
+ *         aligned kernel addresses; IB_WR_REG_MR makes it valid with the
+ *         iova, length, rights and key byte the WR carries; LOCAL_INV or a
+ *         remote Send-with-Invalidate makes it invalid again.
+ *
+ * Lookups (mroce_mr_get()) run under RCU from any context and return a
+ * counted reference after checking key, state, PD, rights and bounds.
+ * dereg_mr removes the index, waits for those references and frees after a
+ * grace period.
+ */
+#include <linux/highmem.h>
+#include <linux/random.h>
+#include <linux/slab.h>
+#include <linux/xarray.h>
+#include <rdma/ib_umem.h>
+
+#include "mroce.h"
+#include "mroce_verbs.h"
+
+#define MROCE_ACCESS_REMOTE	(IB_ACCESS_REMOTE_READ | IB_ACCESS_REMOTE_WRITE | \
+				 IB_ACCESS_REMOTE_ATOMIC)
+#define MROCE_ACCESS_ALL	(IB_ACCESS_LOCAL_WRITE | MROCE_ACCESS_REMOTE)
+
+static const char *const mroce_mr_err_names[MROCE_MR_NR_ERRS] = {
+	[MROCE_MR_OK]		= "ok",
+	[MROCE_MR_NO_KEY]	= "no_key",
+	[MROCE_MR_STALE_KEY]	= "stale_key",
+	[MROCE_MR_INVALID]	= "invalid_mr",
+	[MROCE_MR_PD]		= "pd_mismatch",
+	[MROCE_MR_ACCESS]	= "access",
+	[MROCE_MR_BOUNDS]	= "bounds",
+};
+
+const char *mroce_mr_err_name(enum mroce_mr_err why)
+{
+	return why < MROCE_MR_NR_ERRS ? mroce_mr_err_names[why] : "?";
+}
+
+static inline u32 mroce_key_index(u32 key)
+{
+	return key >> 8;
+}
+
+/* Rights the IB spec requires to come with LOCAL_WRITE. */
+static bool mroce_access_ok(int access)
+{
+	if (access & ~MROCE_ACCESS_ALL)
+		return false;
+	if ((access & (IB_ACCESS_REMOTE_WRITE | IB_ACCESS_REMOTE_ATOMIC)) &&
+	    !(access & IB_ACCESS_LOCAL_WRITE))
+		return false;
+	return true;
+}
+
+static struct mroce_mr *mroce_mr_alloc(struct ib_pd *pd,
+				       enum mroce_mr_type type)
+{
+	struct mroce_dev *mdev = to_mdev(pd->device);
+	struct mroce_mr *mr;
+	u32 index;
+	int err;
+
+	mr = kzalloc(sizeof(*mr), GFP_KERNEL);
+	if (!mr)
+		return ERR_PTR(-ENOMEM);
+	mr->type = type;
+	spin_lock_init(&mr->lock);
+	refcount_set(&mr->ref, 1);
+	init_completion(&mr->released);
+
+	/* Published only when fully set up: see mroce_mr_publish(). */
+	err = xa_alloc_cyclic_irq(&mdev->mr_xa, &index, NULL,
+				  XA_LIMIT(1, MROCE_MAX_MR), &mdev->mr_next,
+				  GFP_KERNEL);
+	if (err < 0) {
+		kfree(mr);
+		return ERR_PTR(err == -EBUSY ? -ENOMEM : err);
+	}
+	mr->key = index << 8 | get_random_u8();
+	mr->ibmr.lkey = mr->key;
+	mr->ibmr.rkey = mr->key;
+	return mr;
+}
+
+static void mroce_mr_publish(struct mroce_dev *mdev, struct mroce_mr *mr)
+{
+	xa_store_irq(&mdev->mr_xa, mroce_key_index(mr->key), mr, GFP_KERNEL);
+}
+
+/* Undo mroce_mr_alloc() for an MR nobody could look up yet. */
+static void mroce_mr_discard(struct mroce_dev *mdev, struct mroce_mr *mr)
+{
+	xa_erase_irq(&mdev->mr_xa, mroce_key_index(mr->key));
+	kvfree(mr->pages);
+	kvfree(mr->page_list);
+	kfree(mr);
+}
+
+struct ib_mr *mroce_get_dma_mr(struct ib_pd *pd, int access)
+{
+	struct mroce_mr *mr;
+
+	if (!mroce_access_ok(access))
+		return ERR_PTR(-EINVAL);
+	mr = mroce_mr_alloc(pd, MROCE_MR_DMA);
+	if (IS_ERR(mr))
+		return ERR_CAST(mr);
+	mr->access = access;
+	mr->iova = 0;
+	mr->length = U64_MAX;
+	mr->valid = true;
+	mroce_mr_publish(to_mdev(pd->device), mr);
+	return &mr->ibmr;
+}
+
+struct ib_mr *mroce_reg_user_mr(struct ib_pd *pd, u64 start, u64 length,
+				u64 iova, int access, struct ib_udata *udata)
+{
+	struct mroce_dev *mdev = to_mdev(pd->device);
+	struct sg_page_iter iter;
+	struct ib_umem *umem;
+	struct mroce_mr *mr;
+	u64 end;
+	u32 n;
+	int err;
+
+	/* Hints we may ignore; everything else must be something we do. */
+	access &= ~(IB_ACCESS_OPTIONAL | IB_ACCESS_HUGETLB);
+	if (!mroce_access_ok(access))
+		return ERR_PTR(access & ~MROCE_ACCESS_ALL ? -EOPNOTSUPP : -EINVAL);
+	if (!length || length > MROCE_MAX_MR_SIZE ||
+	    check_add_overflow(iova, length, &end))
+		return ERR_PTR(-EINVAL);
+
+	mr = mroce_mr_alloc(pd, MROCE_MR_USER);
+	if (IS_ERR(mr))
+		return ERR_CAST(mr);
+
+	/* Pinned writable only if we may ever write into it. */
+	umem = ib_umem_get(pd->device, start, length, access);
+	if (IS_ERR(umem)) {
+		err = PTR_ERR(umem);
+		goto err_discard;
+	}
+
+	mr->npages = ib_umem_num_pages(umem);
+	mr->pages = kvcalloc(mr->npages, sizeof(*mr->pages), GFP_KERNEL);
+	if (!mr->pages) {
+		err = -ENOMEM;
+		goto err_release;
+	}
+	n = 0;
+	for_each_sgtable_page(&umem->sgt_append.sgt, &iter, 0) {
+		if (n == mr->npages)
+			break;
+		mr->pages[n++] = sg_page_iter_page(&iter);
+	}
+	if (n != mr->npages) {
+		err = -EFAULT;
+		goto err_release;
+	}
+
+	mr->umem = umem;
+	mr->offset = ib_umem_offset(umem);
+	mr->access = access;
+	mr->iova = iova;
+	mr->length = length;
+	mr->valid = true;
+	mroce_mr_publish(mdev, mr);
+	return &mr->ibmr;
+
+err_release:
+	ib_umem_release(umem);
+err_discard:
+	mroce_mr_discard(mdev, mr);
+	return ERR_PTR(err);
+}
+
+struct ib_mr *mroce_alloc_mr(struct ib_pd *pd, enum ib_mr_type type,
+			     u32 max_num_sg)
+{
+	struct mroce_mr *mr;
+
+	if (type != IB_MR_TYPE_MEM_REG)
+		return ERR_PTR(-EOPNOTSUPP);
+	if (!max_num_sg || max_num_sg > MROCE_MAX_FRWR_PAGES)
+		return ERR_PTR(-EINVAL);
+
+	mr = mroce_mr_alloc(pd, MROCE_MR_FAST);
+	if (IS_ERR(mr))
+		return ERR_CAST(mr);
+	mr->page_list = kvcalloc(max_num_sg, sizeof(u64), GFP_KERNEL);
+	if (!mr->page_list) {
+		mroce_mr_discard(to_mdev(pd->device), mr);
+		return ERR_PTR(-ENOMEM);
+	}
+	mr->max_pages = max_num_sg;
+	mroce_mr_publish(to_mdev(pd->device), mr);
+	return &mr->ibmr;
+}
+
+static int mroce_set_page(struct ib_mr *ibmr, u64 addr)
+{
+	struct mroce_mr *mr = to_mmr(ibmr);
+
+	if (mr->npages == mr->max_pages)
+		return -ENOMEM;
+	mr->page_list[mr->npages++] = addr;
+	return 0;
+}
+
+int mroce_map_mr_sg(struct ib_mr *ibmr, struct scatterlist *sg, int sg_nents,
+		    unsigned int *sg_offset)
+{
+	struct mroce_mr *mr = to_mmr(ibmr);
+
+	/* Our pages are kernel pages; smaller FR pages would not map 1:1. */
+	if (ibmr->page_size < PAGE_SIZE || !is_power_of_2(ibmr->page_size))
+		return -EINVAL;
+	mr->npages = 0;
+	return ib_sg_to_pages(ibmr, sg, sg_nents, sg_offset, mroce_set_page);
+}
+
+int mroce_dereg_mr(struct ib_mr *ibmr, struct ib_udata *udata)
+{
+	struct mroce_mr *mr = to_mmr(ibmr);
+	struct mroce_dev *mdev = to_mdev(ibmr->device);
+
+	xa_erase_irq(&mdev->mr_xa, mroce_key_index(mr->key));
+	mroce_mr_put(mr);
+	/* Transport references are short: one packet's placement. */
+	wait_for_completion(&mr->released);
+
+	if (mr->umem)
+		ib_umem_release(mr->umem);
+	kvfree(mr->pages);
+	kvfree(mr->page_list);
+	kfree_rcu(mr, rcu);
+	return 0;
+}
+
+/**
+ * mroce_mr_get() - look up a key and check an access through it
+ * @mdev: the device
+ * @key: lkey or rkey (untrusted)
+ * @pd: the PD of the QP doing the access; the MR must belong to it
+ * @access: IB_ACCESS_* rights the access needs: 0 for a local read,
+ *	    IB_ACCESS_LOCAL_WRITE for a local write, IB_ACCESS_REMOTE_* for
+ *	    accesses a peer asked for
+ * @iova: first byte accessed
+ * @len: bytes accessed
+ * @is_rkey: @key came from the wire, so at least one remote right is needed
+ * @why: on failure, the reason (for NAKs and counters); may be NULL
+ *
+ * Any context. The range check is overflow-safe for any @iova and @len.
+ *
+ * Return: the MR with a reference (mroce_mr_put()), or NULL.
+ */
+struct mroce_mr *mroce_mr_get(struct mroce_dev *mdev, u32 key,
+			      struct ib_pd *pd, int access, u64 iova, u64 len,
+			      bool is_rkey, enum mroce_mr_err *why)
+{
+	enum mroce_mr_err err = MROCE_MR_OK;
+	struct mroce_mr *mr;
+	unsigned long flags;
+
+	rcu_read_lock();
+	mr = xa_load(&mdev->mr_xa, mroce_key_index(key));
+	if (mr && !refcount_inc_not_zero(&mr->ref))
+		mr = NULL;
+	rcu_read_unlock();
+	if (!mr) {
+		err = MROCE_MR_NO_KEY;
+		goto out;
+	}
+
+	spin_lock_irqsave(&mr->lock, flags);
+	if (mr->key != key)
+		err = MROCE_MR_STALE_KEY;
+	else if (!mr->valid)
+		err = MROCE_MR_INVALID;
+	else if (mr->ibmr.pd != pd)
+		err = MROCE_MR_PD;
+	else if ((access & ~mr->access) ||
+		 (is_rkey && !(access & MROCE_ACCESS_REMOTE)))
+		err = MROCE_MR_ACCESS;
+	else if (iova < mr->iova || len > mr->length ||
+		 iova - mr->iova > mr->length - len)
+		err = MROCE_MR_BOUNDS;
+	spin_unlock_irqrestore(&mr->lock, flags);
+
+	if (err) {
+		mroce_mr_put(mr);
+		mr = NULL;
+	}
+out:
+	if (why)
+		*why = err;
+	return mr;
+}
+
+void mroce_mr_put(struct mroce_mr *mr)
+{
+	if (refcount_dec_and_test(&mr->ref))
+		complete(&mr->released);
+}
+
+/* The translation state a walk uses, read once under the lock. */
+struct mroce_mr_view {
+	u64		iova;
+	u64		length;
+	unsigned int	shift;
+	unsigned int	offset;
+	u32		npages;
+};
+
+static int mroce_mr_chunk(const struct mroce_mr *mr,
+			  const struct mroce_mr_view *v, u64 iova, u64 len,
+			  struct page **page, unsigned int *off,
+			  unsigned int *chunk)
+{
+	u64 pos = iova - v->iova + v->offset;
+	unsigned long kva;
+	u64 idx, room;
+
+	switch (mr->type) {
+	case MROCE_MR_USER:
+		idx = pos >> PAGE_SHIFT;
+		if (idx >= v->npages)
+			return -EFAULT;
+		*page = mr->pages[idx];
+		*off = pos & ~PAGE_MASK;
+		room = PAGE_SIZE - *off;
+		break;
+	case MROCE_MR_FAST:
+		idx = pos >> v->shift;
+		if (idx >= v->npages)
+			return -EFAULT;
+		kva = mr->page_list[idx] + (pos & ((1ULL << v->shift) - 1));
+		if (!virt_addr_valid((void *)kva))
+			return -EFAULT;
+		*page = virt_to_page((void *)kva);
+		*off = offset_in_page(kva);
+		room = PAGE_SIZE - *off;
+		break;
+	default:
+		kva = iova;
+		if (kva != iova || !virt_addr_valid((void *)kva))
+			return -EFAULT;
+		*page = virt_to_page((void *)kva);
+		*off = offset_in_page(kva);
+		room = PAGE_SIZE - *off;
+		break;
+	}
+	*chunk = min(len, room);
+	return 0;
+}
+
+/**
+ * mroce_mr_walk() - visit [iova, iova + len) of an MR page by page
+ * @mr: a referenced MR whose range was checked by mroce_mr_get()
+ * @iova: first byte
+ * @len: bytes
+ * @fn: called for each piece
+ * @priv: passed to @fn
+ *
+ * Rechecks the range against the MR's current state, so a concurrent
+ * invalidate or re-registration can make the walk fail but never make it
+ * leave the MR's pages.
+ *
+ * Return: 0, -EFAULT if the range is (no longer) inside the MR, or what
+ * @fn returned.
+ */
+int mroce_mr_walk(struct mroce_mr *mr, u64 iova, u64 len,
+		  mroce_chunk_fn fn, void *priv)
+{
+	struct mroce_mr_view v;
+	unsigned long flags;
+	unsigned int off, chunk;
+	struct page *page;
+	int err;
+
+	spin_lock_irqsave(&mr->lock, flags);
+	v.iova = mr->iova;
+	v.length = mr->length;
+	v.shift = mr->page_shift;
+	v.offset = mr->offset;
+	v.npages = mr->npages;
+	spin_unlock_irqrestore(&mr->lock, flags);
+
+	if (iova < v.iova || len > v.length || iova - v.iova > v.length - len)
+		return -EFAULT;
+
+	while (len) {
+		err = mroce_mr_chunk(mr, &v, iova, len, &page, &off, &chunk);
+		if (err)
+			return err;
+		err = fn(priv, page, off, chunk);
+		if (err)
+			return err;
+		iova += chunk;
+		len -= chunk;
+	}
+	return 0;
+}
+
+int mroce_chunk_to_mr(void *priv, struct page *page, unsigned int off,
+		      unsigned int len)
+{
+	struct mroce_copy *c = priv;
+
+	memcpy_to_page(page, off, c->src, len);
+	c->src += len;
+	return 0;
+}
+
+int mroce_chunk_from_mr(void *priv, struct page *page, unsigned int off,
+			unsigned int len)
+{
+	struct mroce_copy *c = priv;
+
+	memcpy_from_page(c->dst, page, off, len);
+	c->dst += len;
+	return 0;
+}
+
+int mroce_chunk_skb_to_mr(void *priv, struct page *page, unsigned int off,
+			  unsigned int len)
+{
+	struct mroce_copy *c = priv;
+	void *kaddr = kmap_local_page(page);
+	int err;
+
+	err = skb_copy_bits(c->skb, c->skb_off, kaddr + off, len);
+	kunmap_local(kaddr);
+	if (err)
+		return -EFAULT;
+	flush_dcache_page(page);
+	c->skb_off += len;
+	return 0;
+}
+
+/* Copy @len bytes from @src into the MR at @iova. */
+int mroce_mr_copy_to(struct mroce_mr *mr, u64 iova, const void *src, u32 len)
+{
+	struct mroce_copy c = { .src = src };
+
+	return mroce_mr_walk(mr, iova, len, mroce_chunk_to_mr, &c);
+}
+
+/* Copy @len bytes at @iova out of the MR into @dst. */
+int mroce_mr_copy_from(struct mroce_mr *mr, u64 iova, void *dst, u32 len)
+{
+	struct mroce_copy c = { .dst = dst };
+
+	return mroce_mr_walk(mr, iova, len, mroce_chunk_from_mr, &c);
+}
+
+/* Place @len bytes of @skb from @skb_off into the MR at @iova. */
+int mroce_mr_copy_from_skb(struct mroce_mr *mr, u64 iova,
+			   const struct sk_buff *skb, int skb_off, u32 len)
+{
+	struct mroce_copy c = { .skb = skb, .skb_off = skb_off };
+
+	return mroce_mr_walk(mr, iova, len, mroce_chunk_skb_to_mr, &c);
+}
+
+/* Find an FRWR MR of @pd by its full key; NULL if none. Referenced. */
+static struct mroce_mr *mroce_frwr_get(struct mroce_dev *mdev,
+				       struct ib_pd *pd, u32 key)
+{
+	struct mroce_mr *mr;
+
+	rcu_read_lock();
+	mr = xa_load(&mdev->mr_xa, mroce_key_index(key));
+	if (mr && !refcount_inc_not_zero(&mr->ref))
+		mr = NULL;
+	rcu_read_unlock();
+	if (mr && (mr->type != MROCE_MR_FAST || mr->ibmr.pd != pd)) {
+		mroce_mr_put(mr);
+		mr = NULL;
+	}
+	return mr;
+}
+
+static int mroce_mr_invalidate(struct mroce_dev *mdev, struct ib_pd *pd,
+			       u32 key)
+{
+	struct mroce_mr *mr = mroce_frwr_get(mdev, pd, key);
+	unsigned long flags;
+	int err = 0;
+
+	if (!mr)
+		return -EINVAL;
+	spin_lock_irqsave(&mr->lock, flags);
+	if (mr->key != key)
+		err = -EINVAL;
+	else
+		mr->valid = false;
+	spin_unlock_irqrestore(&mr->lock, flags);
+	mroce_mr_put(mr);
+	return err;
+}
+
+/**
+ * mroce_mr_remote_invalidate() - a Send with Invalidate arrived for @qp
+ * @qp: the receiving QP
+ * @rkey: the key the peer asked us to invalidate
+ *
+ * Return: IB_WC_SUCCESS, or IB_WC_REM_INV_REQ_ERR if @rkey does not name a
+ * fast-register MR of the QP's PD.
+ */
+enum ib_wc_status mroce_mr_remote_invalidate(struct mroce_qp *qp, u32 rkey)
+{
+	if (mroce_mr_invalidate(mroce_qp_dev(qp), qp->ibqp.pd, rkey))
+		return IB_WC_REM_INV_REQ_ERR;
+	return IB_WC_SUCCESS;
+}
+
+/**
+ * mroce_exec_local_inv() - execute an IB_WR_LOCAL_INV in SQ order
+ * @qp: the QP
+ * @swqe: the WQE
+ *
+ * Return: the completion status.
+ */
+enum ib_wc_status mroce_exec_local_inv(struct mroce_qp *qp,
+				       const struct mroce_swqe *swqe)
+{
+	if (mroce_mr_invalidate(mroce_qp_dev(qp), qp->ibqp.pd,
+				swqe->ex.invalidate_rkey))
+		return IB_WC_LOC_PROT_ERR;
+	return IB_WC_SUCCESS;
+}
+
+/**
+ * mroce_exec_reg_mr() - execute an IB_WR_REG_MR in SQ order
+ * @qp: the QP
+ * @swqe: the WQE (iova and length were taken from the MR when posted)
+ *
+ * Return: the completion status.
+ */
+enum ib_wc_status mroce_exec_reg_mr(struct mroce_qp *qp,
+				    const struct mroce_swqe *swqe)
+{
+	struct mroce_mr *mr = swqe->wr.reg.mr;
+	unsigned int shift, fbo;
+	enum ib_wc_status status = IB_WC_SUCCESS;
+	unsigned long flags;
+	u64 span;
+
+	if (mr->ibmr.pd != qp->ibqp.pd ||
+	    mroce_key_index(swqe->wr.reg.key) != mroce_key_index(mr->key) ||
+	    !mroce_access_ok(swqe->wr.reg.access))
+		return IB_WC_LOC_PROT_ERR;
+
+	shift = ilog2(mr->ibmr.page_size);
+	fbo = swqe->wr.reg.iova & ((1ULL << shift) - 1);
+
+	spin_lock_irqsave(&mr->lock, flags);
+	if (mr->valid) {
+		/* IBTA: a fast register needs the MR in the free state. */
+		status = IB_WC_LOC_QP_OP_ERR;
+	} else if (check_add_overflow(swqe->wr.reg.length, (u64)fbo, &span) ||
+		   span > ((u64)mr->npages << shift)) {
+		status = IB_WC_LOC_LEN_ERR;
+	} else {
+		mr->key = swqe->wr.reg.key;
+		mr->access = swqe->wr.reg.access;
+		mr->iova = swqe->wr.reg.iova;
+		mr->length = swqe->wr.reg.length;
+		mr->page_shift = shift;
+		mr->offset = fbo;
+		mr->valid = true;
+	}
+	spin_unlock_irqrestore(&mr->lock, flags);
+	return status;
+}

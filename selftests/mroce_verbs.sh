@@ -1,0 +1,77 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+# vm-timeout: 300
+#
+# Verbs objects and the rxe user ABI: tools/mroce_verbs_test.c drives every
+# object through rdma-core's stock rxe provider (device and port attributes,
+# PD/MR, CQ and notification, QP caps and the whole state machine, posting
+# into the mmap'd rings, error flush, bad WQEs, hostile ring indices, SRQ,
+# AH); then `rdma res show` must list what a process holds, and the core's
+# GSI QP must exist with QPN 1.
+. "$(dirname "$0")/lib.sh"
+require_root
+require_cmd rdma ip cc
+[ -e /usr/include/infiniband/verbs.h ] ||
+	skip_all "libibverbs-dev is not installed (make deps)"
+
+# Built on the host by `make -C selftests/tools`; compiled here if stale.
+src=$MROCE_SELFTESTS_DIR/tools/mroce_verbs_test.c
+bin=$MROCE_REPO/build/tools/mroce_verbs_test
+if [ ! -x "$bin" ] || [ "$bin" -ot "$src" ]; then
+	bin=$MROCE_TEST_OUT/mroce_verbs_test
+	cc -O0 -Wall -Werror -o "$bin" "$src" -libverbs 2> "$MROCE_TEST_OUT/cc.log" || {
+		ktap_fail "build tools/mroce_verbs_test.c" "$(head -c 300 "$MROCE_TEST_OUT/cc.log")"
+		ktap_finish
+	}
+fi
+
+mroce_load
+dmesg_mark
+topo_netns
+mroce_link_add mroce_a va a
+wait_for 5 has_gid mroce_a "$(gid_of_ip 10.0.0.1)"
+
+# One subtest per line the program prints: "ok|fail<TAB>what[<TAB>why]".
+"$bin" mroce_a > "$MROCE_TEST_OUT/verbs_test.out" 2>&1
+rc=$?
+while IFS=$'\t' read -r st desc why; do
+	case $st in
+	ok) ktap_ok "$desc" ;;
+	fail) ktap_fail "$desc" "$why" ;;
+	*) ktap_info "$st $desc $why" ;;
+	esac
+done < "$MROCE_TEST_OUT/verbs_test.out"
+check_eq "mroce_verbs_test exit status" 0 "$rc"
+
+# --- rdma res: objects of a live process, and the kernel's GSI QP ----------
+coproc HOLD { "$bin" mroce_a --hold 2>&1; }
+read -r -t 30 ready rcq udq mrkey <&"${HOLD[0]}"
+check_eq "holder process is ready" ready "$ready"
+rc_qpn=${rcq#rc=} ud_qpn=${udq#ud=} lkey=${mrkey#mr_lkey=}
+# (A QP in RESET has no port yet, so list by device, not by link.)
+qps=$(rdma res show qp | grep "mroce_a")
+printf '%s\n' "$qps" > "$MROCE_TEST_OUT/res_qp.txt"
+check "rdma res show qp: the RC QP in RTS" \
+	grep -Eq "lqpn $rc_qpn .*type RC state RTS" <<< "$qps"
+check "rdma res show qp: the UD QP" grep -Eq "lqpn $ud_qpn .*type UD" <<< "$qps"
+check "rdma res show qp: the core's GSI QP is QPN 1" \
+	grep -Eq "lqpn 1 .*type GSI" <<< "$qps"
+check "rdma res show cq: the holder's CQ" \
+	bash -c "rdma res show cq dev mroce_a | grep -q 'comm mroce_verbs_te'"
+check "rdma res show mr: the holder's MR by lkey" \
+	bash -c "rdma res show mr dev mroce_a | grep -q 'lkey $(printf '0x%x' "$lkey")'"
+check "rdma res show pd: the holder's PD" \
+	bash -c "rdma res show pd dev mroce_a | grep -q 'comm mroce_verbs_te'"
+check "rdma res show srq: the holder's SRQ" \
+	bash -c "rdma res show srq dev mroce_a | grep -q 'comm mroce_verbs_te'"
+echo done >&"${HOLD[1]}"
+wait "$HOLD_PID"
+check_eq "holder released its objects" 0 "$?"
+check_fail "rdma res show qp: the RC QP is gone" \
+	bash -c "rdma res show qp | grep -Eq 'mroce_a.* lqpn $rc_qpn .*type RC'"
+
+# Device removal with every object gone must not leak (dealloc_driver WARNs).
+check "rdma link delete" mroce_link_del mroce_a
+topo_netns_cleanup
+check "kernel log clean" dmesg_clean
+ktap_finish

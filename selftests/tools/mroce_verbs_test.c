@@ -1,0 +1,1340 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * mroce_verbs_test: every verbs object of an mroce device, driven through
+ * rdma-core's stock rxe provider (librxe), with real assertions.
+ *
+ *   mroce_verbs_test DEVICE           run all checks
+ *   mroce_verbs_test DEVICE --hold    create one of each object, print
+ *                                     "ready", wait for a line on stdin
+ *
+ * Output: one line per check, "ok<TAB>description" or
+ * "fail<TAB>description<TAB>why"; the exit status is 1 if any check failed.
+ *
+ * Without a transport nothing is ever sent, so data-path checks are about
+ * queues: what gets posted, validated, flushed and completed, and how the
+ * kernel treats rings that user space corrupts on purpose. The corruption
+ * checks find librxe's mapped rings in /proc/self/maps and write into
+ * them, and ring the send doorbell with a raw write() on the uverbs fd.
+ */
+#define _GNU_SOURCE
+#include <endian.h>
+#include <errno.h>
+#include <inttypes.h>
+#include <poll.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <infiniband/verbs.h>
+#include <rdma/ib_user_verbs.h>
+#include <rdma/rdma_user_rxe.h>
+
+static int nfail;
+static struct ibv_context *ctx;
+static struct ibv_pd *pd;
+static struct ibv_device_attr dattr;
+static struct ibv_port_attr pattr;
+static union ibv_gid gid;
+static int gid_idx = -1;
+
+static void result(bool pass, const char *fmt, ...)
+{
+	va_list ap;
+
+	printf("%s\t", pass ? "ok" : "fail");
+	va_start(ap, fmt);
+	vprintf(fmt, ap);
+	va_end(ap);
+	putchar('\n');
+	fflush(stdout);
+	if (!pass)
+		nfail++;
+}
+
+#define CHECK(cond, ...) result(!!(cond), __VA_ARGS__)
+
+/* Fatal setup failure: report it and stop. */
+static void die(const char *what)
+{
+	result(false, "setup: %s (%s)", what, strerror(errno));
+	exit(1);
+}
+
+/* ------------------------------------------------------------ helpers */
+
+static struct ibv_cq *mk_cq(int cqe, struct ibv_comp_channel *ch)
+{
+	struct ibv_cq *cq = ibv_create_cq(ctx, cqe, NULL, ch, 0);
+
+	if (!cq)
+		die("ibv_create_cq");
+	return cq;
+}
+
+struct qp_spec {
+	enum ibv_qp_type type;
+	uint32_t swr, rwr, ssge, rsge, inl;
+	struct ibv_cq *scq, *rcq;
+	struct ibv_srq *srq;
+	int sig_all;
+};
+
+static struct ibv_qp *try_qp(struct qp_spec *s, struct ibv_qp_init_attr *out)
+{
+	struct ibv_qp_init_attr a = {
+		.send_cq = s->scq,
+		.recv_cq = s->rcq,
+		.srq = s->srq,
+		.cap = {
+			.max_send_wr = s->swr,
+			.max_recv_wr = s->rwr,
+			.max_send_sge = s->ssge,
+			.max_recv_sge = s->rsge,
+			.max_inline_data = s->inl,
+		},
+		.qp_type = s->type,
+		.sq_sig_all = s->sig_all,
+	};
+	struct ibv_qp *qp = ibv_create_qp(pd, &a);
+
+	if (out)
+		*out = a;
+	return qp;
+}
+
+static struct ibv_qp *mk_qp(enum ibv_qp_type type, struct ibv_cq *scq,
+			    struct ibv_cq *rcq, uint32_t swr, uint32_t rwr)
+{
+	struct qp_spec s = {
+		.type = type, .swr = swr, .rwr = rwr, .ssge = 2, .rsge = 1,
+		.inl = 64, .scq = scq, .rcq = rcq,
+	};
+	struct ibv_qp *qp = try_qp(&s, NULL);
+
+	if (!qp)
+		die("ibv_create_qp");
+	return qp;
+}
+
+static int to_init(struct ibv_qp *qp)
+{
+	struct ibv_qp_attr a = {
+		.qp_state = IBV_QPS_INIT,
+		.pkey_index = 0,
+		.port_num = 1,
+		.qp_access_flags = IBV_ACCESS_REMOTE_WRITE |
+				   IBV_ACCESS_REMOTE_READ,
+		.qkey = 0x11111111,
+	};
+	int mask = IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT;
+
+	mask |= qp->qp_type == IBV_QPT_UD ? IBV_QP_QKEY : IBV_QP_ACCESS_FLAGS;
+	return ibv_modify_qp(qp, &a, mask);
+}
+
+static void rc_rtr_attr(struct ibv_qp_attr *a, uint32_t dqpn)
+{
+	memset(a, 0, sizeof(*a));
+	a->qp_state = IBV_QPS_RTR;
+	a->path_mtu = IBV_MTU_1024;
+	a->dest_qp_num = dqpn;
+	a->rq_psn = 0x123456;
+	a->max_dest_rd_atomic = 16;
+	a->min_rnr_timer = 12;
+	a->ah_attr.is_global = 1;
+	a->ah_attr.grh.dgid = gid;
+	a->ah_attr.grh.sgid_index = gid_idx;
+	a->ah_attr.grh.hop_limit = 64;
+	a->ah_attr.port_num = 1;
+}
+
+#define RC_RTR_MASK (IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU | \
+		     IBV_QP_DEST_QPN | IBV_QP_RQ_PSN | \
+		     IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER)
+#define RC_RTS_MASK (IBV_QP_STATE | IBV_QP_SQ_PSN | IBV_QP_TIMEOUT | \
+		     IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY | \
+		     IBV_QP_MAX_QP_RD_ATOMIC)
+
+static void rc_rts_attr(struct ibv_qp_attr *a)
+{
+	memset(a, 0, sizeof(*a));
+	a->qp_state = IBV_QPS_RTS;
+	a->sq_psn = 0x654321;
+	a->timeout = 14;
+	a->retry_cnt = 7;
+	a->rnr_retry = 7;
+	a->max_rd_atomic = 16;
+}
+
+static int to_rts(struct ibv_qp *qp)
+{
+	struct ibv_qp_attr a;
+	int err = to_init(qp);
+
+	if (err)
+		return err;
+	if (qp->qp_type == IBV_QPT_UD) {
+		memset(&a, 0, sizeof(a));
+		a.qp_state = IBV_QPS_RTR;
+		err = ibv_modify_qp(qp, &a, IBV_QP_STATE);
+		if (err)
+			return err;
+		a.qp_state = IBV_QPS_RTS;
+		a.sq_psn = 1;
+		return ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_SQ_PSN);
+	}
+	rc_rtr_attr(&a, qp->qp_num);	/* connected to itself */
+	err = ibv_modify_qp(qp, &a, RC_RTR_MASK);
+	if (err)
+		return err;
+	rc_rts_attr(&a);
+	return ibv_modify_qp(qp, &a, RC_RTS_MASK);
+}
+
+static int set_state(struct ibv_qp *qp, enum ibv_qp_state s)
+{
+	struct ibv_qp_attr a = { .qp_state = s };
+
+	return ibv_modify_qp(qp, &a, IBV_QP_STATE);
+}
+
+static enum ibv_qp_state qp_state(struct ibv_qp *qp)
+{
+	struct ibv_qp_init_attr ia;
+	struct ibv_qp_attr a;
+
+	if (ibv_query_qp(qp, &a, IBV_QP_STATE, &ia))
+		return (enum ibv_qp_state)-1;
+	return a.qp_state;
+}
+
+/* Poll up to @n completions, waiting up to @ms for them. */
+static int poll_n(struct ibv_cq *cq, struct ibv_wc *wc, int n, int ms)
+{
+	int got = 0, r, i;
+
+	for (i = 0; i <= ms && got < n; i++) {
+		r = ibv_poll_cq(cq, n - got, wc + got);
+		if (r < 0)
+			return r;
+		got += r;
+		if (got < n)
+			usleep(1000);
+	}
+	return got;
+}
+
+/* Wait for an async event of @type (others are skipped). */
+static bool wait_async(enum ibv_event_type type, void *elem, int ms)
+{
+	struct pollfd pfd = { .fd = ctx->async_fd, .events = POLLIN };
+	struct ibv_async_event ev;
+	bool hit;
+
+	while (poll(&pfd, 1, ms) > 0) {
+		if (ibv_get_async_event(ctx, &ev))
+			return false;
+		hit = ev.event_type == type &&
+		      (!elem || ev.element.qp == elem || ev.element.cq == elem ||
+		       ev.element.srq == elem);
+		ibv_ack_async_event(&ev);
+		if (hit)
+			return true;
+	}
+	return false;
+}
+
+static void drain_async(void)
+{
+	while (wait_async(IBV_EVENT_DEVICE_FATAL, (void *)1, 0))
+		;
+}
+
+/* --- librxe's rings, found through /proc/self/maps -------------------- */
+
+struct maps {
+	int n;
+	unsigned long start[512], end[512];
+};
+
+static void snap_maps(struct maps *m)
+{
+	char line[512];
+	FILE *f = fopen("/proc/self/maps", "r");
+
+	m->n = 0;
+	if (!f)
+		die("open /proc/self/maps");
+	while (fgets(line, sizeof(line), f) && m->n < 512) {
+		if (!strstr(line, "/dev/infiniband/uverbs"))
+			continue;
+		if (sscanf(line, "%lx-%lx", &m->start[m->n], &m->end[m->n]) == 2)
+			m->n++;
+	}
+	fclose(f);
+}
+
+/* The ring mapped between two snapshots whose slots are (not) >= 256 B. */
+static struct rxe_queue_buf *new_ring(const struct maps *b,
+				      const struct maps *a, bool big_slots)
+{
+	struct rxe_queue_buf *q;
+	int i, j;
+
+	for (i = 0; i < a->n; i++) {
+		for (j = 0; j < b->n; j++)
+			if (b->start[j] == a->start[i])
+				break;
+		if (j < b->n)
+			continue;
+		q = (struct rxe_queue_buf *)a->start[i];
+		if ((q->log2_elem_size >= 8) == big_slots)
+			return q;
+	}
+	return NULL;
+}
+
+static void *ring_slot(struct rxe_queue_buf *q, uint32_t mask, uint32_t log2,
+		       uint32_t idx)
+{
+	return q->data + ((size_t)(idx & mask) << log2);
+}
+
+struct rings {
+	struct rxe_queue_buf *sq, *rq;
+	uint32_t sq_mask, sq_log2, rq_mask, rq_log2;
+};
+
+/* Create a QP and find its send (and receive) ring. */
+static struct ibv_qp *mk_qp_rings(struct qp_spec *s, struct rings *r)
+{
+	struct maps b, a;
+	struct ibv_qp *qp;
+
+	snap_maps(&b);
+	qp = try_qp(s, NULL);
+	if (!qp)
+		die("ibv_create_qp");
+	snap_maps(&a);
+	r->sq = new_ring(&b, &a, true);
+	r->rq = s->srq ? NULL : new_ring(&b, &a, false);
+	if (!r->sq || (!s->srq && !r->rq))
+		die("finding the mapped rings");
+	/* Read once, before any test scribbles over the headers. */
+	r->sq_mask = r->sq->index_mask;
+	r->sq_log2 = r->sq->log2_elem_size;
+	if (r->rq) {
+		r->rq_mask = r->rq->index_mask;
+		r->rq_log2 = r->rq->log2_elem_size;
+	}
+	return qp;
+}
+
+static struct ibv_cq *mk_cq_ring(int cqe, struct rxe_queue_buf **ring)
+{
+	struct maps b, a;
+	struct ibv_cq *cq;
+	int i, j;
+
+	snap_maps(&b);
+	cq = mk_cq(cqe, NULL);
+	snap_maps(&a);
+	*ring = NULL;
+	for (i = 0; i < a.n && !*ring; i++) {
+		for (j = 0; j < b.n; j++)
+			if (b.start[j] == a.start[i])
+				break;
+		if (j == b.n)
+			*ring = (struct rxe_queue_buf *)a.start[i];
+	}
+	if (!*ring)
+		die("finding the CQ ring");
+	return cq;
+}
+
+/* Put one raw WQE at the producer index of a send ring and publish it. */
+static struct rxe_send_wqe *sq_put(struct rings *r)
+{
+	uint32_t prod = __atomic_load_n(&r->sq->producer_index, __ATOMIC_RELAXED);
+	struct rxe_send_wqe *w = ring_slot(r->sq, r->sq_mask, r->sq_log2, prod);
+
+	memset(w, 0, 1u << r->sq_log2);
+	return w;
+}
+
+static void sq_publish(struct rings *r)
+{
+	uint32_t prod = __atomic_load_n(&r->sq->producer_index, __ATOMIC_RELAXED);
+
+	__atomic_store_n(&r->sq->producer_index, (prod + 1) & r->sq_mask,
+			 __ATOMIC_RELEASE);
+}
+
+/*
+ * The send doorbell, as librxe rings it: the legacy POST_SEND write()
+ * command; with @wr_count > 0 it also carries one (empty) WR.
+ */
+static int raw_post_send(struct ibv_qp *qp, unsigned int wr_count)
+{
+	struct {
+		struct ib_uverbs_cmd_hdr hdr;
+		struct ib_uverbs_post_send cmd;
+		struct ib_uverbs_send_wr wr;
+	} req;
+	struct ib_uverbs_post_send_resp resp;
+	size_t len = sizeof(req.hdr) + sizeof(req.cmd) +
+		     (wr_count ? sizeof(req.wr) : 0);
+
+	memset(&req, 0, sizeof(req));
+	req.hdr.command = IB_USER_VERBS_CMD_POST_SEND;
+	req.hdr.in_words = len / 4;
+	req.hdr.out_words = sizeof(resp) / 4;
+	req.cmd.response = (uintptr_t)&resp;
+	req.cmd.qp_handle = qp->handle;
+	req.cmd.wr_count = wr_count;
+	req.cmd.wqe_size = sizeof(struct ib_uverbs_send_wr);
+	req.wr.opcode = IBV_WR_SEND;
+	if (write(ctx->cmd_fd, &req, len) != (ssize_t)len)
+		return errno;
+	return 0;
+}
+
+static int post_send1(struct ibv_qp *qp, uint64_t wr_id,
+		      enum ibv_wr_opcode op, unsigned int flags,
+		      struct ibv_sge *sge, int nsge)
+{
+	struct ibv_send_wr wr = {
+		.wr_id = wr_id, .sg_list = sge, .num_sge = nsge,
+		.opcode = op, .send_flags = flags,
+	}, *bad;
+
+	wr.wr.rdma.remote_addr = 0x1000;
+	wr.wr.rdma.rkey = 0x1234;
+	if (op == IBV_WR_ATOMIC_CMP_AND_SWP || op == IBV_WR_ATOMIC_FETCH_AND_ADD) {
+		wr.wr.atomic.remote_addr = 0x1000;
+		wr.wr.atomic.rkey = 0x1234;
+	}
+	return ibv_post_send(qp, &wr, &bad);
+}
+
+static int post_recv1(struct ibv_qp *qp, uint64_t wr_id, struct ibv_sge *sge)
+{
+	struct ibv_recv_wr wr = { .wr_id = wr_id, .sg_list = sge, .num_sge = 1 };
+	struct ibv_recv_wr *bad;
+
+	return ibv_post_recv(qp, &wr, &bad);
+}
+
+/* --------------------------------------------------------------- checks */
+
+static void test_device(void)
+{
+	CHECK(dattr.max_qp_wr >= 1024, "query_device: max_qp_wr %d >= 1024",
+	      dattr.max_qp_wr);
+	CHECK(dattr.max_sge >= 6, "query_device: max_sge %d >= 6",
+	      dattr.max_sge);
+	CHECK(dattr.max_cqe >= 1024, "query_device: max_cqe %d >= 1024",
+	      dattr.max_cqe);
+	CHECK(dattr.max_qp_rd_atom >= 16 && dattr.max_qp_init_rd_atom >= 16,
+	      "query_device: max_qp_rd_atom/init %d/%d >= 16",
+	      dattr.max_qp_rd_atom, dattr.max_qp_init_rd_atom);
+	CHECK(dattr.device_cap_flags & IBV_DEVICE_MEM_MGT_EXTENSIONS,
+	      "query_device: MEM_MGT_EXTENSIONS (FRWR) advertised");
+	CHECK(!(dattr.device_cap_flags & IBV_DEVICE_MEM_WINDOW),
+	      "query_device: memory windows not advertised");
+	CHECK(dattr.max_srq > 0 && dattr.max_srq_wr >= 1024,
+	      "query_device: SRQs (%d x %d WRs)", dattr.max_srq,
+	      dattr.max_srq_wr);
+	CHECK(dattr.max_ah > 0 && dattr.max_mr > 0 && dattr.max_pd > 0 &&
+	      dattr.max_qp > 0 && dattr.max_cq > 0,
+	      "query_device: non-zero object limits");
+	CHECK(dattr.atomic_cap == IBV_ATOMIC_NONE || dattr.atomic_cap == IBV_ATOMIC_HCA,
+	      "query_device: atomic_cap %d is NONE or HCA", dattr.atomic_cap);
+	CHECK(pattr.state == IBV_PORT_ACTIVE, "query_port: port active");
+	CHECK(pattr.link_layer == IBV_LINK_LAYER_ETHERNET,
+	      "query_port: link layer Ethernet");
+	CHECK(gid_idx >= 0, "query_gid: an IPv4 RoCE v2 GID (index %d)", gid_idx);
+}
+
+static void test_pd_mr(void)
+{
+	int rw = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE |
+		 IBV_ACCESS_REMOTE_READ;
+	struct ibv_mr *mr, *mr2;
+	struct ibv_pd *pd2;
+	char *buf, *ro;
+
+	pd2 = ibv_alloc_pd(ctx);
+	CHECK(pd2, "alloc_pd");
+	CHECK(pd2 && !ibv_dealloc_pd(pd2), "dealloc_pd");
+
+	buf = aligned_alloc(4096, 1 << 20);
+	if (!buf)
+		die("aligned_alloc");
+	mr = ibv_reg_mr(pd, buf, 1 << 20, rw);
+	CHECK(mr && mr->lkey && mr->lkey == mr->rkey && mr->length == 1 << 20,
+	      "reg_mr 1 MiB: lkey == rkey != 0");
+	mr2 = ibv_reg_mr(pd, buf + 3, 5000, IBV_ACCESS_LOCAL_WRITE);
+	CHECK(mr2 && mr && mr2->lkey != mr->lkey,
+	      "reg_mr unaligned 5000 bytes at +3, distinct key");
+	CHECK(mr2 && !ibv_dereg_mr(mr2), "dereg_mr (unaligned)");
+	mr2 = ibv_reg_mr_iova(pd, buf, 8192, 0x7000000000ull, rw);
+	CHECK(mr2, "reg_mr_iova with an iova unlike the address");
+	if (mr2)
+		ibv_dereg_mr(mr2);
+
+	errno = 0;
+	mr2 = ibv_reg_mr(pd, buf, 4096, IBV_ACCESS_REMOTE_WRITE);
+	CHECK(!mr2 && errno == EINVAL,
+	      "reg_mr REMOTE_WRITE without LOCAL_WRITE fails EINVAL (%s)",
+	      strerror(errno));
+	errno = 0;
+	mr2 = ibv_reg_mr(pd, buf, 1ull << 40, IBV_ACCESS_LOCAL_WRITE);
+	CHECK(!mr2, "reg_mr of 1 TiB fails (%s)", strerror(errno));
+	errno = 0;
+	mr2 = ibv_reg_mr(pd, (void *)0x1000, 4096, IBV_ACCESS_LOCAL_WRITE);
+	CHECK(!mr2 && errno == EFAULT, "reg_mr of unmapped memory fails EFAULT (%s)",
+	      strerror(errno));
+	errno = 0;
+	mr2 = ibv_reg_mr(pd, buf, 0, IBV_ACCESS_LOCAL_WRITE);
+	CHECK(!mr2, "reg_mr of zero bytes fails (%s)", strerror(errno));
+	errno = 0;
+	mr2 = ibv_reg_mr(pd, buf, 4096, IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_MW_BIND);
+	CHECK(!mr2, "reg_mr with MW_BIND fails: no memory windows (%s)",
+	      strerror(errno));
+
+	ro = mmap(NULL, 8192, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (ro == MAP_FAILED)
+		die("mmap");
+	errno = 0;
+	mr2 = ibv_reg_mr(pd, ro, 8192, IBV_ACCESS_LOCAL_WRITE);
+	CHECK(!mr2 && errno == EFAULT,
+	      "reg_mr LOCAL_WRITE of read-only memory fails EFAULT (%s)",
+	      strerror(errno));
+	mr2 = ibv_reg_mr(pd, ro, 8192, IBV_ACCESS_REMOTE_READ);
+	CHECK(mr2, "reg_mr REMOTE_READ of read-only memory works");
+	if (mr2)
+		ibv_dereg_mr(mr2);
+	munmap(ro, 8192);
+
+	CHECK(mr && !ibv_dereg_mr(mr), "dereg_mr");
+	free(buf);
+}
+
+static void test_cq(void)
+{
+	struct ibv_comp_channel *ch;
+	struct ibv_cq *cq;
+	struct ibv_wc wc;
+
+	cq = ibv_create_cq(ctx, 1, NULL, NULL, 0);
+	CHECK(cq && cq->cqe >= 1, "create_cq 1 entry (got %d)", cq ? cq->cqe : -1);
+	if (cq)
+		ibv_destroy_cq(cq);
+	cq = ibv_create_cq(ctx, 100, NULL, NULL, 0);
+	CHECK(cq && cq->cqe >= 100, "create_cq 100 entries (got %d)",
+	      cq ? cq->cqe : -1);
+	CHECK(cq && ibv_poll_cq(cq, 1, &wc) == 0, "poll an empty CQ: 0");
+	CHECK(cq && !ibv_req_notify_cq(cq, 0), "req_notify_cq next");
+	CHECK(cq && !ibv_req_notify_cq(cq, 1), "req_notify_cq solicited");
+	CHECK(cq && ibv_resize_cq(cq, 200), "resize_cq is refused (not supported)");
+	CHECK(cq && !ibv_destroy_cq(cq), "destroy_cq");
+	errno = 0;
+	cq = ibv_create_cq(ctx, dattr.max_cqe + 1, NULL, NULL, 0);
+	CHECK(!cq, "create_cq above max_cqe fails (%s)", strerror(errno));
+	if (cq)
+		ibv_destroy_cq(cq);
+	ch = ibv_create_comp_channel(ctx);
+	cq = ch ? ibv_create_cq(ctx, 16, NULL, ch, 0) : NULL;
+	CHECK(cq, "create_cq on a completion channel");
+	if (cq)
+		ibv_destroy_cq(cq);
+	if (ch)
+		ibv_destroy_comp_channel(ch);
+}
+
+static void test_qp_create(void)
+{
+	struct ibv_cq *cq = mk_cq(64, NULL);
+	struct ibv_qp_init_attr ia, qia;
+	struct qp_spec s = {
+		.type = IBV_QPT_RC, .swr = 100, .rwr = 50, .ssge = 3,
+		.rsge = 2, .inl = 64, .scq = cq, .rcq = cq,
+	};
+	struct ibv_qp_attr qa;
+	struct ibv_qp *qp;
+
+	qp = try_qp(&s, &ia);
+	CHECK(qp, "create RC QP");
+	if (qp) {
+		CHECK(ia.cap.max_send_wr >= 100 && ia.cap.max_recv_wr >= 50 &&
+		      ia.cap.max_send_sge >= 3 && ia.cap.max_recv_sge >= 2 &&
+		      ia.cap.max_inline_data >= 64,
+		      "create RC QP: granted caps %u/%u wr, %u/%u sge, %u inline cover the request",
+		      ia.cap.max_send_wr, ia.cap.max_recv_wr,
+		      ia.cap.max_send_sge, ia.cap.max_recv_sge,
+		      ia.cap.max_inline_data);
+		CHECK(qp->qp_num >= 16 && qp->qp_num <= 0xffffff,
+		      "create RC QP: 24-bit QPN %u", qp->qp_num);
+		CHECK(!ibv_query_qp(qp, &qa, IBV_QP_CAP | IBV_QP_STATE, &qia) &&
+		      qa.qp_state == IBV_QPS_RESET &&
+		      qa.cap.max_send_wr == ia.cap.max_send_wr &&
+		      qa.cap.max_recv_wr == ia.cap.max_recv_wr &&
+		      qa.cap.max_send_sge == ia.cap.max_send_sge &&
+		      qa.cap.max_inline_data == ia.cap.max_inline_data &&
+		      qia.qp_type == IBV_QPT_RC,
+		      "query_qp: RESET, caps as granted");
+		CHECK(!ibv_destroy_qp(qp), "destroy RC QP");
+	}
+
+	s.type = IBV_QPT_UD;
+	qp = try_qp(&s, &ia);
+	CHECK(qp, "create UD QP");
+	if (qp)
+		ibv_destroy_qp(qp);
+
+	s.type = IBV_QPT_RC;
+	s.swr = dattr.max_qp_wr + 1;
+	errno = 0;
+	qp = try_qp(&s, NULL);
+	CHECK(!qp && errno == EINVAL, "create QP above max_qp_wr fails EINVAL");
+	if (qp)
+		ibv_destroy_qp(qp);
+	s.swr = 16;
+	s.ssge = dattr.max_sge + 1;
+	errno = 0;
+	qp = try_qp(&s, NULL);
+	CHECK(!qp && errno == EINVAL, "create QP above max_sge fails EINVAL");
+	if (qp)
+		ibv_destroy_qp(qp);
+	s.ssge = 1;
+	s.inl = 1 << 20;
+	errno = 0;
+	qp = try_qp(&s, NULL);
+	CHECK(!qp && errno == EINVAL, "create QP with 1 MiB inline fails EINVAL");
+	if (qp)
+		ibv_destroy_qp(qp);
+	s.inl = 0;
+	s.type = IBV_QPT_UC;
+	errno = 0;
+	qp = try_qp(&s, NULL);
+	CHECK(!qp, "create UC QP fails: not supported (%s)", strerror(errno));
+	if (qp)
+		ibv_destroy_qp(qp);
+	ibv_destroy_cq(cq);
+}
+
+static void test_qp_states(void)
+{
+	struct ibv_cq *cq = mk_cq(64, NULL);
+	struct ibv_qp *qp = mk_qp(IBV_QPT_RC, cq, cq, 16, 16);
+	struct ibv_qp_init_attr ia;
+	struct ibv_qp_attr a;
+
+	CHECK(set_state(qp, IBV_QPS_RTS), "RESET -> RTS is illegal");
+	CHECK(set_state(qp, IBV_QPS_RTR), "RESET -> RTR is illegal");
+	CHECK(set_state(qp, IBV_QPS_INIT), "RESET -> INIT without attributes is illegal");
+	memset(&a, 0, sizeof(a));
+	a.qp_state = IBV_QPS_INIT;
+	a.port_num = 2;
+	CHECK(ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT |
+			    IBV_QP_ACCESS_FLAGS), "RESET -> INIT on port 2 fails");
+	a.port_num = 1;
+	a.pkey_index = 1;
+	CHECK(ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT |
+			    IBV_QP_ACCESS_FLAGS), "RESET -> INIT with pkey index 1 fails");
+	CHECK(!to_init(qp) && qp_state(qp) == IBV_QPS_INIT, "RESET -> INIT");
+	CHECK(!to_init(qp) && qp_state(qp) == IBV_QPS_INIT, "INIT -> INIT");
+
+	rc_rtr_attr(&a, qp->qp_num);
+	CHECK(ibv_modify_qp(qp, &a, RC_RTR_MASK & ~IBV_QP_AV),
+	      "INIT -> RTR without an address vector fails");
+	a.path_mtu = 7;
+	CHECK(ibv_modify_qp(qp, &a, RC_RTR_MASK), "INIT -> RTR with path MTU 7 fails");
+	rc_rtr_attr(&a, qp->qp_num);
+	a.max_dest_rd_atomic = 255;
+	CHECK(ibv_modify_qp(qp, &a, RC_RTR_MASK),
+	      "INIT -> RTR with 255 responder resources fails");
+	rc_rtr_attr(&a, 0x1000000);
+	CHECK(ibv_modify_qp(qp, &a, RC_RTR_MASK), "INIT -> RTR with a 25-bit dest QPN fails");
+	rc_rtr_attr(&a, qp->qp_num);
+	a.ah_attr.is_global = 0;
+	CHECK(ibv_modify_qp(qp, &a, RC_RTR_MASK), "INIT -> RTR without a GRH fails (RoCE)");
+	rc_rtr_attr(&a, 0xabcde);
+	CHECK(!ibv_modify_qp(qp, &a, RC_RTR_MASK) && qp_state(qp) == IBV_QPS_RTR,
+	      "INIT -> RTR");
+
+	rc_rts_attr(&a);
+	a.timeout = 32;
+	CHECK(ibv_modify_qp(qp, &a, RC_RTS_MASK), "RTR -> RTS with timeout 32 fails");
+	rc_rts_attr(&a);
+	a.retry_cnt = 8;
+	CHECK(ibv_modify_qp(qp, &a, RC_RTS_MASK), "RTR -> RTS with retry_cnt 8 fails");
+	rc_rts_attr(&a);
+	CHECK(ibv_modify_qp(qp, &a, RC_RTS_MASK | IBV_QP_ALT_PATH),
+	      "RTR -> RTS with an alternate path fails (no APM)");
+	rc_rts_attr(&a);
+	CHECK(!ibv_modify_qp(qp, &a, RC_RTS_MASK) && qp_state(qp) == IBV_QPS_RTS,
+	      "RTR -> RTS");
+
+	memset(&a, 0, sizeof(a));
+	CHECK(!ibv_query_qp(qp, &a, IBV_QP_STATE | IBV_QP_SQ_PSN | IBV_QP_RQ_PSN |
+			    IBV_QP_DEST_QPN | IBV_QP_PATH_MTU | IBV_QP_TIMEOUT |
+			    IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY | IBV_QP_AV |
+			    IBV_QP_MAX_QP_RD_ATOMIC | IBV_QP_MAX_DEST_RD_ATOMIC, &ia) &&
+	      a.sq_psn == 0x654321 && a.rq_psn == 0x123456 &&
+	      a.dest_qp_num == 0xabcde && a.path_mtu == IBV_MTU_1024 &&
+	      a.timeout == 14 && a.retry_cnt == 7 && a.rnr_retry == 7 &&
+	      a.max_rd_atomic == 16 && a.max_dest_rd_atomic == 16 &&
+	      a.ah_attr.is_global && a.ah_attr.grh.sgid_index == gid_idx &&
+	      !memcmp(&a.ah_attr.grh.dgid, &gid, sizeof(gid)),
+	      "query_qp returns the attributes set");
+
+	memset(&a, 0, sizeof(a));
+	a.qp_state = IBV_QPS_SQD;
+	a.en_sqd_async_notify = 1;
+	drain_async();
+	CHECK(!ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_EN_SQD_ASYNC_NOTIFY) &&
+	      qp_state(qp) == IBV_QPS_SQD, "RTS -> SQD");
+	CHECK(wait_async(IBV_EVENT_SQ_DRAINED, qp, 2000),
+	      "SQD: SQ_DRAINED event for an empty send queue");
+	memset(&a, 0, sizeof(a));
+	CHECK(!ibv_query_qp(qp, &a, IBV_QP_STATE, &ia) && !a.sq_draining,
+	      "SQD: query_qp says not draining");
+	CHECK(!set_state(qp, IBV_QPS_RTS) && qp_state(qp) == IBV_QPS_RTS, "SQD -> RTS");
+	CHECK(set_state(qp, IBV_QPS_RTR), "RTS -> RTR is illegal");
+	CHECK(set_state(qp, IBV_QPS_INIT), "RTS -> INIT is illegal");
+	CHECK(!set_state(qp, IBV_QPS_ERR) && qp_state(qp) == IBV_QPS_ERR, "RTS -> ERR");
+	CHECK(set_state(qp, IBV_QPS_RTS), "ERR -> RTS is illegal");
+	CHECK(!set_state(qp, IBV_QPS_RESET) && qp_state(qp) == IBV_QPS_RESET,
+	      "ERR -> RESET");
+	CHECK(!to_rts(qp) && qp_state(qp) == IBV_QPS_RTS,
+	      "RESET -> INIT -> RTR -> RTS again after a reset");
+	CHECK(!set_state(qp, IBV_QPS_RESET), "RTS -> RESET");
+	CHECK(!to_init(qp) && !set_state(qp, IBV_QPS_ERR), "INIT -> ERR");
+	ibv_destroy_qp(qp);
+
+	qp = mk_qp(IBV_QPT_UD, cq, cq, 16, 16);
+	CHECK(!to_rts(qp) && qp_state(qp) == IBV_QPS_RTS, "UD: RESET -> INIT -> RTR -> RTS");
+	memset(&a, 0, sizeof(a));
+	CHECK(!ibv_query_qp(qp, &a, IBV_QP_QKEY, &ia) && a.qkey == 0x11111111,
+	      "UD: query_qp returns the qkey");
+	ibv_destroy_qp(qp);
+	ibv_destroy_cq(cq);
+}
+
+/* Post a mix of WRs, move to ERR, check every flush completion. */
+static void test_flush(void)
+{
+	static const struct {
+		enum ibv_wr_opcode op;
+		unsigned int flags;
+		enum ibv_wc_opcode wc;
+	} ops[] = {
+		{ IBV_WR_SEND, IBV_SEND_SIGNALED, IBV_WC_SEND },
+		{ IBV_WR_RDMA_WRITE, 0, IBV_WC_RDMA_WRITE },
+		{ IBV_WR_SEND_WITH_IMM, IBV_SEND_SIGNALED, IBV_WC_SEND },
+		{ IBV_WR_RDMA_READ, IBV_SEND_SIGNALED, IBV_WC_RDMA_READ },
+		{ IBV_WR_SEND, IBV_SEND_INLINE, IBV_WC_SEND },
+		{ IBV_WR_RDMA_WRITE_WITH_IMM, IBV_SEND_SIGNALED, IBV_WC_RDMA_WRITE },
+	};
+	const int nops = sizeof(ops) / sizeof(ops[0]), nrecv = 8;
+	struct ibv_cq *scq = mk_cq(256, NULL), *rcq = mk_cq(256, NULL);
+	struct ibv_qp *qp = mk_qp(IBV_QPT_RC, scq, rcq, 32, 16);
+	struct ibv_qp_init_attr qia;
+	struct ibv_qp_attr qa;
+	struct ibv_wc wc[64];
+	struct ibv_sge sge;
+	struct ibv_mr *mr;
+	char buf[4096];
+	bool good;
+	int i, n, err = 0;
+
+	mr = ibv_reg_mr(pd, buf, sizeof(buf), IBV_ACCESS_LOCAL_WRITE);
+	if (!mr)
+		die("reg_mr");
+	sge = (struct ibv_sge){ (uintptr_t)buf, 64, mr->lkey };
+
+	CHECK(post_send1(qp, 1, IBV_WR_SEND, 0, &sge, 1) == EINVAL,
+	      "post_send in RESET fails EINVAL");
+	if (to_init(qp))
+		die("QP to INIT");
+	CHECK(post_send1(qp, 1, IBV_WR_SEND, 0, &sge, 1) == EINVAL,
+	      "post_send in INIT fails EINVAL");
+	set_state(qp, IBV_QPS_RESET);
+	if (to_rts(qp))
+		die("QP to RTS");
+
+	for (i = 0; i < nrecv; i++)
+		err |= post_recv1(qp, 100 + i, &sge);
+	CHECK(!err, "post %d receives into the mmap'd RQ", nrecv);
+	for (i = 0; i < nops; i++)
+		err |= post_send1(qp, 1 + i, ops[i].op, ops[i].flags, &sge, 1);
+	CHECK(!err, "post %d sends (SEND, WRITE, SEND_IMM, READ, inline, WRITE_IMM)",
+	      nops);
+	CHECK(poll_n(scq, wc, 1, 100) == 0 && poll_n(rcq, wc, 1, 0) == 0,
+	      "nothing completes without a transport");
+
+	CHECK(!set_state(qp, IBV_QPS_ERR), "move the QP with outstanding WQEs to ERR");
+	n = poll_n(scq, wc, nops + 1, 2000);
+	good = n == nops;
+	for (i = 0; good && i < nops; i++)
+		good = wc[i].wr_id == (uint64_t)(1 + i) &&
+		       wc[i].status == IBV_WC_WR_FLUSH_ERR &&
+		       wc[i].opcode == ops[i].wc && wc[i].qp_num == qp->qp_num;
+	CHECK(good, "every send WQE flushed once, in order, with wr_id/opcode/qp_num (%d/%d), unsignaled too",
+	      n, nops);
+	n = poll_n(rcq, wc, nrecv + 1, 2000);
+	good = n == nrecv;
+	for (i = 0; good && i < nrecv; i++)
+		good = wc[i].wr_id == (uint64_t)(100 + i) &&
+		       wc[i].status == IBV_WC_WR_FLUSH_ERR &&
+		       wc[i].opcode == IBV_WC_RECV && wc[i].qp_num == qp->qp_num;
+	CHECK(good, "every receive WQE flushed once, in order (%d/%d)", n, nrecv);
+
+	CHECK(!post_send1(qp, 77, IBV_WR_SEND, 0, &sge, 1) &&
+	      poll_n(scq, wc, 1, 2000) == 1 && wc[0].wr_id == 77 &&
+	      wc[0].status == IBV_WC_WR_FLUSH_ERR,
+	      "post_send in ERR completes at once with FLUSH_ERR");
+
+	/* The flushes freed the ring: a full queue's worth fits again. */
+	for (i = 0, err = 0; i < 32 && !err; i++)
+		err = post_send1(qp, 1000 + i, IBV_WR_SEND, 0, &sge, 1);
+	n = poll_n(scq, wc, 64, 2000);
+	CHECK(!err && n == 32, "32 more posts in ERR all flush (%d)", n);
+
+	CHECK(!set_state(qp, IBV_QPS_RESET) && !to_rts(qp), "reset and back to RTS");
+	if (ibv_query_qp(qp, &qa, IBV_QP_CAP, &qia))
+		die("query_qp");
+	for (i = 0, err = 0; i < 1000 && !err; i++)
+		err = post_send1(qp, 2000 + i, IBV_WR_SEND, 0, &sge, 1);
+	CHECK(err == ENOMEM && (uint32_t)(i - 1) == qa.cap.max_send_wr,
+	      "the SQ holds exactly its %u granted WQEs, the next post fails ENOMEM (%d)",
+	      qa.cap.max_send_wr, i - 1);
+	set_state(qp, IBV_QPS_ERR);
+	for (i = 0, n = 0; i < 200 && n < (int)qa.cap.max_send_wr; i++) {
+		err = ibv_poll_cq(scq, 64, wc);
+		if (err > 0)
+			n += err;
+		else
+			usleep(10000);
+	}
+	CHECK(n == (int)qa.cap.max_send_wr && ibv_poll_cq(scq, 1, wc) == 0,
+	      "all %d flush on ERR", n);
+
+	CHECK(raw_post_send(qp, 1) == EINVAL,
+	      "a POST_SEND command carrying WRs is refused on a user QP");
+	ibv_destroy_qp(qp);
+	ibv_dereg_mr(mr);
+	ibv_destroy_cq(scq);
+	ibv_destroy_cq(rcq);
+}
+
+static void test_notify(void)
+{
+	struct ibv_comp_channel *ch = ibv_create_comp_channel(ctx);
+	struct pollfd pfd;
+	struct ibv_cq *cq, *ecq;
+	struct ibv_qp *qp;
+	struct ibv_wc wc[8];
+	struct ibv_sge sge = { 0 };
+	void *cq_ctx;
+	bool ev;
+
+	if (!ch)
+		die("create_comp_channel");
+	cq = mk_cq(16, ch);
+	qp = mk_qp(IBV_QPT_RC, cq, cq, 8, 8);
+	if (to_rts(qp))
+		die("QP to RTS");
+	pfd = (struct pollfd){ .fd = ch->fd, .events = POLLIN };
+
+	post_send1(qp, 1, IBV_WR_SEND, IBV_SEND_SIGNALED, &sge, 0);
+	set_state(qp, IBV_QPS_ERR);
+	CHECK(poll_n(cq, wc, 1, 1000) == 1, "completion without arming");
+	CHECK(poll(&pfd, 1, 200) == 0, "no event when the CQ is not armed");
+
+	set_state(qp, IBV_QPS_RESET);
+	to_rts(qp);
+	CHECK(!ibv_req_notify_cq(cq, 0), "arm for the next completion");
+	post_send1(qp, 2, IBV_WR_SEND, IBV_SEND_SIGNALED, &sge, 0);
+	set_state(qp, IBV_QPS_ERR);
+	ev = poll(&pfd, 1, 2000) == 1 && !ibv_get_cq_event(ch, &ecq, &cq_ctx) &&
+	     ecq == cq;
+	CHECK(ev, "armed CQ: completion event delivered");
+	if (ev)
+		ibv_ack_cq_events(cq, 1);
+	poll_n(cq, wc, 8, 100);
+
+	set_state(qp, IBV_QPS_RESET);
+	to_rts(qp);
+	CHECK(!ibv_req_notify_cq(cq, 1), "arm for solicited completions only");
+	post_send1(qp, 3, IBV_WR_SEND, IBV_SEND_SIGNALED, &sge, 0);
+	set_state(qp, IBV_QPS_ERR);
+	ev = poll(&pfd, 1, 2000) == 1 && !ibv_get_cq_event(ch, &ecq, &cq_ctx);
+	CHECK(ev, "solicited-only arming: an error completion still notifies");
+	if (ev)
+		ibv_ack_cq_events(cq, 1);
+	poll_n(cq, wc, 8, 100);
+	CHECK(poll(&pfd, 1, 200) == 0, "one event per arming");
+
+	ibv_destroy_qp(qp);
+	ibv_destroy_cq(cq);
+	ibv_destroy_comp_channel(ch);
+}
+
+/* A WQE the kernel must refuse: error completion, QP leaves RTS. */
+static void bad_wqe(const char *what, enum ibv_qp_type type,
+		    void (*fill)(struct rxe_send_wqe *w, uint32_t sge_room),
+		    enum ibv_wc_status want)
+{
+	struct ibv_cq *cq = mk_cq(16, NULL);
+	struct qp_spec s = {
+		.type = type, .swr = 8, .rwr = 8, .ssge = 2, .rsge = 1,
+		.inl = 64, .scq = cq, .rcq = cq,
+	};
+	struct rxe_send_wqe *w;
+	struct ibv_wc wc[4];
+	struct rings r;
+	struct ibv_qp *qp;
+	int n;
+
+	qp = mk_qp_rings(&s, &r);
+	if (to_rts(qp))
+		die("QP to RTS");
+	w = sq_put(&r);
+	w->wr.wr_id = 0xbad;
+	w->wr.send_flags = IBV_SEND_SIGNALED;
+	fill(w, (1u << r.sq_log2) - sizeof(*w));
+	sq_publish(&r);
+	CHECK(raw_post_send(qp, 0) == 0, "%s: the doorbell accepts the WQE", what);
+	n = poll_n(cq, wc, 2, 2000);
+	CHECK(n == 1 && wc[0].wr_id == 0xbad && wc[0].status == want,
+	      "%s: completes with %s (got %d: %s)", what,
+	      ibv_wc_status_str(want), n, n ? ibv_wc_status_str(wc[0].status) : "-");
+	CHECK(qp_state(qp) == (type == IBV_QPT_RC ? IBV_QPS_ERR : IBV_QPS_SQE),
+	      "%s: QP moved to %s", what, type == IBV_QPT_RC ? "ERR" : "SQE");
+	ibv_destroy_qp(qp);
+	ibv_destroy_cq(cq);
+}
+
+static void fill_opcode_ff(struct rxe_send_wqe *w, uint32_t room)
+{
+	w->wr.opcode = 0xff;
+}
+
+static void fill_kernel_only(struct rxe_send_wqe *w, uint32_t room)
+{
+	w->wr.opcode = 0x20;	/* IB_WR_REG_MR: kernel ULPs only */
+}
+
+static void fill_bind_mw(struct rxe_send_wqe *w, uint32_t room)
+{
+	w->wr.opcode = IBV_WR_BIND_MW;
+}
+
+static void fill_atomic_write(struct rxe_send_wqe *w, uint32_t room)
+{
+	w->wr.opcode = IBV_WR_ATOMIC_WRITE;
+}
+
+static void fill_many_sge(struct rxe_send_wqe *w, uint32_t room)
+{
+	w->wr.opcode = IBV_WR_SEND;
+	w->dma.num_sge = 100000;
+}
+
+static void fill_long_inline(struct rxe_send_wqe *w, uint32_t room)
+{
+	w->wr.opcode = IBV_WR_SEND;
+	w->wr.send_flags |= IBV_SEND_INLINE;
+	w->dma.length = 1 << 30;
+}
+
+static void fill_overflowing_sges(struct rxe_send_wqe *w, uint32_t room)
+{
+	w->wr.opcode = IBV_WR_SEND;
+	w->dma.num_sge = 2;
+	w->dma.sge[0].length = 0xffffffff;
+	w->dma.sge[1].length = 0xffffffff;
+}
+
+static void fill_ud_no_ah(struct rxe_send_wqe *w, uint32_t room)
+{
+	w->wr.opcode = IBV_WR_SEND;
+	w->wr.wr.ud.ah_num = 0;
+}
+
+static void fill_ud_write(struct rxe_send_wqe *w, uint32_t room)
+{
+	w->wr.opcode = IBV_WR_RDMA_WRITE;
+}
+
+static void test_bad_wqes(void)
+{
+	struct ibv_cq *cq;
+	struct ibv_qp *qp;
+	struct ibv_wc wc[4];
+	struct ibv_sge sge = { 0 };
+	int n;
+
+	bad_wqe("opcode 0xff", IBV_QPT_RC, fill_opcode_ff, IBV_WC_LOC_QP_OP_ERR);
+	bad_wqe("kernel-only REG_MR opcode", IBV_QPT_RC, fill_kernel_only,
+		IBV_WC_LOC_QP_OP_ERR);
+	bad_wqe("BIND_MW (no memory windows)", IBV_QPT_RC, fill_bind_mw,
+		IBV_WC_LOC_QP_OP_ERR);
+	bad_wqe("ATOMIC_WRITE", IBV_QPT_RC, fill_atomic_write,
+		IBV_WC_LOC_QP_OP_ERR);
+	bad_wqe("100000 SGEs", IBV_QPT_RC, fill_many_sge, IBV_WC_LOC_QP_OP_ERR);
+	bad_wqe("1 GiB of inline data", IBV_QPT_RC, fill_long_inline,
+		IBV_WC_LOC_LEN_ERR);
+	bad_wqe("SGE lengths summing past 4 GiB", IBV_QPT_RC,
+		fill_overflowing_sges, IBV_WC_LOC_LEN_ERR);
+	bad_wqe("UD send with AH number 0", IBV_QPT_UD, fill_ud_no_ah,
+		IBV_WC_LOC_QP_OP_ERR);
+	bad_wqe("RDMA WRITE on a UD QP", IBV_QPT_UD, fill_ud_write,
+		IBV_WC_LOC_QP_OP_ERR);
+
+	/* Through the normal API: atomics while atomic_cap says NONE. */
+	if (dattr.atomic_cap == IBV_ATOMIC_NONE) {
+		static uint64_t atomic_res;
+		struct ibv_mr *mr = ibv_reg_mr(pd, &atomic_res, sizeof(atomic_res),
+					       IBV_ACCESS_LOCAL_WRITE);
+
+		if (!mr)
+			die("reg_mr");
+		sge = (struct ibv_sge){ (uintptr_t)&atomic_res, 8, mr->lkey };
+		cq = mk_cq(16, NULL);
+		qp = mk_qp(IBV_QPT_RC, cq, cq, 8, 8);
+		if (to_rts(qp))
+			die("QP to RTS");
+		post_send1(qp, 0xa7, IBV_WR_ATOMIC_FETCH_AND_ADD, 0, &sge, 1);
+		post_send1(qp, 0xa8, IBV_WR_SEND, 0, &sge, 1);
+		n = poll_n(cq, wc, 3, 2000);
+		CHECK(n == 2 && wc[0].wr_id == 0xa7 &&
+		      wc[0].status == IBV_WC_LOC_QP_OP_ERR &&
+		      wc[0].opcode == IBV_WC_FETCH_ADD &&
+		      wc[1].wr_id == 0xa8 && wc[1].status == IBV_WC_WR_FLUSH_ERR,
+		      "fetch-and-add without atomic support: error completion, the next WR flushed (%d)",
+		      n);
+		CHECK(qp_state(qp) == IBV_QPS_ERR, "... and the QP is in ERR");
+		ibv_destroy_qp(qp);
+		ibv_destroy_cq(cq);
+		ibv_dereg_mr(mr);
+	}
+
+	/* UD SQE recovers to RTS, as ib_mad does for QP1. */
+	cq = mk_cq(16, NULL);
+	{
+		struct qp_spec s = {
+			.type = IBV_QPT_UD, .swr = 8, .rwr = 8, .ssge = 1,
+			.rsge = 1, .scq = cq, .rcq = cq,
+		};
+		struct ibv_qp_attr a = {
+			.qp_state = IBV_QPS_RTS, .cur_qp_state = IBV_QPS_SQE,
+		};
+		struct rings r;
+
+		qp = mk_qp_rings(&s, &r);
+		to_rts(qp);
+		sq_put(&r)->wr.opcode = 0xee;
+		sq_publish(&r);
+		raw_post_send(qp, 0);
+		poll_n(cq, wc, 1, 2000);
+		CHECK(qp_state(qp) == IBV_QPS_SQE &&
+		      !ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_CUR_STATE) &&
+		      qp_state(qp) == IBV_QPS_RTS, "UD: SQE -> RTS");
+		ibv_destroy_qp(qp);
+	}
+	ibv_destroy_cq(cq);
+}
+
+static void test_hostile(void)
+{
+	struct ibv_cq *cq, *big;
+	struct rxe_queue_buf *cqr;
+	struct qp_spec s;
+	struct ibv_wc wc[64];
+	struct ibv_sge sge = { 0 };
+	struct rings r;
+	struct ibv_qp *qp;
+	uint32_t p;
+	int n, err;
+
+	/* A producer index moved behind what was already posted. */
+	cq = mk_cq(64, NULL);
+	s = (struct qp_spec){ .type = IBV_QPT_RC, .swr = 8, .rwr = 8,
+			      .ssge = 1, .rsge = 1, .scq = cq, .rcq = cq };
+	qp = mk_qp_rings(&s, &r);
+	to_rts(qp);
+	post_send1(qp, 1, IBV_WR_SEND, IBV_SEND_SIGNALED, &sge, 0);
+	post_send1(qp, 2, IBV_WR_SEND, IBV_SEND_SIGNALED, &sge, 0);
+	drain_async();
+	__atomic_store_n(&r.sq->producer_index, 1, __ATOMIC_RELEASE);
+	err = raw_post_send(qp, 0);
+	CHECK(err == EINVAL, "SQ producer index moved backwards: doorbell fails EINVAL (%s)",
+	      strerror(err));
+	CHECK(wait_async(IBV_EVENT_QP_FATAL, qp, 2000),
+	      "... the QP gets a QP_FATAL async event");
+	n = poll_n(cq, wc, 3, 2000);
+	CHECK(qp_state(qp) == IBV_QPS_ERR && n == 2 && wc[0].wr_id == 1 &&
+	      wc[1].wr_id == 2 && wc[1].status == IBV_WC_WR_FLUSH_ERR,
+	      "... and goes to ERR, flushing what it held (%d)", n);
+	ibv_destroy_qp(qp);
+
+	/* Garbage in the header geometry is ignored: the kernel has its own. */
+	qp = mk_qp_rings(&s, &r);
+	to_rts(qp);
+	r.sq->log2_elem_size = 3;
+	r.sq->index_mask = 0xffffffff;
+	p = __atomic_load_n(&r.sq->producer_index, __ATOMIC_RELAXED);
+	((struct rxe_send_wqe *)ring_slot(r.sq, r.sq_mask, r.sq_log2, p))->wr.opcode = 0xfe;
+	((struct rxe_send_wqe *)ring_slot(r.sq, r.sq_mask, r.sq_log2, p))->wr.wr_id = 0x99;
+	__atomic_store_n(&r.sq->producer_index, (p + 1) & r.sq_mask, __ATOMIC_RELEASE);
+	raw_post_send(qp, 0);
+	n = poll_n(cq, wc, 2, 2000);
+	CHECK(n == 1 && wc[0].wr_id == 0x99 && wc[0].status == IBV_WC_LOC_QP_OP_ERR,
+	      "SQ header geometry overwritten: the kernel still reads the right slot");
+	ibv_destroy_qp(qp);
+
+	/* A huge producer index on the RQ: at most a ring's worth is flushed. */
+	big = mk_cq(4096, NULL);
+	s.rcq = big;
+	qp = mk_qp_rings(&s, &r);
+	to_rts(qp);
+	__atomic_store_n(&r.rq->producer_index, 0xffffffff, __ATOMIC_RELEASE);
+	set_state(qp, IBV_QPS_ERR);
+	n = poll_n(big, wc, 64, 1000);
+	CHECK(n > 0 && (uint32_t)n <= r.rq_mask,
+	      "RQ producer 0xffffffff: flush stops at the ring size (%d <= %u)",
+	      n, r.rq_mask);
+	ibv_destroy_qp(qp);
+	ibv_destroy_cq(big);
+	ibv_destroy_cq(cq);
+
+	/* A CQ consumer index that makes the CQ look full: overflow. */
+	cq = mk_cq_ring(16, &cqr);
+	s.scq = s.rcq = cq;
+	qp = mk_qp(IBV_QPT_RC, cq, cq, 8, 8);
+	to_rts(qp);
+	drain_async();
+	p = __atomic_load_n(&cqr->producer_index, __ATOMIC_ACQUIRE);
+	__atomic_store_n(&cqr->consumer_index, (p + 1) & cqr->index_mask,
+			 __ATOMIC_RELEASE);
+	post_send1(qp, 5, IBV_WR_SEND, IBV_SEND_SIGNALED, &sge, 0);
+	set_state(qp, IBV_QPS_ERR);
+	CHECK(wait_async(IBV_EVENT_CQ_ERR, cq, 2000),
+	      "CQ consumer index garbage: the CQ overflows with a CQ_ERR event");
+	ibv_destroy_qp(qp);
+	ibv_destroy_cq(cq);
+}
+
+static void test_srq(void)
+{
+	struct ibv_srq_init_attr sia = { .attr = { .max_wr = 16, .max_sge = 2 } };
+	struct ibv_recv_wr wr = { 0 }, *bad;
+	struct ibv_qp_init_attr qia;
+	struct ibv_srq_attr sa;
+	struct ibv_sge sge = { 0 };
+	struct ibv_cq *cq;
+	struct ibv_srq *srq;
+	struct ibv_qp *qp;
+	struct qp_spec s;
+	int i, err = 0;
+
+	srq = ibv_create_srq(pd, &sia);
+	CHECK(srq && sia.attr.max_wr >= 16 && sia.attr.max_sge >= 2,
+	      "create_srq: granted %u WRs x %u SGEs", sia.attr.max_wr,
+	      sia.attr.max_sge);
+	if (!srq)
+		return;
+	wr.sg_list = &sge;
+	wr.num_sge = 1;
+	for (i = 0; i < 10; i++) {
+		wr.wr_id = i;
+		err |= ibv_post_srq_recv(srq, &wr, &bad);
+	}
+	CHECK(!err, "post_srq_recv 10 WQEs");
+	wr.num_sge = 3;
+	CHECK(ibv_post_srq_recv(srq, &wr, &bad), "post_srq_recv with 3 SGEs fails");
+	sa.srq_limit = 4;
+	CHECK(!ibv_modify_srq(srq, &sa, IBV_SRQ_LIMIT), "modify_srq: arm limit 4");
+	memset(&sa, 0, sizeof(sa));
+	CHECK(!ibv_query_srq(srq, &sa) && sa.srq_limit == 4 &&
+	      sa.max_wr == sia.attr.max_wr, "query_srq returns limit and size");
+	sa.srq_limit = 1000;
+	CHECK(ibv_modify_srq(srq, &sa, IBV_SRQ_LIMIT), "modify_srq: limit above max_wr fails");
+	sa.max_wr = 64;
+	CHECK(ibv_modify_srq(srq, &sa, IBV_SRQ_MAX_WR), "modify_srq: resize is refused");
+
+	cq = mk_cq(16, NULL);
+	s = (struct qp_spec){ .type = IBV_QPT_RC, .swr = 8, .ssge = 1,
+			      .scq = cq, .rcq = cq, .srq = srq };
+	qp = try_qp(&s, &qia);
+	CHECK(qp && qia.cap.max_recv_wr == 0, "create an RC QP on the SRQ (no RQ of its own)");
+	CHECK(qp && ibv_destroy_srq(srq), "destroy_srq refused while a QP uses it");
+	if (qp) {
+		CHECK(!to_rts(qp) && !set_state(qp, IBV_QPS_ERR) &&
+		      poll_n(cq, (struct ibv_wc[4]){}, 4, 200) == 0,
+		      "QP error leaves the SRQ's WQEs alone");
+		ibv_destroy_qp(qp);
+	}
+	CHECK(!ibv_destroy_srq(srq), "destroy_srq");
+	ibv_destroy_cq(cq);
+}
+
+static void test_ah(void)
+{
+	struct ibv_ah_attr aa = {
+		.is_global = 1,
+		.grh = { .dgid = gid, .sgid_index = gid_idx, .hop_limit = 64 },
+		.port_num = 1,
+	};
+	struct qp_spec s;
+	struct ibv_send_wr wr = { 0 }, *bad;
+	struct ibv_wc wc[2];
+	struct ibv_cq *cq;
+	struct rings r;
+	struct ibv_qp *qp;
+	struct ibv_ah *ah;
+	uint32_t p;
+	int n;
+
+	ah = ibv_create_ah(pd, &aa);
+	CHECK(ah, "create_ah with a GRH (%s)", ah ? "" : strerror(errno));
+	if (!ah)
+		return;
+	aa.is_global = 0;
+	errno = 0;
+	CHECK(!ibv_create_ah(pd, &aa), "create_ah without a GRH fails on RoCE");
+
+	cq = mk_cq(16, NULL);
+	s = (struct qp_spec){ .type = IBV_QPT_UD, .swr = 8, .rwr = 8,
+			      .ssge = 1, .rsge = 1, .scq = cq, .rcq = cq };
+	qp = mk_qp_rings(&s, &r);
+	to_rts(qp);
+	wr.wr_id = 0x5d;
+	wr.opcode = IBV_WR_SEND;
+	wr.send_flags = IBV_SEND_SIGNALED;
+	wr.wr.ud.ah = ah;
+	wr.wr.ud.remote_qpn = 0x42;
+	wr.wr.ud.remote_qkey = 0x11111111;
+	CHECK(!ibv_post_send(qp, &wr, &bad), "UD post_send through the AH");
+	p = __atomic_load_n(&r.sq->producer_index, __ATOMIC_ACQUIRE);
+	CHECK(((struct rxe_send_wqe *)ring_slot(r.sq, r.sq_mask, r.sq_log2, p - 1))
+		      ->wr.wr.ud.ah_num != 0,
+	      "the UD WQE librxe wrote carries a non-zero ah_num");
+	CHECK(poll_n(cq, wc, 1, 200) == 0, "... and the kernel accepted it (no error)");
+	set_state(qp, IBV_QPS_ERR);
+	n = poll_n(cq, wc, 2, 2000);
+	CHECK(n == 1 && wc[0].wr_id == 0x5d && wc[0].status == IBV_WC_WR_FLUSH_ERR,
+	      "... until ERR flushes it");
+	ibv_destroy_qp(qp);
+	ibv_destroy_cq(cq);
+	CHECK(!ibv_destroy_ah(ah), "destroy_ah");
+}
+
+/* Objects for `rdma res show` to find; wait for the script. */
+static int hold(void)
+{
+	struct ibv_srq_init_attr sia = { .attr = { .max_wr = 8, .max_sge = 1 } };
+	struct ibv_ah_attr aa = {
+		.is_global = 1,
+		.grh = { .dgid = gid, .sgid_index = gid_idx, .hop_limit = 64 },
+		.port_num = 1,
+	};
+	static char buf[8192];
+	struct ibv_srq *srq;
+	struct ibv_cq *cq;
+	struct ibv_qp *rc, *ud;
+	struct ibv_mr *mr;
+	struct ibv_ah *ah;
+	char line[16];
+
+	cq = mk_cq(32, NULL);
+	mr = ibv_reg_mr(pd, buf, sizeof(buf), IBV_ACCESS_LOCAL_WRITE);
+	srq = ibv_create_srq(pd, &sia);
+	rc = mk_qp(IBV_QPT_RC, cq, cq, 8, 8);
+	ud = mk_qp(IBV_QPT_UD, cq, cq, 8, 8);
+	ah = ibv_create_ah(pd, &aa);
+	if (!mr || !srq || !ah || to_rts(rc))
+		die("creating objects to hold");
+	printf("ready rc=%u ud=%u mr_lkey=%u\n", rc->qp_num, ud->qp_num, mr->lkey);
+	fflush(stdout);
+	if (!fgets(line, sizeof(line), stdin))
+		line[0] = 0;
+	ibv_destroy_ah(ah);
+	ibv_destroy_qp(ud);
+	ibv_destroy_qp(rc);
+	ibv_destroy_srq(srq);
+	ibv_dereg_mr(mr);
+	ibv_destroy_cq(cq);
+	return 0;
+}
+
+static void find_gid(void)
+{
+	int i;
+
+	for (i = 0; i < pattr.gid_tbl_len; i++) {
+		if (ibv_query_gid(ctx, 1, i, &gid))
+			continue;
+		/* An IPv4-mapped address, ::ffff:a.b.c.d */
+		if (!gid.global.subnet_prefix &&
+		    (be64toh(gid.global.interface_id) >> 32) == 0xffff) {
+			gid_idx = i;
+			return;
+		}
+	}
+}
+
+int main(int argc, char **argv)
+{
+	struct ibv_device **list;
+	int i, n;
+
+	if (argc < 2) {
+		fprintf(stderr, "usage: %s DEVICE [--hold]\n", argv[0]);
+		return 2;
+	}
+	list = ibv_get_device_list(&n);
+	for (i = 0; list && i < n; i++)
+		if (!strcmp(ibv_get_device_name(list[i]), argv[1]))
+			ctx = ibv_open_device(list[i]);
+	if (!ctx)
+		die("opening the device through librxe");
+	if (ibv_query_device(ctx, &dattr) || ibv_query_port(ctx, 1, &pattr))
+		die("query_device/query_port");
+	pd = ibv_alloc_pd(ctx);
+	if (!pd)
+		die("alloc_pd");
+	find_gid();
+	if (gid_idx < 0) {
+		errno = ENOENT;
+		die("no IPv4 RoCE v2 GID");
+	}
+
+	if (argc > 2 && !strcmp(argv[2], "--hold"))
+		return hold();
+
+	test_device();
+	test_pd_mr();
+	test_cq();
+	test_qp_create();
+	test_qp_states();
+	test_flush();
+	test_notify();
+	test_bad_wqes();
+	test_hostile();
+	test_srq();
+	test_ah();
+
+	ibv_dealloc_pd(pd);
+	ibv_close_device(ctx);
+	ibv_free_device_list(list);
+	return nfail ? 1 : 0;
+}
