@@ -1,0 +1,82 @@
+// SPDX-License-Identifier: GPL-2.0
+// mroce-sim: runs the benchmark scenarios (`mroce-sim bench a..f|all`) or a
+// single two-host bulk transfer for exploration (`mroce-sim bulk ...`).
+#include <cstdlib>
+#include <cstring>
+#include <iostream>
+#include <string>
+
+#include "scenarios.h"
+
+using namespace sim;
+
+static void usage() {
+  std::cerr << "usage: mroce-sim bench <a|b|c|d|e|f|all> [--seed N] [--out DIR] [--quick]\n"
+               "       mroce-sim incast --streams N [bulk options]\n"
+               "       mroce-sim bulk [--model mroce|rocev2] [--loss P] [--planes N] [--paths N]\n"
+               "                      [--streams N] [--us T] [--seed N] [--no-hints]\n                      [--trace US] [--prm name=value]...\n";
+  exit(2);
+}
+
+int main(int argc, char **argv) {
+  if (argc < 2) usage();
+  std::string cmd = argv[1];
+  BenchOpts bo;
+  BulkCfg bc;
+  std::string which = "all";
+  int i = 2;
+  if (cmd == "bench") {
+    if (argc < 3) usage();
+    which = argv[2];
+    i = 3;
+  }
+  for (; i < argc; i++) {
+    std::string a = argv[i];
+    auto val = [&]() -> const char * {
+      if (i + 1 >= argc) usage();
+      return argv[++i];
+    };
+    if (a == "--seed") bo.seed = bc.seed = strtoull(val(), nullptr, 0);
+    else if (a == "--out") bo.out_dir = val();
+    else if (a == "--quick") bo.quick = true;
+    else if (a == "--model") bc.model = std::string(val()) == "rocev2" ? Model::kRoce : Model::kMroce;
+    else if (a == "--loss") bc.loss = atof(val());
+    else if (a == "--planes") bc.planes = uint32_t(atoi(val()));
+    else if (a == "--paths") bc.paths = uint32_t(atoi(val()));
+    else if (a == "--streams") bc.streams = uint32_t(atoi(val()));
+    else if (a == "--us") bc.duration = Time(atof(val()) * kUs);
+    else if (a == "--no-hints") bc.hints = false;
+    else if (a == "--prm") {
+      std::string kv = val();
+      size_t eq = kv.find('=');
+      if (eq == std::string::npos) usage();
+      bc.prm.emplace_back(kv.substr(0, eq), strtoull(kv.c_str() + eq + 1, nullptr, 0));
+    } else if (a == "--trace") bc.trace = Time(atof(val()) * kUs);
+    else usage();
+  }
+  if (cmd == "incast") {
+    IncastResult r = run_incast(Conditions(), bc.model, bc.streams, bc.hints, bc.seed, bc.duration,
+                                bc.trace, bc.prm);
+    std::cout << "conv_rtts=" << r.conv_rtts << " jain=" << r.jain << " util=" << r.util
+              << " peak_q=" << r.peak_queue << " drops=" << r.drops << "\n";
+    return r.errors.empty() ? 0 : 1;
+  }
+  if (cmd == "bulk") {
+    BulkResult r = run_bulk(bc);
+    std::cout << r.metrics << "\n";
+    if (!r.errors.empty()) {
+      std::cout << "ERRORS: " << r.errors << "\n";
+      return 1;
+    }
+    return 0;
+  }
+  if (cmd != "bench") usage();
+  bool all = which == "all";
+  if (all || which == "a") bench_loss(bo, std::cout);
+  if (all || which == "b") bench_incast(bo, std::cout);
+  if (all || which == "c") bench_failure(bo, std::cout);
+  if (all || which == "d") bench_planes(bo, std::cout);
+  if (all || which == "e") bench_isolation(bo, std::cout);
+  if (all || which == "f") bench_qps(bo, std::cout);
+  return 0;
+}
