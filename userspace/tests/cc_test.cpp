@@ -124,13 +124,24 @@ TEST_F(ConnCc, HeavyLossWithoutEcnCutsAtRoundEnd) {
   EXPECT_EQ(cc.cwnd, (uint32_t)((uint64_t)w * 7 / 10));
 }
 
-TEST_F(ConnCc, HintCapsTheWindowAtRateTimesMinRtt) {
+TEST_F(ConnCc, HintCapsTheWindowAtRateTimesMinRttPlusAckDelay) {
   mroce_cc_conn_set_hint(&cc, 1000);  // 1 Gbit/s
-  // 1 Gbit/s * 100 us * 1.1 = 13750 bytes (1.1 in Q10 is 1126/1024)
-  EXPECT_NEAR(mroce_cc_window(&cc, &p, 100000), 13750u, 10);
+  // 1 Gbit/s * (100 us * 1.1 + 50 us ack_delay) = 13750 + 6250 bytes
+  // (1.1 in Q10 is 1126/1024)
+  EXPECT_NEAR(mroce_cc_window(&cc, &p, 100000), 20000u, 10);
   mroce_cc_conn_set_hint(&cc, 0);
   EXPECT_EQ(mroce_cc_window(&cc, &p, 100000), cc.cwnd);
   EXPECT_EQ(mroce_cc_window(&cc, &p, 0), cc.cwnd);
+}
+
+TEST_F(ConnCc, HintWindowCoversTheAckHoldAtAnyRtt) {
+  // At 8 Gbit/s the receiver may sit on 50 us worth of data (50 KB)
+  // before it ACKs; a window of rate x RTT alone (11 KB at 10 us) would
+  // throttle the sender to a fraction of its hint.
+  mroce_cc_conn_set_hint(&cc, 8000);
+  uint32_t w = mroce_cc_window(&cc, &p, 10000);
+  EXPECT_GE(w, mroce_rate_bytes(8000, 10000 + p.ack_delay));
+  EXPECT_LE(w, mroce_rate_bytes(8000, 11000 + p.ack_delay) + 1);
 }
 
 TEST_F(ConnCc, HintWindowNeverBelowMinimum) {

@@ -8,8 +8,6 @@
 namespace {
 
 using mt::Loop;
-using mt::Message;
-using mt::MsgKind;
 
 mroce_params params() {
   mroce_params p;
@@ -29,16 +27,27 @@ mt::EndpointCfg ep(uint32_t id) {
   return c;
 }
 
-// Posts `n` random messages per stream in both directions; returns bytes.
+// Posts `n` random requests per stream in both directions: WRITE, SEND,
+// READ and FETCH_ADD. Returns the payload bytes posted.
 uint64_t post_random(Loop &loop, mt::Rng &rng, int n, uint32_t max_len) {
   uint64_t bytes = 0;
   for (int from = 0; from < 2; from++) {
     auto &e = loop.ep(from);
     for (uint32_t s = 0; s < e.cfg.streams; s++) {
       for (int m = 0; m < n; m++) {
-        size_t len = rng.chance(0.1) ? 0 : rng.range(1, max_len);
-        MsgKind k = rng.chance(0.5) ? MsgKind::kWrite : MsgKind::kSend;
-        e.post(s, Message{k, mt::pattern(from, s, m, len)});
+        uint32_t len = rng.chance(0.1) ? 0 : static_cast<uint32_t>(rng.range(1, max_len));
+        int kind = static_cast<int>(rng.range(0, 99));
+        if (kind < 35) {
+          e.post(s, mt::write_msg(mt::pattern(from, s, m, len)));
+        } else if (kind < 70) {
+          e.post(s, mt::send_msg(mt::pattern(from, s, m, len)));
+        } else if (kind < 90) {
+          len = std::min(len, mt::kRegionSize);
+          uint32_t off = static_cast<uint32_t>(rng.range(0, mt::kRegionSize - len));
+          e.post(s, mt::read_msg(off, len));
+        } else {
+          e.post(s, mt::fetch_add_msg(rng.range(1, 1000)));
+        }
         bytes += len;
       }
     }
@@ -168,7 +177,7 @@ TEST(Loop, TailLossIsRecoveredByProbe) {
   };
   Loop loop(net, &p, ep(1), ep(2), 9);
   loop.ep(0).connect(loop.now());
-  loop.ep(0).post(0, Message{MsgKind::kWrite, mt::pattern(0, 0, 0, 50000)});
+  loop.ep(0).post(0, mt::write_msg(mt::pattern(0, 0, 0, 50000)));
   ASSERT_TRUE(loop.run([&] { return all_done(loop); }, 10000000000ull));
   verify(loop, 9);
   EXPECT_EQ(dropped, 2);
@@ -196,7 +205,7 @@ TEST(Loop, TailLossWithoutProbesFallsBackToRto) {
   };
   Loop loop(net, &p, ep(1), ep(2), 10);
   loop.ep(0).connect(loop.now());
-  loop.ep(0).post(0, Message{MsgKind::kWrite, mt::pattern(0, 0, 0, 9000)});
+  loop.ep(0).post(0, mt::write_msg(mt::pattern(0, 0, 0, 9000)));
   ASSERT_TRUE(loop.run([&] { return all_done(loop); }, 10000000000ull));
   verify(loop, 10);
   EXPECT_EQ(stage, 2);
@@ -216,7 +225,7 @@ TEST(Loop, BlackholedPathIsRekeyedAndTransferCompletes) {
   int bad = loop.link_of(loop.ep(0).conn.paths[0].sport);
   loop.net().links[bad].blackhole = true;
   for (int m = 0; m < 40; m++)
-    loop.ep(0).post(m % 2, Message{MsgKind::kWrite, mt::pattern(0, m % 2, m / 2, 40000)});
+    loop.ep(0).post(m % 2, mt::write_msg(mt::pattern(0, m % 2, m / 2, 40000)));
   ASSERT_TRUE(loop.run([&] { return all_done(loop); }, 20000000000ull));
   verify(loop, 11);
   const mroce_conn &c = loop.ep(0).conn;
@@ -237,7 +246,7 @@ TEST(Loop, RnrRefusalsAreRetriedAndDeliveredOnce) {
   Loop loop(net, &p, ep(1), b, 12);
   loop.ep(0).connect(loop.now());
   for (int m = 0; m < 6; m++)
-    loop.ep(0).post(0, Message{MsgKind::kSend, mt::pattern(0, 0, m, 3000)});
+    loop.ep(0).post(0, mt::send_msg(mt::pattern(0, 0, m, 3000)));
   // Runs a while with the receiver short of WQEs: RNR NAKs, no progress.
   loop.run([] { return false; }, 2000000);
   EXPECT_GT(loop.ep(1).st.naks_tx, 0u);
@@ -257,7 +266,7 @@ TEST(Loop, EcnMarksShrinkTheWindowAndDataStillArrives) {
   Loop loop(net, &p, ep(1), ep(2), 13);
   loop.ep(0).connect(loop.now());
   for (int m = 0; m < 30; m++)
-    loop.ep(0).post(0, Message{MsgKind::kWrite, mt::pattern(0, 0, m, 60000)});
+    loop.ep(0).post(0, mt::write_msg(mt::pattern(0, 0, m, 60000)));
   ASSERT_TRUE(loop.run([&] { return all_done(loop); }, 20000000000ull));
   verify(loop, 13);
   EXPECT_LT(loop.ep(0).conn.cc.cwnd, p.init_cwnd);
@@ -272,7 +281,7 @@ TEST(Loop, RetryExhaustionIsReportedWhenThePeerIsUnreachable) {
   loop.ep(0).connect(loop.now());
   ASSERT_TRUE(loop.run([&] { return mroce_conn_established(&loop.ep(0).conn); }, 100000000));
   for (auto &l : loop.net().links) l.blackhole = true;
-  loop.ep(0).post(0, Message{MsgKind::kWrite, mt::pattern(0, 0, 0, 10000)});
+  loop.ep(0).post(0, mt::write_msg(mt::pattern(0, 0, 0, 10000)));
   uint64_t start = loop.now();
   ASSERT_TRUE(loop.run([&] { return loop.ep(0).st.retry_exhausted > 0; }, 60000000000ull));
   // retry_limit + 1 doubling rounds of the connection RTO (no RTT sample
@@ -282,6 +291,47 @@ TEST(Loop, RetryExhaustionIsReportedWhenThePeerIsUnreachable) {
   EXPECT_GE(loop.now() - start, bound);
   EXPECT_LE(loop.now() - start, bound + 2 * p.init_rto);
   EXPECT_FALSE(loop.ep(0).all_sent_completed());
+}
+
+}  // namespace
+
+namespace {
+
+// READ and ATOMIC responses are the responder's own reliable data; a
+// retransmitted or duplicated request is dropped by the stream window, so
+// every FETCH_ADD executes exactly once with no replay cache.
+TEST(Loop, ReadsAndAtomicsExecuteExactlyOnceUnderDuplicationAndLoss) {
+  mroce_params p = params();
+  mt::NetCfg net;
+  for (auto &l : net.links) {
+    l.loss = 0.05;
+    l.dup = 0.2;
+    l.reorder = 0.1;
+  }
+  Loop loop(net, &p, ep(1), ep(2), 21);
+  loop.ep(0).connect(loop.now());
+  uint64_t total = 0;
+  std::vector<std::vector<uint8_t>> written;
+  for (int m = 0; m < 60; m++) {
+    // A WRITE into the region, then a READ of the same bytes: placement is
+    // out of order, but the READ executes only when released in stream
+    // order, so it must see the WRITE.
+    written.push_back(mt::pattern(0, 0, 1000 + m, 700));
+    loop.ep(0).post(0, mt::region_write_msg(m * 1000, written.back()));
+    loop.ep(0).post(0, mt::read_msg(m * 1000, 700));
+    loop.ep(0).post(0, mt::fetch_add_msg(m + 1));
+    total += m + 1;
+  }
+  ASSERT_TRUE(loop.run([&] { return all_done(loop); }, 20000000000ull));
+  verify(loop, 21);  // READ results equal the region, originals are prefix sums
+  EXPECT_EQ(loop.ep(1).rx[0].counter, total);
+  EXPECT_EQ(loop.ep(1).st.executed, 120u);
+  EXPECT_GT(loop.ep(1).st.stream_dups, 0u);  // duplicates did arrive
+  for (int m = 0; m < 60; m++) {
+    std::vector<uint8_t> now(loop.ep(1).rx[0].region.begin() + m * 1000,
+                             loop.ep(1).rx[0].region.begin() + m * 1000 + 700);
+    ASSERT_EQ(now, written[m]) << m;
+  }
 }
 
 }  // namespace
