@@ -74,7 +74,7 @@ stage_done style "$msg"
 
 stage 4/6 "unit (ASan/UBSan)"
 "$top/scripts/unit.sh" --summary "$out/unit.json" > "$out/unit.log" 2>&1
-grep -E 'tests passed|FAILED|Failed|\*\*\*|unit:|ERROR|runtime error' "$out/unit.log" | head -n 60
+grep -E 'tests passed|tests FAILED|\*\*\*|^unit:|runtime error|ERROR: AddressSanitizer' "$out/unit.log" | head -n 60
 tally "$out/unit.json"
 stage_done unit "$msg"
 

@@ -9,6 +9,7 @@
 #   check DESC CMD...         subtest passes if CMD succeeds
 #   check_fail DESC CMD...    subtest passes if CMD fails
 #   check_eq DESC WANT GOT    subtest passes if the strings are equal
+#   fails_with ERE CMD...     CMD fails and its output matches ERE (use with check)
 #   ktap_finish               print the plan, exit 0/1 (or 4 if all skipped)
 #   skip_all WHY              exit 4 now
 # Waiting:
@@ -111,6 +112,14 @@ check_fail() {
 	else
 		ktap_ok "$desc"
 	fi
+}
+
+# fails_with ERE CMD...: CMD fails and its output (stdout+stderr) matches ERE.
+fails_with() {
+	local pattern=$1 out
+	shift
+	out=$("$@" 2>&1) && { echo "$out"; return 1; }
+	grep -Eq -- "$pattern" <<< "$out" || { echo "$out"; return 1; }
 }
 
 check_eq() {

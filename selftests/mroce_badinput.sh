@@ -8,14 +8,6 @@
 require_root
 require_cmd rdma ip
 
-# Run a command that must fail; pass if it does and its stderr matches.
-fails_with() {
-	local pattern=$1 out
-	shift
-	out=$("$@" 2>&1) && { echo "$out"; return 1; }
-	grep -Eq -- "$pattern" <<< "$out" || { echo "$out"; return 1; }
-}
-
 mroce_load
 dmesg_mark
 ip link add d0 type dummy && ip link set d0 up

@@ -10,14 +10,6 @@ require_root
 require_cmd rdma ip python3
 modinfo rdma_rxe >/dev/null 2>&1 || skip_all "this kernel has no rdma_rxe"
 
-# Run a command that must fail; pass if it does and its output matches.
-fails_with() {
-	local pattern=$1 out
-	shift
-	out=$("$@" 2>&1) && { echo "$out"; return 1; }
-	grep -Eq -- "$pattern" <<< "$out" || { echo "$out"; return 1; }
-}
-
 mroce_unload
 rmmod rdma_rxe 2>/dev/null
 dmesg_mark
