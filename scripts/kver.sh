@@ -16,15 +16,18 @@ if [ "${1:-}" = "--host" ]; then
 	fi
 fi
 
-best=
+# Prefer the generic flavour: -cloud-amd64 lacks rdma_rxe, -rt-amd64 is
+# slower under emulation. Use those only when nothing else is installed.
+cands=
 for img in /boot/vmlinuz-6.1.*-amd64; do
 	[ -e "$img" ] || continue
 	k=${img#/boot/vmlinuz-}
 	[ -e "/lib/modules/$k/build/Makefile" ] || continue
-	best="$best$k
+	cands="$cands$k
 "
 done
-best=$(printf '%s' "$best" | sort -V | tail -n 1)
+best=$(printf '%s' "$cands" | grep -Ev -- '-(cloud|rt)-amd64$' | sort -V | tail -n 1)
+[ -n "$best" ] || best=$(printf '%s' "$cands" | sort -V | tail -n 1)
 if [ -z "$best" ]; then
 	echo "kver.sh: no /boot/vmlinuz-6.1.*-amd64 with matching /lib/modules/<kver>/build; run 'make deps'" >&2
 	exit 1
