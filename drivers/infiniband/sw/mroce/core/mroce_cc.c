@@ -195,7 +195,13 @@ u32 mroce_cc_window(const struct mroce_cc_conn *cc,
 		return cc->cwnd;
 	if (hint < p->min_rate)
 		hint = p->min_rate;
-	w = mroce_rate_bytes(hint, (u64)min_rtt * p->hint_slack / MROCE_Q10);
+	/*
+	 * The receiver may hold its ACK for up to ack_delay (min RTT excludes
+	 * that hold), and what it holds is still in flight: without it the
+	 * window stalls between ACKs well below the hinted rate.
+	 */
+	w = mroce_rate_bytes(hint, (u64)min_rtt * p->hint_slack / MROCE_Q10 +
+			     p->ack_delay);
 	if (w < p->min_cwnd)
 		w = p->min_cwnd;
 	return w < cc->cwnd ? w : cc->cwnd;
