@@ -28,7 +28,7 @@ mount -t devpts -o newinstance,ptmxmode=0666 devpts /dev/pts
 mount -t tmpfs tmpfs /dev/shm
 mount -t debugfs debugfs /sys/kernel/debug
 mount -t tracefs tracefs /sys/kernel/tracing
-mount -t configfs configfs /sys/kernel/config
+modprobe -q configfs && mount -t configfs configfs /sys/kernel/config
 mount -t bpf bpf /sys/fs/bpf
 mount -t cgroup2 cgroup2 /sys/fs/cgroup
 hostname mroce-vm
