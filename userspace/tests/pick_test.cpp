@@ -4,6 +4,7 @@
 #include "loop_harness.h"
 
 extern "C" {
+#include "mroce_cc.h"
 #include "mroce_pick.h"
 }
 
@@ -71,6 +72,33 @@ TEST_F(Pick, LoadedOrHighScorePathsArePickedLess) {
   EXPECT_LT(hits[0], 500);
   EXPECT_LT(hits[1], 500);
   EXPECT_GT(hits[2], 900);
+}
+
+TEST_F(Pick, APathHoldsAtMostTwiceAnEvenShareOfTheWindow) {
+  // No ECN: every pwnd has grown to the maximum, far above the window.
+  for (int i = 0; i < c->n_paths; i++) c->paths[i].cc.pwnd = p.max_pwnd;
+  uint32_t share = 2 * mroce_cc_window(&c->cc, &p, c->rtt.min_rtt) / c->n_paths;
+  c->paths[3].tx.inflight = share - 999;
+  EXPECT_TRUE(mroce_path_eligible(c, &c->paths[3], 999));
+  EXPECT_FALSE(mroce_path_eligible(c, &c->paths[3], 1000));
+  // Fewer ACTIVE paths: each may hold more.
+  c->paths[0].health.state = MROCE_PATH_PROBING;
+  c->paths[1].health.state = MROCE_PATH_FAILED;
+  EXPECT_TRUE(mroce_path_eligible(c, &c->paths[3], 1000));
+}
+
+TEST_F(Pick, BacklogOnAPathOutweighsRttNoise) {
+  // Paths 0-3 have packets queued (say, behind a busy NIC port) but have
+  // not shown it in their smoothed RTT yet; 4-7 are nearly empty with a
+  // little RTT noise. With huge pwnds the queued paths must still lose.
+  for (int i = 0; i < c->n_paths; i++) {
+    c->paths[i].cc.pwnd = p.max_pwnd;
+    c->paths[i].tx.inflight = i < 4 ? 48 * 1024 : 8 * 1024;
+    c->paths[i].score = i < 4 ? 0 : MROCE_Q10 / 10;
+  }
+  std::vector<int> hits(c->n_paths);
+  for (int i = 0; i < 8000; i++) hits[mroce_pick_path(c, 100, -1)]++;
+  EXPECT_GT(hits[4] + hits[5] + hits[6] + hits[7], 6000);
 }
 
 TEST_F(Pick, ScoreGrowsWithRttInflationEcnAndLoss) {

@@ -35,19 +35,56 @@ u32 mroce_path_score(const struct mroce_conn *c, const struct mroce_path *p)
 	return s > U32_MAX ? U32_MAX : (u32)s;
 }
 
-bool mroce_path_eligible(const struct mroce_conn *c,
-			 const struct mroce_path *p, u32 len)
+/*
+ * What one path may hold: its own window, but at most twice an even split
+ * of the connection window over the ACTIVE paths. Without ECN pwnd grows to
+ * max_pwnd and stops telling paths apart; measured against this share, a
+ * path whose packets sit in a queue (another plane's busy NIC port, a hot
+ * link) or in a black hole looks loaded within one RTT, long before its RTT
+ * or loss statistics move.
+ */
+static u32 path_share(const struct mroce_conn *c)
+{
+	u32 i, active = 0;
+	u64 share;
+
+	for (i = 0; i < c->n_paths; i++)
+		active += c->paths[i].health.state == MROCE_PATH_ACTIVE;
+	if (!active)
+		return U32_MAX;
+	share = mroce_div_u64(2ull * mroce_cc_window(&c->cc, c->prm,
+						      c->rtt.min_rtt), active);
+	if (share < c->prm->min_pwnd)
+		share = c->prm->min_pwnd;
+	return share > U32_MAX ? U32_MAX : (u32)share;
+}
+
+static u32 path_cap(const struct mroce_path *p, u32 share)
+{
+	return p->cc.pwnd < share ? p->cc.pwnd : share;
+}
+
+static bool eligible(const struct mroce_path *p, u32 len, u32 share)
 {
 	if (p->health.state != MROCE_PATH_ACTIVE || !mroce_ptx_can_send(&p->tx))
 		return false;
 	/* An empty path may always take one packet, whatever its window. */
-	return !p->tx.inflight || (u64)p->tx.inflight + len <= p->cc.pwnd;
+	return !p->tx.inflight ||
+		(u64)p->tx.inflight + len <= path_cap(p, share);
 }
 
-static u64 load(const struct mroce_path *p)
+bool mroce_path_eligible(const struct mroce_conn *c,
+			 const struct mroce_path *p, u32 len)
 {
-	return mroce_div_u64((u64)p->tx.inflight * MROCE_Q10,
-			     p->cc.pwnd ? p->cc.pwnd : 1) + p->score / 2;
+	return eligible(p, len, path_share(c));
+}
+
+static u64 load(const struct mroce_path *p, u32 share)
+{
+	u32 cap = path_cap(p, share);
+
+	return mroce_div_u64((u64)p->tx.inflight * MROCE_Q10, cap ? cap : 1) +
+		p->score / 2;
 }
 
 int mroce_pick_path(struct mroce_conn *c, u32 len, int pref)
@@ -55,14 +92,15 @@ int mroce_pick_path(struct mroce_conn *c, u32 len, int pref)
 	const struct mroce_params *prm = c->prm;
 	int a, b, best = -1;
 	u64 best_load = U64_MAX;
-	u32 i, start;
+	u32 i, start, share;
 
 	if (!c->n_paths)
 		return -1;
+	share = path_share(c);
 	if (pref >= 0 && pref < c->n_paths) {
 		const struct mroce_path *p = &c->paths[pref];
 
-		if (mroce_path_eligible(c, p, len) &&
+		if (eligible(p, len, share) &&
 		    p->health.loss_ewma < prm->suspect_loss)
 			return pref;
 	}
@@ -71,12 +109,12 @@ int mroce_pick_path(struct mroce_conn *c, u32 len, int pref)
 	b = (int)(mroce_prng(&c->rng) % c->n_paths);
 	if (c->n_paths > 1 && b == a)
 		b = (a + 1) % c->n_paths;
-	if (mroce_path_eligible(c, &c->paths[a], len)) {
+	if (eligible(&c->paths[a], len, share)) {
 		best = a;
-		best_load = load(&c->paths[a]);
+		best_load = load(&c->paths[a], share);
 	}
-	if (b != a && mroce_path_eligible(c, &c->paths[b], len) &&
-	    load(&c->paths[b]) < best_load)
+	if (b != a && eligible(&c->paths[b], len, share) &&
+	    load(&c->paths[b], share) < best_load)
 		best = b;
 	if (best >= 0)
 		return best;
@@ -87,9 +125,9 @@ int mroce_pick_path(struct mroce_conn *c, u32 len, int pref)
 		u32 k = (start + i) % c->n_paths;
 		u64 l;
 
-		if (!mroce_path_eligible(c, &c->paths[k], len))
+		if (!eligible(&c->paths[k], len, share))
 			continue;
-		l = load(&c->paths[k]);
+		l = load(&c->paths[k], share);
 		if (l < best_load) {
 			best_load = l;
 			best = (int)k;
