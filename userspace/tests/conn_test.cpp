@@ -481,4 +481,29 @@ TEST_F(Conn, WatchdogCountsRoundsWithoutProgressAndProgressResetsIt) {
   }
 }
 
+TEST_F(Conn, FirstRttSamplePullsInTimersArmedWithInitRto) {
+  establish();
+  mroce_tx_slot s0, s1;
+  std::vector<uint8_t> d0 = send(a, 1, 1000, 0, &s0);
+  send(a, 2, 1000, 1, &s1);  // lost, with the rest of path 1's flight
+  ASSERT_EQ(s0.path, 0);
+  ASSERT_EQ(s1.path, 1);
+  const uint64_t t0 = now;
+  // No RTT known yet: the timers come from init_rto.
+  EXPECT_EQ(a.c.paths[1].pto_at, t0 + p.init_rto / 2);
+  EXPECT_EQ(a.c.paths[1].rto_at, t0 + p.init_rto);
+  now += 100000;  // the first ACK, on path 0, measures a 100 us RTT
+  deliver(b, d0);
+  ack(b, a);
+  ASSERT_EQ(a.c.rtt.srtt, 100000u);
+  // Path 1 has no sample of its own but no longer waits for init_rto.
+  EXPECT_EQ(a.c.paths[1].pto_at, t0 + mroce_rtt_pto(&a.c.rtt, &p));
+  EXPECT_EQ(a.c.paths[1].rto_at, t0 + mroce_rtt_rto(&a.c.rtt, &p, 0));
+  EXPECT_LT(a.c.paths[1].rto_at, t0 + p.init_rto);
+  mroce_timer_res r;
+  now = a.c.paths[1].pto_at;
+  mroce_conn_on_timer(&a.c, now, &r);
+  EXPECT_EQ(r.probe_mask, 1ull << 1);  // the tail-loss probe goes out now
+}
+
 }  // namespace

@@ -482,10 +482,38 @@ static void on_block(struct mroce_conn *c, struct mroce_path *p,
 		health(c, p, MROCE_HEV_DRAINED, p->gen + 1, now, sk);
 }
 
+/*
+ * Timers armed before the connection's first RTT sample used init_rto. Once
+ * any path has measured the RTT, the paths without a sample of their own use
+ * the connection's (path_rto/path_pto fall back to it): pull their deadlines
+ * in, so that a first flight lost whole on some paths (an incast burst) is
+ * probed within RTTs rather than after init_rto.
+ */
+static void first_rtt_rearm(struct mroce_conn *c)
+{
+	u32 i;
+
+	for (i = 0; i < c->n_paths; i++) {
+		struct mroce_path *p = &c->paths[i];
+		u64 t;
+
+		if (p->rtt.srtt || !p->tx.n_out ||
+		    p->health.state == MROCE_PATH_FAILED)
+			continue;
+		t = mroce_ptx_oldest(&p->tx) + path_rto(c, p);
+		if (p->rto_at && t < p->rto_at)
+			p->rto_at = t;
+		t = p->tx.last_tx + path_pto(c, p);
+		if (p->pto_at && t < p->pto_at)
+			p->pto_at = t;
+	}
+}
+
 void mroce_conn_on_ack(struct mroce_conn *c, const struct mroce_pkt *pkt,
 		       u64 now, struct mroce_ack_res *res)
 {
 	struct sink sk = { &res->probe_mask, &res->events };
+	bool had_rtt = c->rtt.srtt != 0;
 	u32 i;
 
 	memset(res, 0, sizeof(*res));
@@ -510,6 +538,8 @@ void mroce_conn_on_ack(struct mroce_conn *c, const struct mroce_pkt *pkt,
 		}
 		on_block(c, p, &blk, now, res, &sk);
 	}
+	if (!had_rtt && c->rtt.srtt)
+		first_rtt_rearm(c);
 	mroce_cc_conn_on_ack(&c->cc, c->prm, c->mss, res->acked_bytes,
 			     res->acked_pkts, res->ce_pkts, now, c->rtt.srtt);
 	if (res->acked_pkts) {
