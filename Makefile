@@ -71,7 +71,8 @@ demo: deps modules
 	@$(VMRUN) --plain $(VMARGS) scripts/demo.sh
 
 bench: deps modules
-	@$(VMRUN) --plain $(VMARGS) $(sort $(wildcard selftests/bench/*.sh))
+	@$(VMRUN) --plain $(VMARGS) $(sort $(wildcard selftests/bench/*.sh)); rc=$$?; \
+		$(TOP)/selftests/bench/collect-results; exit $$rc
 
 bench-sim:
 	@if [ -x $(TOP)/userspace/sim/bench.sh ]; then \

@@ -17,7 +17,7 @@ pkgs=(
 	# RDMA user space and network tools used by tests and the demo
 	rdma-core ibverbs-utils ibverbs-providers rdmacm-utils perftest python3-pyverbs
 	libibverbs-dev
-	iproute2 iputils-ping ethtool tcpdump
+	iproute2 iputils-ping ethtool tcpdump iperf3
 	# kernel ULP and tracing tools (later issues)
 	nvme-cli fio ksmbd-tools cifs-utils bpftool bpftrace libbpf-dev
 	# user space (C++17, GoogleTest, sanitizers, fuzzers)

@@ -116,6 +116,16 @@ def initramfs(kver):
     return out
 
 
+def build_tools():
+    """Build selftests/tools into build/tools on the host: a compile under TCG
+    takes minutes. Not fatal: a test whose tool is missing builds it itself."""
+    res = subprocess.run(["make", "-s", "-C", os.path.join(SELFTESTS, "tools")],
+                         capture_output=True, text=True)
+    if res.returncode:
+        log(f"# vmrun: building selftests/tools failed (tests will try in the VM):\n"
+            f"{res.stdout}{res.stderr}")
+
+
 def stage_install(kver):
     """Run scripts/install-module.sh into a staging root on the host.
 
@@ -168,6 +178,7 @@ class Result:
         self.kernel = []        # offending kernel-log lines
         self.note = ""          # why it failed when it did not end
         self.logfile = None
+        self.streamed = 0       # --plain: log bytes already shown while it ran
 
 
 class Boot:
@@ -212,6 +223,20 @@ class Boot:
             target = self.current.kernel if self.current else self.between
             target.append(text.strip())
 
+    def stream(self, res):
+        """--plain: show a running script's complete new lines (progress)."""
+        try:
+            with open(res.logfile, "rb") as f:
+                f.seek(res.streamed)
+                data = f.read()
+        except (FileNotFoundError, TypeError):
+            return
+        end = data.rfind(b"\n") + 1
+        if end:
+            sys.stdout.write(data[:end].decode("utf-8", "replace"))
+            sys.stdout.flush()
+            res.streamed += end
+
     def next_budget(self):
         return BOOT_BUDGET  # the next begin (or done) follows promptly
 
@@ -236,6 +261,8 @@ class Boot:
                     timed_out = True
                     break
                 ready, _, _ = select.select([proc.stdout], [], [], min(left, 1.0))
+                if self.args.plain and self.current:
+                    self.stream(self.current)
                 if not ready:
                     continue
                 chunk = os.read(proc.stdout.fileno(), 65536)
@@ -301,6 +328,7 @@ def main():
     if not os.access(f"/boot/vmlinuz-{args.kver}", os.R_OK):
         sys.exit(f"vmrun: /boot/vmlinuz-{args.kver} missing or unreadable; run 'make deps'")
     check_vermagic(args.kver)
+    build_tools()
     initrd = initramfs(args.kver)
     stage_install(args.kver)
     run = args.out or os.path.join(REPO, "build", "vm", time.strftime("%Y%m%d-%H%M%S"))
@@ -337,6 +365,11 @@ def main():
         state["n"] += 1
         n = state["n"]
         lines = tail(res.logfile, 10 ** 6) if res.logfile else []
+        shown = lines
+        if args.plain and res.streamed:
+            with open(res.logfile, "rb") as f:
+                f.seek(res.streamed)
+                shown = f.read().decode("utf-8", "replace").splitlines()
         if res.rc is None:
             status, directive = "not ok", f" # {res.note}"
         elif res.kernel:
@@ -353,7 +386,7 @@ def main():
             status, directive = "not ok", f" # exit={res.rc}"
         failed = status == "not ok"
         if failed or not args.quiet_pass:
-            for ln in lines:
+            for ln in shown:
                 log(ln if args.plain else f"# {ln}")
         for ln in res.kernel:
             log(f"# kernel: {ln}")

@@ -1,0 +1,279 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# make bench: mroce against rdma_rxe in ONE VM boot, same veth pair, same
+# MTU, same topology (both veth ends in init_net, policy-routed onto the
+# wire: the only way rxe works on 6.1). rdma_rxe runs first and is unloaded,
+# then mroce, then kernel TCP (iperf3) as a reference row.
+#
+#   ib_write_bw, ib_send_bw, ib_read_bw   64 KiB, RC, 1 QP, -D $DURATION
+#   ib_write_lat                          64 B, 1000 iterations
+#   iperf3                                TCP, one stream
+# at 0, 1 and 10 % netem loss (TCP at 0 and 1 %). Loss is applied on the
+# data direction of each test (requester -> responder for write/send,
+# responder -> requester for read) and on both directions for the latency
+# ping-pong.
+#
+# Goodput = iterations perftest completed in its measured window x size /
+# window, window = DURATION - 2 x perftest's margin (2 s): perftest's own BW
+# column reads 0 in some lossy runs (docs/testing.md). Progress lines are
+# printed as it goes, the table at the end, CSV in $MROCE_TEST_OUT (copied to
+# build/bench/ by selftests/bench/collect.sh).
+#
+# Knobs: BENCH_DURATION (default 10), BENCH_LOSSES ("0 1 10"),
+# BENCH_DRIVERS ("rxe mroce"), BENCH_TESTS ("write send read lat tcp").
+# vm-timeout: 2400
+. "$(dirname "$0")/../lib.sh"
+. "$(dirname "$0")/../lib_traffic.sh"
+require_root
+require_cmd ib_write_bw ib_send_bw ib_read_bw ib_write_lat tc rdma
+
+DURATION=${BENCH_DURATION:-10}
+MARGIN=2
+WINDOW=$((DURATION - 2 * MARGIN))
+SIZE=65536
+LOSSES=${BENCH_LOSSES:-"0 1 10"}
+DRIVERS=${BENCH_DRIVERS:-"rxe mroce"}
+TESTS=${BENCH_TESTS:-"write send read lat tcp"}
+csv=$MROCE_TEST_OUT/rdma_bench.csv
+table=$MROCE_TEST_OUT/rdma_bench.txt
+out=$MROCE_TEST_OUT/runs
+mkdir -p "$out"
+[ "$WINDOW" -ge 2 ] || { echo "BENCH_DURATION must be at least $((2 * MARGIN + 2))"; exit 1; }
+
+declare -A val note iters txp retx
+t0=$(date +%s)
+nrun=0
+total=0
+for drv in $DRIVERS; do
+	for t in $TESTS; do
+		[ "$t" = tcp ] && continue
+		for l in $LOSSES; do total=$((total + 1)); done
+	done
+done
+[[ " $TESTS " == *" tcp "* ]] && total=$((total + 2))
+
+progress() { printf '[%3ds %2d/%d] %s\n' $(( $(date +%s) - t0 )) "$nrun" "$total" "$*"; }
+
+# Counters that explain a row: packets the data sender sent, and
+# retransmissions: mroce counts the packets it resent (on the data sender;
+# READ responses are resent by the responder); rxe has no such counter, its
+# requester (dev0) counts timer retries and NAK-driven (go-back-N) restarts.
+ctr() { cat "/sys/class/infiniband/$1/ports/1/hw_counters/$2" 2>/dev/null || echo 0; }
+retx_of() { # retx_of DRV SENDER
+	case $1 in
+	rxe) echo $(( $(ctr dev0 completer_retry_err) + $(ctr dev0 rcvd_seq_err) )) ;;
+	*) ctr "$2" retrans_pkts ;;
+	esac
+}
+
+set_loss() { # set_loss PCT DEV... (0 clears)
+	local pct=$1 d
+	shift
+	for d in "$@"; do
+		if [ "$pct" = 0 ]; then netem_clear "" "$d"; else netem_set "" "$d" loss "$pct%"; fi
+	done
+}
+
+# perftest server on dev1, client on dev0 -> 10.0.0.2; prints the client log.
+perftest() { # perftest TOOL LOG ARGS...
+	local tool=$1 log=$2 spid rc
+	shift 2
+	timeout $((DURATION + 90)) "$tool" -d dev1 -x "$gid1" -F "$@" > "$log.server" 2>&1 &
+	spid=$!
+	wait_for 10 bash -c "ss -Htln 'sport = :18515' | grep -q ."
+	timeout $((DURATION + 90)) "$tool" -d dev0 -x "$gid0" -F "$@" 10.0.0.2 > "$log.client" 2>&1
+	rc=$?
+	wait "$spid" || rc=1
+	return $rc
+}
+
+run_bw() { # run_bw DRV TEST LOSS
+	local drv=$1 t=$2 loss=$3 log=$out/$1-$2-loss$3 it sender p0 r0
+	local key=$drv,$t,$loss
+	if [ "$t" = read ]; then sender=dev1; set_loss "$loss" veth01; else sender=dev0; set_loss "$loss" veth00; fi
+	p0=$(ctr $sender sent_pkts)
+	r0=$(retx_of "$drv" $sender)
+	if perftest "ib_${t}_bw" "$log" -s $SIZE -D "$DURATION" --margin $MARGIN --report_gbits; then
+		it=$(awk -v s=$SIZE '$1 == s && NF >= 5 { print $2; exit }' "$log.client")
+	fi
+	set_loss 0 veth00 veth01
+	txp[$key]=$(( $(ctr $sender sent_pkts) - p0 ))
+	retx[$key]=$(( $(retx_of "$drv" $sender) - r0 ))
+	if [ -n "$it" ]; then
+		iters[$key]=$it
+		val[$key]=$(awk -v i="$it" -v s=$SIZE -v w="$WINDOW" 'BEGIN { printf "%.1f", i * s * 8 / w / 1e6 }')
+	else
+		val[$key]=fail
+		note[$key]=$(tail -n 2 "$log.client" | tr '\n' ' ')
+	fi
+	nrun=$((nrun + 1))
+	progress "$drv ib_${t}_bw loss $loss%: ${val[$key]} Mb/s (${iters[$key]:-?} it, ${txp[$key]} pkts, ${retx[$key]} retx)"
+}
+
+run_lat() { # run_lat DRV LOSS
+	local drv=$1 loss=$2 log=$out/$1-lat-loss$2 line
+	local key=$drv,lat,$loss
+	set_loss "$loss" veth00 veth01
+	if perftest ib_write_lat "$log" -s 64 -n 1000; then
+		# bytes iters t_min t_max t_typical t_avg t_stdev p99 p99.9
+		line=$(awk '$1 == 64 && NF >= 8 { print $5, $6, $8; exit }' "$log.client")
+	fi
+	set_loss 0 veth00 veth01
+	if [ -n "$line" ]; then
+		read -r "val[$key]" "val[$key,avg]" "val[$key,p99]" <<< "$line"
+	else
+		val[$key]=fail
+		note[$key]=$(tail -n 2 "$log.client" | tr '\n' ' ')
+	fi
+	nrun=$((nrun + 1))
+	progress "$drv ib_write_lat 64 B loss $loss%: typical ${val[$key]} us, avg ${val[$key,avg]:-?} us, p99 ${val[$key,p99]:-?} us"
+}
+
+run_tcp() { # run_tcp LOSS
+	local loss=$1 log=$out/tcp-loss$1 spid bps
+	set_loss "$loss" veth00
+	iperf3 -s -B 10.0.0.2 -1 > "$log.server" 2>&1 &
+	spid=$!
+	wait_for 10 bash -c "ss -Htln 'sport = :5201' | grep -q ."
+	timeout $((DURATION + 30)) iperf3 -c 10.0.0.2 -B 10.0.0.1 -t "$DURATION" -J > "$log.json" 2>&1
+	wait "$spid"
+	set_loss 0 veth00
+	bps=$(python3 -c 'import json,sys; print("%.1f" % (json.load(open(sys.argv[1]))["end"]["sum_received"]["bits_per_second"] / 1e6))' "$log.json" 2>/dev/null)
+	val[tcp,tcp,$loss]=${bps:-fail}
+	nrun=$((nrun + 1))
+	progress "kernel TCP (iperf3) loss $loss%: ${val[tcp,tcp,$loss]} Mb/s"
+}
+
+setup() {
+	case $1 in
+	rxe)
+		mroce_unload
+		modprobe rdma_rxe || return 1
+		rdma link add dev0 type rxe netdev veth00 &&
+			rdma link add dev1 type rxe netdev veth01
+		;;
+	mroce)
+		rmmod rdma_rxe 2> /dev/null
+		modprobe mroce || return 1
+		mroce_link_add dev0 veth00 && mroce_link_add dev1 veth01
+		;;
+	esac || return 1
+	wait_for 5 has_gid dev0 "$(gid_of_ip 10.0.0.1)" && wait_for 5 has_gid dev1 "$(gid_of_ip 10.0.0.2)" || return 1
+	gid0=$(gid_index dev0 10.0.0.1) && gid1=$(gid_index dev1 10.0.0.2)
+}
+
+teardown() {
+	rdma link delete dev0 2> /dev/null
+	rdma link delete dev1 2> /dev/null
+	rmmod rdma_rxe mroce 2> /dev/null
+	return 0
+}
+
+echo "rdma_bench: $DRIVERS, tests: $TESTS, losses: $LOSSES %, ${DURATION}s runs (${WINDOW}s measured)"
+topo_policy 1 || exit 1
+echo "rdma_bench: veth pair veth00/veth01, MTU $(cat /sys/class/net/veth00/mtu), $(nproc) vCPUs"
+dmesg_mark
+for drv in $DRIVERS; do
+	why=
+	if ! setup "$drv"; then
+		why="setup failed"
+	elif [ "$drv" = mroce ] && ! why=$(transport_ready "" dev0); then
+		:
+	else
+		why=
+	fi
+	if [ -n "$why" ]; then
+		echo "rdma_bench: $drv skipped: $why"
+		for t in $TESTS; do
+			[ "$t" = tcp ] && continue
+			for l in $LOSSES; do val[$drv,$t,$l]="n/a"; nrun=$((nrun + 1)); done
+		done
+		note[$drv]=$why
+		teardown
+		continue
+	fi
+	echo "rdma_bench: $drv: $(ibv_devinfo -d dev0 | awk '/active_mtu/ { print "active MTU", $2 }')"
+	for t in $TESTS; do
+		for l in $LOSSES; do
+			case $t in
+			write|send|read) run_bw "$drv" "$t" "$l" ;;
+			lat) run_lat "$drv" "$l" ;;
+			esac
+		done
+	done
+	teardown
+done
+if [[ " $TESTS " == *" tcp "* ]]; then
+	if command -v iperf3 > /dev/null; then
+		for l in 0 1; do run_tcp "$l"; done
+	else
+		echo "rdma_bench: iperf3 not installed: no TCP reference (make deps)"
+	fi
+fi
+topo_policy_cleanup 1
+
+# --- report ------------------------------------------------------------------
+ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (a ~ /^[0-9.]+$/ && b ~ /^[0-9.]+$/ && b > 0) printf "%.3f", a / b; else printf "-" }'; }
+
+echo "driver,test,loss_pct,size,window_s,goodput_mbps,iterations,lat_typical_us,lat_avg_us,lat_p99_us,sender_pkts,retransmissions" > "$csv"
+{
+	echo
+	echo "Goodput in Mb/s (64 KiB RC, 1 QP, ${WINDOW}s window; loss on the data direction)"
+	printf '%-12s %6s | %10s %10s | %10s %8s %8s | %10s\n' test loss rxe mroce mroce/rxe \
+		"rxe/0%" "mroce/0%" "mroce retx"
+	for t in write send read; do
+		[[ " $TESTS " == *" $t "* ]] || continue
+		for l in $LOSSES; do
+			a=${val[rxe,$t,$l]:--} b=${val[mroce,$t,$l]:--}
+			printf '%-12s %5s%% | %10s %10s | %10s %8s %8s | %10s\n' "ib_${t}_bw" "$l" "$a" "$b" \
+				"$(ratio "$b" "$a")" "$(ratio "$a" "${val[rxe,$t,0]}")" \
+				"$(ratio "$b" "${val[mroce,$t,0]}")" "${retx[mroce,$t,$l]:--}"
+		done
+	done
+	if [[ " $TESTS " == *" lat "* ]]; then
+		echo
+		echo "ib_write_lat, 64 B, 1000 iterations, us (loss on both directions)"
+		printf '%-6s | %10s %10s %10s | %10s %10s %10s | %10s\n' loss "rxe typ" "rxe avg" "rxe p99" \
+			"mroce typ" "mroce avg" "mroce p99" "avg m/r"
+		for l in $LOSSES; do
+			printf '%5s%% | %10s %10s %10s | %10s %10s %10s | %10s\n' "$l" \
+				"${val[rxe,lat,$l]:--}" "${val[rxe,lat,$l,avg]:--}" "${val[rxe,lat,$l,p99]:--}" \
+				"${val[mroce,lat,$l]:--}" "${val[mroce,lat,$l,avg]:--}" "${val[mroce,lat,$l,p99]:--}" \
+				"$(ratio "${val[mroce,lat,$l,avg]}" "${val[rxe,lat,$l,avg]}")"
+		done
+	fi
+	if [ -n "${val[tcp,tcp,0]}" ]; then
+		echo
+		echo "Reference: kernel TCP (iperf3, one stream, ${DURATION}s), Mb/s"
+		printf '%-6s | %10s %10s\n' loss TCP "TCP/0%"
+		for l in 0 1; do
+			printf '%5s%% | %10s %10s\n' "$l" "${val[tcp,tcp,$l]}" "$(ratio "${val[tcp,tcp,$l]}" "${val[tcp,tcp,0]}")"
+		done
+	fi
+	for drv in $DRIVERS; do
+		[ -n "${note[$drv]}" ] && echo "($drv: ${note[$drv]})"
+	done
+	for k in "${!note[@]}"; do
+		[[ $k == *,* ]] && echo "($k failed: ${note[$k]})"
+	done
+	echo "(mroce retx = retrans_pkts of the data sender; rxe: requester's completer_retry_err + rcvd_seq_err in the CSV)"
+} | tee "$table"
+for drv in $DRIVERS; do
+	for t in write send read lat; do
+		for l in $LOSSES; do
+			k=$drv,$t,$l
+			[ -n "${val[$k]}" ] || continue
+			if [ "$t" = lat ]; then
+				echo "$drv,ib_write_lat,$l,64,,,1000,${val[$k]},${val[$k,avg]},${val[$k,p99]},," >> "$csv"
+			else
+				echo "$drv,ib_${t}_bw,$l,$SIZE,$WINDOW,${val[$k]},${iters[$k]},,,,${txp[$k]},${retx[$k]}" >> "$csv"
+			fi
+		done
+	done
+done
+for l in 0 1; do
+	[ -n "${val[tcp,tcp,$l]}" ] && echo "tcp,iperf3,$l,,$DURATION,${val[tcp,tcp,$l]},,,,,," >> "$csv"
+done
+echo "rdma_bench: CSV $csv; $(( $(date +%s) - t0 ))s"
+dmesg_clean || echo "rdma_bench: WARNING: the kernel log shows problems (above)"

@@ -1,0 +1,104 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# Helpers for selftests that move RDMA traffic between two endpoints (after
+# lib.sh). Work for mroce and for rdma_rxe, so the tools are validated on
+# rxe too.
+#
+#   transport_ready NS DEV     mroce DEV in NS can carry traffic; prints why not
+#   gid_index DEV IP           GID table index of IP's RoCE v2 GID on DEV
+#   rc_pingpong NSA DEVA NSB DEVB SERVER_IP ARGS...
+#                              ibv_rc_pingpong server on DEVB (NSB), client on
+#                              DEVA (NSA) connecting to SERVER_IP; both must pass
+#   verify_pair NSA DEVA NSB DEVB SERVER_IP ARGS...
+#                              mroce_verify between the two (server on B)
+#   build_tools TOOL...        selftests/tools programs: the host's build/tools
+#                              if up to date, else built into $MROCE_TEST_OUT/bin;
+#                              sets MROCE_TOOLS, or tools_why on failure
+
+MROCE_TOOLS=${MROCE_TOOLS:-$MROCE_TEST_OUT/bin}
+
+# The transport opens its UDP socket (default port 61791, module parameter
+# udp_port) when a device is created; until the transport exists nothing
+# listens there and traffic tests skip rather than fail.
+transport_ready() {
+	local ns=$1 dev=$2 port=61791
+	[ -r /sys/module/mroce/parameters/udp_port ] &&
+		port=$(cat /sys/module/mroce/parameters/udp_port)
+	if ! nsexec "$ns" ss -Huln "sport = :$port" | grep -q .; then
+		echo "the mroce transport has not landed: no UDP socket on port $port for $dev"
+		return 1
+	fi
+}
+
+gid_index() {
+	local want
+	want=$(gid_of_ip "$2")
+	wait_for 5 has_gid "$1" "$want" || return 1
+	gid_list "$1" | awk -v g="$want" '$2 == g && $3 == "RoCE_v2" { print $1; exit }'
+}
+
+# ibv_rc_pingpong exits 0 on both sides only if every iteration completed;
+# it does not check data, mroce_verify does.
+rc_pingpong() {
+	local nsa=$1 deva=$2 nsb=$3 devb=$4 ip=$5 ga gb spid rc
+	shift 5
+	gb=$(gid_index "$devb" "$ip") || return 1
+	ga=$(gid_index "$deva" "$(nsexec "$nsa" ip -4 -o addr show |
+		awk -v n="$(rdma_netdev "$deva")" '$2 == n { sub(/\/.*/, "", $4); print $4; exit }')") || return 1
+	nsexec "$nsb" timeout 120 ibv_rc_pingpong -d "$devb" -g "$gb" "$@" \
+		> "$MROCE_TEST_OUT/pingpong-server.log" 2>&1 &
+	spid=$!
+	sleep 0.5
+	nsexec "$nsa" timeout 120 ibv_rc_pingpong -d "$deva" -g "$ga" "$@" "$ip" \
+		> "$MROCE_TEST_OUT/pingpong-client.log" 2>&1
+	rc=$?
+	wait "$spid" || rc=1
+	[ $rc -eq 0 ] || sed 's/^/#   /' "$MROCE_TEST_OUT"/pingpong-*.log
+	return $rc
+}
+
+# The netdev an RDMA device is bound to.
+rdma_netdev() { rdma link show "$1/1" | awk '{ for (i = 1; i < NF; i++) if ($i == "netdev") print $(i + 1) }'; }
+
+build_tools() {
+	tools_why=
+	[ -e /usr/include/infiniband/verbs.h ] || {
+		tools_why="libibverbs-dev is not installed (make deps)"
+		return 1
+	}
+	# vmrun.py builds them on the host (build/tools) before booting: a
+	# compile under TCG takes over a minute. Use those if up to date.
+	if make -q -s -C "$MROCE_SELFTESTS_DIR/tools" O="$MROCE_REPO/build/tools" "$@" 2> /dev/null; then
+		MROCE_TOOLS=$MROCE_REPO/build/tools
+		return 0
+	fi
+	make -s -C "$MROCE_SELFTESTS_DIR/tools" O="$MROCE_TOOLS" "$@" \
+		> "$MROCE_TEST_OUT/build-tools.log" 2>&1 || {
+		tools_why=$(head -c 600 "$MROCE_TEST_OUT/build-tools.log")
+		return 1
+	}
+}
+
+# mroce_verify server on DEVB in NSB, client on DEVA in NSA; the client
+# connects its out-of-band TCP to SERVER_IP. Logs: $MROCE_TEST_OUT/verify-N-
+# {client,server}.log, N counting runs (check runs us in a subshell, so the
+# count lives in a file); verify_last prints the newest prefix.
+verify_last() { echo "$MROCE_TEST_OUT/verify-$(cat "$MROCE_TEST_OUT/.verify_n")"; }
+verify_pair() {
+	local nsa=$1 deva=$2 nsb=$3 devb=$4 ip=$5 spid rc tag n
+	shift 5
+	n=$(( $(cat "$MROCE_TEST_OUT/.verify_n" 2>/dev/null || echo 0) + 1 ))
+	echo "$n" > "$MROCE_TEST_OUT/.verify_n"
+	tag=verify-$n
+	nsexec "$nsb" "$MROCE_TOOLS/mroce_verify" -d "$devb" "$@" \
+		> "$MROCE_TEST_OUT/$tag-server.log" 2>&1 &
+	spid=$!
+	nsexec "$nsa" "$MROCE_TOOLS/mroce_verify" -d "$deva" -c "$ip" "$@" \
+		> "$MROCE_TEST_OUT/$tag-client.log" 2>&1
+	rc=$?
+	wait "$spid" || rc=1
+	_last_output=$(tail -n 5 "$MROCE_TEST_OUT/$tag-client.log"; tail -n 5 "$MROCE_TEST_OUT/$tag-server.log")
+	[ $rc -eq 0 ] || printf '%s\n' "$_last_output" | sed 's/^/#   /'
+	return $rc
+}

@@ -1,0 +1,154 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# hw counters and tracepoints: every counter exists in sysfs and in
+# `rdma statistic`, starts at zero and agrees between the two; link_downed
+# follows the port; the mroce tracepoints are registered with their fields
+# and a BPF program can attach to them. Once the transport carries traffic:
+# packet and byte counters match the traffic, retransmission counters move
+# under netem loss and stay put without it.
+# vm-timeout: 240
+. "$(dirname "$0")/lib.sh"
+require_root
+require_cmd rdma ip tc
+
+# The interface (docs/telemetry.md); a rename is an incompatible change.
+COUNTERS="sent_pkts rcvd_pkts sent_bytes rcvd_bytes rdma_sends rdma_recvs
+send_err link_downed acks_sent acks_rcvd naks_sent naks_rcvd probes_sent
+retrans_pkts sack_gaps rto_timeouts pto_timeouts send_rnr_err rcvd_rnr_err
+retry_exceeded_err retry_rnr_exceeded_err duplicate_request out_of_window
+ecn_ce_rcvd rate_hints_rcvd path_rekeys conn_opened conn_failed conn_lost
+drop_truncated drop_bad_version drop_bad_opcode drop_reserved drop_bad_flags
+drop_bad_length drop_bad_ack_blocks drop_bad_field drop_unknown_conn
+drop_wrong_peer drop_not_connected drop_bad_path drop_stale_gen
+drop_unknown_qp drop_qp_state drop_unexpected drop_bad_rkey drop_mr_bounds
+drop_access drop_bad_atomic drop_rq_overflow drop_nomem"
+
+TRACEPOINTS="mroce_path_sample mroce_path_state mroce_path_rekey
+mroce_retransmit mroce_conn_state mroce_cc_update mroce_nak mroce_rx_drop"
+
+. "$(dirname "$0")/lib_traffic.sh"
+
+# "name value" lines for every counter of DEV, from sysfs and from rdma.
+sysfs_counters() {
+	(cd "/sys/class/infiniband/$1/ports/1/hw_counters" && grep -H . -- *) |
+		sed 's/:/ /' | grep -v '^lifespan ' | sort
+}
+rdma_counters() {
+	rdma -j statistic show link "$1/1" | python3 -c '
+import json, sys
+for link in json.load(sys.stdin):
+    for k, v in link.items():
+        if isinstance(v, int) and k not in ("ifindex", "port"):
+            print(k, v)
+' | sort
+}
+
+state_is() { [ "$(port_attr "$1" state)" = "$2" ]; }
+
+mroce_load
+dmesg_mark
+topo_netns
+mroce_link_add mroce_a va a
+mroce_link_add mroce_b vb b
+
+hw=/sys/class/infiniband/mroce_a/ports/1/hw_counters
+missing=
+for c in $COUNTERS; do
+	[ -r "$hw/$c" ] || missing="$missing $c"
+done
+check_eq "every counter is in hw_counters" "" "$missing"
+check_eq "no counter beyond the documented set" \
+	"$(echo $COUNTERS | tr ' ' '\n' | sort | tr '\n' ' ')" \
+	"$(ls "$hw" | grep -vx lifespan | sort | tr '\n' ' ')"
+check_eq "a fresh device counts nothing" "" \
+	"$(sysfs_counters mroce_a | awk '$2 != 0')"
+check_eq "rdma statistic shows the same counters and values" \
+	"$(sysfs_counters mroce_a)" "$(rdma_counters mroce_a)"
+check "rdma statistic show (text) lists mroce_a" \
+	bash -c "rdma statistic show | grep -q 'link mroce_a/1 .*drop_bad_rkey 0'"
+
+nsexec a ip link set va down
+wait_for 5 state_is mroce_a "1: DOWN"
+check_eq "link_downed counts a port going down" 1 "$(hw_counter mroce_a link_downed)"
+nsexec a ip link set va up
+wait_for 5 state_is mroce_a "4: ACTIVE"
+check_eq "... and not coming back up" 1 "$(hw_counter mroce_a link_downed)"
+nsexec a ip link set va down
+nsexec a ip link set va up
+wait_for 5 state_is mroce_a "4: ACTIVE"
+# The lifespan (10 ms) caches values; wait past it.
+sleep 0.1
+check_eq "a second down counts again" 2 "$(hw_counter mroce_a link_downed)"
+check_eq "rdma statistic agrees" 2 \
+	"$(rdma_counters mroce_a | awk '$1 == "link_downed" { print $2 }')"
+check_eq "the peer lost carrier each time: mroce_b counted too" 2 "$(hw_counter mroce_b link_downed)"
+ip link add d0 type dummy
+ip link set d0 up
+mroce_link_add mroce_d d0
+check_eq "a device on another netdev is independent" 0 "$(hw_counter mroce_d link_downed)"
+
+# Tracepoints: registered under events/mroce with the documented fields.
+ev=/sys/kernel/tracing/events/mroce
+for tp in $TRACEPOINTS; do
+	check "tracepoint $tp registered" test -r "$ev/$tp/format"
+done
+# "field:u32 dev;	offset:8;..." -> dev (arrays: "u8 peer[16]" -> peer)
+fields() {
+	sed -n 's/^[[:space:]]*field:[^;]*[[:space:]]\([a-z_0-9]*\)\(\[[0-9]*\]\)\{0,1\};.*/\1/p' "$ev/$1/format" |
+		grep -v '^common_' | tr '\n' ' '
+}
+check_eq "mroce_path_sample fields" \
+	"dev conn path_id path_gen sport state srtt rttvar min_rtt pwnd inflight ce lost " \
+	"$(fields mroce_path_sample)"
+check_eq "mroce_cc_update fields" \
+	"dev conn cwnd ssthresh alpha rate_hint pacing_rate inflight event " \
+	"$(fields mroce_cc_update)"
+check "tracepoints can be enabled and disabled" bash -c \
+	"echo 1 > $ev/enable && echo 0 > $ev/enable"
+if command -v bpftrace > /dev/null; then
+	# Attaching proves the tracepoint is usable from BPF; firing needs traffic.
+	check "bpftrace attaches to every mroce tracepoint" timeout 120 \
+		bpftrace -e 'tracepoint:mroce:* { @[probe] = count(); } interval:s:1 { exit(); }'
+else
+	ktap_skip "bpftrace attaches to mroce tracepoints" "bpftrace not installed"
+fi
+
+# --- with traffic ------------------------------------------------------------
+if ! why=$(transport_ready a mroce_a); then
+	ktap_skip "counters follow traffic" "$why"
+	check "kernel log clean" dmesg_clean
+	ktap_finish
+fi
+
+delta() { echo $(( $(hw_counter "$1" "$2") - ${3:-0} )); }
+snap() { for c in sent_pkts rcvd_pkts sent_bytes rcvd_bytes retrans_pkts sack_gaps; do
+	printf '%s_%s=%s\n' "$1" "$c" "$(hw_counter "$1" "$c")"; done; }
+eval "$(snap mroce_a)"
+eval "$(snap mroce_b)"
+tx_before=$(nsexec a cat /sys/class/net/va/statistics/tx_packets)
+check "ibv_rc_pingpong 1000 x 4 KiB" rc_pingpong a mroce_a b mroce_b 10.0.0.2 -n 1000 -s 4096
+sleep 0.1
+sent=$(delta mroce_a sent_pkts "$mroce_a_sent_pkts")
+rcvd=$(delta mroce_b rcvd_pkts "$mroce_b_rcvd_pkts")
+tx=$(( $(nsexec a cat /sys/class/net/va/statistics/tx_packets) - tx_before ))
+ktap_info "mroce_a sent $sent packets, mroce_b received $rcvd, va transmitted $tx"
+check "sent_pkts counts at least one packet per message" test "$sent" -ge 1000
+check "every packet sent was received (no loss configured)" test "$rcvd" -eq "$sent"
+check "sent_pkts <= packets the netdev transmitted" test "$sent" -le "$tx"
+check "sent_bytes covers the payload (4 MB)" test \
+	"$(delta mroce_a sent_bytes "$mroce_a_sent_bytes")" -ge 4096000
+check_eq "sent_bytes(a) = rcvd_bytes(b)" "$(delta mroce_a sent_bytes "$mroce_a_sent_bytes")" \
+	"$(delta mroce_b rcvd_bytes "$mroce_b_rcvd_bytes")"
+check_eq "no retransmission without loss" 0 "$(delta mroce_a retrans_pkts "$mroce_a_retrans_pkts")"
+
+eval "$(snap mroce_a)"
+netem_set a va loss 5%
+check "ibv_rc_pingpong under 5 % loss" rc_pingpong a mroce_a b mroce_b 10.0.0.2 -n 1000 -s 4096
+netem_clear a va
+check "retrans_pkts moves under loss" test "$(delta mroce_a retrans_pkts "$mroce_a_retrans_pkts")" -gt 0
+check "sack_gaps or timeouts declared the losses" test \
+	"$(( $(delta mroce_a sack_gaps "$mroce_a_sack_gaps") + $(hw_counter mroce_a rto_timeouts) + $(hw_counter mroce_a pto_timeouts) ))" -gt 0
+check "conn_opened counted the connection" test "$(hw_counter mroce_a conn_opened)" -ge 1
+check "kernel log clean" dmesg_clean
+ktap_finish
