@@ -335,3 +335,26 @@ TEST(Loop, ReadsAndAtomicsExecuteExactlyOnceUnderDuplicationAndLoss) {
 }
 
 }  // namespace
+
+namespace {
+
+TEST(Loop, LongRnrDoesNotExhaustTheConnectionRetries) {
+  mroce_params p = params();
+  mt::NetCfg net;
+  mt::EndpointCfg b = ep(2);
+  b.rq_depth = 0;  // no receive posted at all for a long time
+  Loop loop(net, &p, ep(1), b, 31);
+  loop.ep(0).connect(loop.now());
+  loop.ep(0).post(0, mt::send_msg(mt::pattern(0, 0, 0, 2000)));
+  // Far longer than retry_limit + 1 doubling rounds of the RTO.
+  uint64_t budget = 0;
+  for (int i = 0; i <= p.retry_limit; i++) budget += (uint64_t)p.init_rto << i;
+  loop.run([] { return false; }, 2 * budget);
+  EXPECT_EQ(loop.ep(0).st.retry_exhausted, 0u);
+  EXPECT_GT(loop.ep(1).st.naks_tx, 100u);
+  loop.ep(1).cfg.rq_depth = 1;
+  ASSERT_TRUE(loop.run([&] { return all_done(loop); }, 1000000000ull));
+  verify(loop, 31);
+}
+
+}  // namespace

@@ -308,8 +308,7 @@ enum mroce_tx_status mroce_conn_tx_reserve(struct mroce_conn *c, u64 now,
 	w = mroce_cc_window(&c->cc, c->prm, c->rtt.min_rtt);
 	if (c->inflight && (u64)c->inflight + len > w)
 		return MROCE_TX_WINDOW;
-	rate = mroce_cc_pace_rate(&c->cc, c->prm, c->rtt.srtt,
-				  c->rtt.min_rtt);
+	rate = mroce_cc_pace_rate(&c->cc, c->prm, c->rtt.srtt);
 	if (rate && c->pace_next > now + c->prm->pace_horizon) {
 		slot->depart = c->pace_next;
 		return MROCE_TX_PACED;
@@ -575,6 +574,14 @@ bool mroce_conn_on_nak(struct mroce_conn *c, const struct mroce_nak *nak,
 	p->stats.naks++;
 	/* The packet got through: the path works, whatever the verdict. */
 	health(c, p, MROCE_HEV_PROGRESS, 0, now, &sk);
+	/*
+	 * And the peer answers: a receiver that keeps refusing (RNR while the
+	 * application posts no receive) is bounded by the QP's rnr_retry, not
+	 * by the connection's retry budget.
+	 */
+	c->retries = 0;
+	c->watchdog_at = 0;
+	arm_watchdog(c, now);
 	if (!p->tx.n_out) {
 		p->rto_at = 0;
 		p->pto_at = 0;
