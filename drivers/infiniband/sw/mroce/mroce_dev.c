@@ -67,7 +67,7 @@ static const struct ib_port_attr mroce_port_caps = {
 	.gid_tbl_len	= MROCE_GID_TBL_LEN,
 	.pkey_tbl_len	= 1,
 	.max_vl_num	= 1,		/* VL0 only */
-	.max_msg_sz	= 0,		/* no messages until the transport lands */
+	.max_msg_sz	= MROCE_MAX_MSG_SIZE,	/* what post_send accepts */
 	.port_cap_flags	= 0,		/* IB_PORT_CM_SUP comes with RDMA CM */
 };
 

@@ -1284,9 +1284,24 @@ bounds:
 	return -EFAULT;
 }
 
-static bool mroce_msg_range_ok(u32 length, u32 msg_off, u32 len)
+/* A range outside the message: report it as a bounds error. */
+static int mroce_msg_bounds(enum mroce_mr_err *why)
 {
-	return msg_off <= length && len <= length - msg_off;
+	if (why)
+		*why = MROCE_MR_BOUNDS;
+	return -EFAULT;
+}
+
+/* Walk bytes [msg_off, msg_off + len) of a message of @length bytes. */
+static int mroce_msg_walk(struct mroce_qp *qp, const struct ib_sge *sge,
+			  u32 num_sge, u32 length, u32 msg_off, u32 len,
+			  int access, mroce_chunk_fn fn, void *priv,
+			  enum mroce_mr_err *why)
+{
+	if (msg_off > length || len > length - msg_off)
+		return mroce_msg_bounds(why);
+	return mroce_sgl_walk(qp, sge, num_sge, msg_off, len, access, fn, priv,
+			      why);
 }
 
 /**
@@ -1308,17 +1323,14 @@ int mroce_swqe_copy_out(struct mroce_qp *qp, const struct mroce_swqe *swqe,
 {
 	struct mroce_copy c = { .dst = dst };
 
-	if (!mroce_msg_range_ok(swqe->length, msg_off, len)) {
-		if (why)
-			*why = MROCE_MR_BOUNDS;
-		return -EFAULT;
-	}
 	if (swqe->is_inline) {
+		if (msg_off > swqe->length || len > swqe->length - msg_off)
+			return mroce_msg_bounds(why);
 		memcpy(dst, swqe->inline_data + msg_off, len);
 		return 0;
 	}
-	return mroce_sgl_walk(qp, swqe->sge, swqe->num_sge, msg_off, len, 0,
-			      mroce_chunk_from_mr, &c, why);
+	return mroce_msg_walk(qp, swqe->sge, swqe->num_sge, swqe->length,
+			      msg_off, len, 0, mroce_chunk_from_mr, &c, why);
 }
 
 /**
@@ -1340,13 +1352,8 @@ int mroce_swqe_walk(struct mroce_qp *qp, const struct mroce_swqe *swqe,
 {
 	if (swqe->is_inline)
 		return -EOPNOTSUPP;
-	if (!mroce_msg_range_ok(swqe->length, msg_off, len)) {
-		if (why)
-			*why = MROCE_MR_BOUNDS;
-		return -EFAULT;
-	}
-	return mroce_sgl_walk(qp, swqe->sge, swqe->num_sge, msg_off, len, 0,
-			      fn, priv, why);
+	return mroce_msg_walk(qp, swqe->sge, swqe->num_sge, swqe->length,
+			      msg_off, len, 0, fn, priv, why);
 }
 
 /**
@@ -1368,13 +1375,11 @@ int mroce_swqe_copy_in(struct mroce_qp *qp, const struct mroce_swqe *swqe,
 {
 	struct mroce_copy c = { .src = src };
 
-	if (swqe->is_inline || !mroce_msg_range_ok(swqe->length, msg_off, len)) {
-		if (why)
-			*why = MROCE_MR_BOUNDS;
-		return -EFAULT;
-	}
-	return mroce_sgl_walk(qp, swqe->sge, swqe->num_sge, msg_off, len,
-			      IB_ACCESS_LOCAL_WRITE, mroce_chunk_to_mr, &c, why);
+	if (swqe->is_inline)
+		return mroce_msg_bounds(why);
+	return mroce_msg_walk(qp, swqe->sge, swqe->num_sge, swqe->length,
+			      msg_off, len, IB_ACCESS_LOCAL_WRITE,
+			      mroce_chunk_to_mr, &c, why);
 }
 
 /* As mroce_swqe_copy_in(), from @len bytes of @skb at @skb_off. */
@@ -1384,14 +1389,11 @@ int mroce_swqe_copy_in_skb(struct mroce_qp *qp, const struct mroce_swqe *swqe,
 {
 	struct mroce_copy c = { .skb = skb, .skb_off = skb_off };
 
-	if (swqe->is_inline || !mroce_msg_range_ok(swqe->length, msg_off, len)) {
-		if (why)
-			*why = MROCE_MR_BOUNDS;
-		return -EFAULT;
-	}
-	return mroce_sgl_walk(qp, swqe->sge, swqe->num_sge, msg_off, len,
-			      IB_ACCESS_LOCAL_WRITE, mroce_chunk_skb_to_mr, &c,
-			      why);
+	if (swqe->is_inline)
+		return mroce_msg_bounds(why);
+	return mroce_msg_walk(qp, swqe->sge, swqe->num_sge, swqe->length,
+			      msg_off, len, IB_ACCESS_LOCAL_WRITE,
+			      mroce_chunk_skb_to_mr, &c, why);
 }
 
 /**
@@ -1413,13 +1415,9 @@ int mroce_rwqe_copy_in(struct mroce_qp *qp, const struct mroce_rwqe *rwqe,
 {
 	struct mroce_copy c = { .src = src };
 
-	if (!mroce_msg_range_ok(rwqe->length, msg_off, len)) {
-		if (why)
-			*why = MROCE_MR_BOUNDS;
-		return -EFAULT;
-	}
-	return mroce_sgl_walk(qp, rwqe->sge, rwqe->num_sge, msg_off, len,
-			      IB_ACCESS_LOCAL_WRITE, mroce_chunk_to_mr, &c, why);
+	return mroce_msg_walk(qp, rwqe->sge, rwqe->num_sge, rwqe->length,
+			      msg_off, len, IB_ACCESS_LOCAL_WRITE,
+			      mroce_chunk_to_mr, &c, why);
 }
 
 /* As mroce_rwqe_copy_in(), from @len bytes of @skb at @skb_off. */
@@ -1429,12 +1427,7 @@ int mroce_rwqe_copy_in_skb(struct mroce_qp *qp, const struct mroce_rwqe *rwqe,
 {
 	struct mroce_copy c = { .skb = skb, .skb_off = skb_off };
 
-	if (!mroce_msg_range_ok(rwqe->length, msg_off, len)) {
-		if (why)
-			*why = MROCE_MR_BOUNDS;
-		return -EFAULT;
-	}
-	return mroce_sgl_walk(qp, rwqe->sge, rwqe->num_sge, msg_off, len,
-			      IB_ACCESS_LOCAL_WRITE, mroce_chunk_skb_to_mr, &c,
-			      why);
+	return mroce_msg_walk(qp, rwqe->sge, rwqe->num_sge, rwqe->length,
+			      msg_off, len, IB_ACCESS_LOCAL_WRITE,
+			      mroce_chunk_skb_to_mr, &c, why);
 }
