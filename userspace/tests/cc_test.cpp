@@ -150,13 +150,27 @@ TEST_F(ConnCc, HintWindowNeverBelowMinimum) {
 }
 
 TEST_F(ConnCc, PacingRateIsCappedByHint) {
-  EXPECT_EQ(mroce_cc_pace_rate(&cc, &p, 0, 0), 0u);  // no RTT, no hint
-  uint32_t r = mroce_cc_pace_rate(&cc, &p, 100000, 100000);
+  EXPECT_EQ(mroce_cc_pace_rate(&cc, &p, 0), 0u);  // no RTT, no hint
+  uint32_t r = mroce_cc_pace_rate(&cc, &p, 100000);
   // 1.25 * cwnd / srtt in Mbit/s
   EXPECT_EQ(r, (uint32_t)((uint64_t)cc.cwnd * 8000 * p.pace_gain / MROCE_Q10 / 100000));
   mroce_cc_conn_set_hint(&cc, 500);
-  EXPECT_EQ(mroce_cc_pace_rate(&cc, &p, 100000, 100000), 500u);
-  EXPECT_EQ(mroce_cc_pace_rate(&cc, &p, 0, 0), 500u);
+  EXPECT_EQ(mroce_cc_pace_rate(&cc, &p, 100000), 500u);
+  EXPECT_EQ(mroce_cc_pace_rate(&cc, &p, 0), 500u);
+}
+
+TEST_F(ConnCc, PacingStaysAtTheHintWhenAQueueInflatesSrtt) {
+  // 1 Gbit/s hint over a 10 us fabric: the hinted window is ~7.6 kB. A
+  // drained incast queue left srtt at 100 us; pacing must not fall to
+  // window / srtt (0.76 Gbit/s) while cwnd allows the hint.
+  mroce_cc_conn_set_hint(&cc, 1000);
+  uint32_t w = mroce_cc_window(&cc, &p, 10000);
+  ASSERT_LT((uint64_t)w * 8000 * p.pace_gain / MROCE_Q10 / 100000, 1000u);
+  EXPECT_EQ(mroce_cc_pace_rate(&cc, &p, 100000), 1000u);
+  // A cwnd that ECN cut below the hint still sets the pace.
+  cc.cwnd = 5000;
+  EXPECT_EQ(mroce_cc_pace_rate(&cc, &p, 100000),
+            (uint32_t)((uint64_t)5000 * 8000 * p.pace_gain / MROCE_Q10 / 100000));
 }
 
 TEST(Rate, BytesAndNanosecondsConvert) {

@@ -123,7 +123,7 @@ double MroceConn::rate_gbps() const {
   double line = 0;
   for (uint32_t i = 0; i < dev_.host().planes(); i++) line += dev_.host().nic(i).cfg().gbps;
   if (!established()) return 0;
-  uint32_t pace = mroce_cc_pace_rate(&c_.cc, p, c_.rtt.srtt, c_.rtt.min_rtt);
+  uint32_t pace = mroce_cc_pace_rate(&c_.cc, p, c_.rtt.srtt);
   double r = pace ? pace / 1000.0 : line;
   if (c_.rtt.srtt) {
     uint32_t w = mroce_cc_window(&c_.cc, p, c_.rtt.min_rtt);

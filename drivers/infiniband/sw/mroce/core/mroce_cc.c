@@ -208,15 +208,22 @@ u32 mroce_cc_window(const struct mroce_cc_conn *cc,
 }
 
 u32 mroce_cc_pace_rate(const struct mroce_cc_conn *cc,
-		       const struct mroce_params *p, u32 srtt, u32 min_rtt)
+		       const struct mroce_params *p, u32 srtt)
 {
 	u64 rate;
 	u32 hint = cc->hint;
 
 	if (!srtt)
 		return hint ? (hint < p->min_rate ? p->min_rate : hint) : 0;
-	rate = mroce_div_u64((u64)mroce_cc_window(cc, p, min_rtt) * 8000 *
-			     p->pace_gain / MROCE_Q10, srtt);
+	/*
+	 * From cwnd, not from the hinted window: that one is hint x min RTT
+	 * already, and dividing it by an srtt that a queue inflated (and
+	 * that decays over many ACKs once the queue is gone) would pace far
+	 * below the hint long after the receiver asked for it. What is in
+	 * flight stays bounded by the hinted window.
+	 */
+	rate = mroce_div_u64((u64)cc->cwnd * 8000 * p->pace_gain / MROCE_Q10,
+			     srtt);
 	if (hint) {
 		if (hint < p->min_rate)
 			hint = p->min_rate;

@@ -61,9 +61,12 @@ void mroce_cc_conn_set_hint(struct mroce_cc_conn *cc, u32 hint);
 /* Usable window: min(cwnd, hint x min RTT x slack). */
 u32 mroce_cc_window(const struct mroce_cc_conn *cc,
 		    const struct mroce_params *p, u32 min_rtt);
-/* Pacing rate in Mbit/s, 0 = unpaced (no RTT known yet). */
+/*
+ * Pacing rate in Mbit/s, 0 = unpaced (no RTT known yet): the hint, or less
+ * if the congestion window over srtt is less.
+ */
 u32 mroce_cc_pace_rate(const struct mroce_cc_conn *cc,
-		       const struct mroce_params *p, u32 srtt, u32 min_rtt);
+		       const struct mroce_params *p, u32 srtt);
 /* Bytes a rate in Mbit/s moves in @ns nanoseconds (saturating). */
 u32 mroce_rate_bytes(u32 mbps, u64 ns);
 /* Nanoseconds @bytes take at @mbps. */

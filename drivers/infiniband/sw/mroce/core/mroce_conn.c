@@ -308,8 +308,7 @@ enum mroce_tx_status mroce_conn_tx_reserve(struct mroce_conn *c, u64 now,
 	w = mroce_cc_window(&c->cc, c->prm, c->rtt.min_rtt);
 	if (c->inflight && (u64)c->inflight + len > w)
 		return MROCE_TX_WINDOW;
-	rate = mroce_cc_pace_rate(&c->cc, c->prm, c->rtt.srtt,
-				  c->rtt.min_rtt);
+	rate = mroce_cc_pace_rate(&c->cc, c->prm, c->rtt.srtt);
 	if (rate && c->pace_next > now + c->prm->pace_horizon) {
 		slot->depart = c->pace_next;
 		return MROCE_TX_PACED;
