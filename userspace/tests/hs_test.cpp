@@ -30,6 +30,14 @@ class Handshake : public ::testing::Test {
     mroce_hs_init(&a, &oa);
     mroce_hs_init(&b, &ob);
   }
+  // a connects, b answers, a takes the answer.
+  void establish() {
+    mroce_hs_connect(&a, &p, 0);
+    mroce_pkt req = wire(a, MROCE_OP_CONN_REQ);
+    mroce_hs_on_msg(&b, &req);
+    mroce_pkt rep = wire(b, MROCE_OP_CONN_REP);
+    mroce_hs_on_msg(&a, &rep);
+  }
   mroce_params p;
   mroce_hs a, b;
 };
@@ -51,11 +59,7 @@ TEST_F(Handshake, ActiveOpenEstablishesOnRep) {
 }
 
 TEST_F(Handshake, NegotiatesMinimumMtuAndPathsAndCommonCaps) {
-  mroce_hs_connect(&a, &p, 0);
-  mroce_pkt req = wire(a, MROCE_OP_CONN_REQ);
-  mroce_hs_on_msg(&b, &req);
-  mroce_pkt rep = wire(b, MROCE_OP_CONN_REP);
-  mroce_hs_on_msg(&a, &rep);
+  establish();
   EXPECT_EQ(mroce_hs_mtu(&a), 1500);
   EXPECT_EQ(mroce_hs_mtu(&b), 1500);
   EXPECT_EQ(mroce_hs_paths(&a), 8);
@@ -130,11 +134,7 @@ TEST_F(Handshake, ReqRetransmitsWithDoublingTimeoutThenFails) {
 }
 
 TEST_F(Handshake, CloseFromPeerTakesTheConnectionDownOnlyWithItsNonce) {
-  mroce_hs_connect(&a, &p, 0);
-  mroce_pkt req = wire(a, MROCE_OP_CONN_REQ);
-  mroce_hs_on_msg(&b, &req);
-  mroce_pkt rep = wire(b, MROCE_OP_CONN_REP);
-  mroce_hs_on_msg(&a, &rep);
+  establish();
   mroce_pkt cl = wire(b, MROCE_OP_CONN_CLOSE, 1);
   EXPECT_EQ(cl.u.hs.reason, 1u);
   mroce_pkt forged = cl;
@@ -145,11 +145,7 @@ TEST_F(Handshake, CloseFromPeerTakesTheConnectionDownOnlyWithItsNonce) {
 }
 
 TEST_F(Handshake, UnknownConnNakNamingOurPeerIdTakesItDown) {
-  mroce_hs_connect(&a, &p, 0);
-  mroce_pkt req = wire(a, MROCE_OP_CONN_REQ);
-  mroce_hs_on_msg(&b, &req);
-  mroce_pkt rep = wire(b, MROCE_OP_CONN_REP);
-  mroce_hs_on_msg(&a, &rep);
+  establish();
   EXPECT_EQ(mroce_hs_on_unknown(&a, 0x1234), 0u);
   EXPECT_EQ(mroce_hs_on_unknown(&a, 0xb2), MROCE_HS_DOWN);
   EXPECT_EQ(mroce_hs_close(&a), 0u);  // already down
