@@ -433,14 +433,23 @@ TEST_F(Conn, RxSampleReportsDemandAndQueueingThenResets) {
 
 TEST_F(Conn, OneWayDelayGrowthShowsAsQueueing) {
   establish();
+  uint32_t demand, q;
+  mroce_conn_rx_sample(&b.c, 1000000, 0, 100000, &demand, &q);
+  EXPECT_EQ(q, UINT32_MAX);  // nothing arrived: no evidence
   for (int i = 0; i < 50; i++) {
     auto pk = send(a, i, 100);
     now += 10000 + i * 1000;  // each packet waits longer in a growing queue
     deliver(b, pk);
   }
-  uint32_t demand, q;
   mroce_conn_rx_sample(&b.c, 1000000, 0, 100000, &demand, &q);
-  EXPECT_GT(q, 20000u);
+  EXPECT_EQ(q, 0u);  // the first packet of the period set the minimum
+  for (int i = 0; i < 10; i++) {
+    auto pk = send(a, 100 + i, 100);
+    now += 40000 + i * 1000;  // the queue now stands at >= 30 us
+    deliver(b, pk);
+  }
+  mroce_conn_rx_sample(&b.c, 1000000, 0, 100000, &demand, &q);
+  EXPECT_EQ(q, 30000u);  // the least any packet of this period saw
 }
 
 TEST_F(Conn, PeerRestartResetsTheTransport) {

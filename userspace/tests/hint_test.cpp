@@ -74,6 +74,25 @@ TEST(Hint, QueueingShrinksCapacityDownToHalf) {
   EXPECT_EQ(mroce_hint_compute(&c, e.data(), e.size()), full / 2);
 }
 
+TEST(Hint, TheLeastQueueingOfAnyConnectionSetsTheDrain) {
+  auto c = cfg(10000);
+  uint32_t full = 10000u * c.util / MROCE_Q10;
+  uint32_t deep = 100 * c.rtt_min;
+  // One connection's packets met no queue in the period: the others saw
+  // burst queueing, not a standing queue at our port.
+  std::vector<mroce_hint_entry> e(4, mroce_hint_entry{50000, deep, 1, 0});
+  e[2].qdelay = 0;
+  EXPECT_EQ(mroce_hint_compute(&c, e.data(), e.size()), full);
+  // No packet this period (U32_MAX) is no evidence either way; idle
+  // connections do not count.
+  e[2].qdelay = UINT32_MAX;
+  e[3].demand = 0;
+  e[3].qdelay = 0;
+  EXPECT_EQ(mroce_hint_compute(&c, e.data(), e.size()), full / 2);
+  for (auto &x : e) x.qdelay = UINT32_MAX;
+  EXPECT_EQ(mroce_hint_compute(&c, e.data(), e.size()), full);
+}
+
 TEST(Hint, DemandCombinesRateAndBacklog) {
   // 1 MB in 1 ms = 8000 Mbit/s; 12500 B backlog over 100 us = 1000 Mbit/s.
   EXPECT_EQ(mroce_hint_demand(1000000, 1000000, 12500, 100000, 100000), 9000u);

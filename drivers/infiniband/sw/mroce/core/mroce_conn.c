@@ -186,6 +186,7 @@ void mroce_conn_reset_transport(struct mroce_conn *c, u64 now)
 	c->rx_period_bytes = 0;
 	c->owd_valid = false;
 	c->qdelay = 0;
+	c->q_min = U32_MAX;
 }
 
 void mroce_conn_init(struct mroce_conn *c, const struct mroce_conn_cfg *cfg)
@@ -639,6 +640,8 @@ static void owd_update(struct mroce_conn *c, u32 tx_ts, u64 now)
 	if (q > U32_MAX)
 		q = U32_MAX;
 	c->qdelay = (u32)((s64)c->qdelay + (q - (s64)c->qdelay) / 8);
+	if (q < c->q_min)
+		c->q_min = (u32)q;
 }
 
 bool mroce_conn_rx_accept(struct mroce_conn *c, const struct mroce_pkt *pkt,
@@ -725,7 +728,8 @@ void mroce_conn_rx_sample(struct mroce_conn *c, u64 period_ns, u32 rtt,
 {
 	*demand = mroce_hint_demand(c->rx_period_bytes, period_ns,
 				    c->rx_backlog, rtt, line);
-	*qdelay = c->qdelay;
+	*qdelay = c->q_min;
+	c->q_min = U32_MAX;
 	c->rx_period_bytes = 0;
 }
 

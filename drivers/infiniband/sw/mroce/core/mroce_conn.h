@@ -145,6 +145,7 @@ struct mroce_conn {
 	u32 owd_base;
 	s32 owd_min;
 	u32 qdelay;		/* EWMA of OWD above its minimum, ns */
+	u32 q_min;		/* least OWD excess since the last sample, or U32_MAX */
 	bool owd_valid;
 
 	struct mroce_conn_stats stats;
@@ -257,7 +258,9 @@ u32 mroce_conn_build_ack(struct mroce_conn *c, u64 now, u8 *buf, u32 cap);
 void mroce_conn_set_rx_hint(struct mroce_conn *c, u32 mbps);
 /*
  * Demand and queueing of the peer's traffic since the previous call, for
- * mroce_hint_compute(): fills @demand (Mbit/s) and @qdelay (ns).
+ * mroce_hint_compute(): fills @demand (Mbit/s) and @qdelay, the least
+ * queueing (ns of one-way delay above its minimum) any packet saw since the
+ * previous call, U32_MAX if none arrived.
  */
 void mroce_conn_rx_sample(struct mroce_conn *c, u64 period_ns, u32 rtt,
 			  u32 line, u32 *demand, u32 *qdelay);

@@ -36,17 +36,25 @@ u32 mroce_hint_compute(const struct mroce_hint_cfg *cfg,
 		       struct mroce_hint_entry *e, u32 n)
 {
 	u64 c = (u64)cfg->capacity * cfg->util / MROCE_Q10;
-	u64 qsum = 0, wsum = 0, lo, hi;
-	u32 active = 0, i, qd;
+	u64 lo, hi;
+	u32 active = 0, i, qd = U32_MAX;
 
+	/*
+	 * A queue at our port delays every packet of every connection, so the
+	 * least delay any of them saw is the standing queue. Queueing that only
+	 * some packets meet (the bursts of synchronised senders) is not, and an
+	 * average per connection would trail a drained queue by as many
+	 * periods as that connection's packets are apart (many, in an incast).
+	 */
 	for (i = 0; i < n; i++) {
 		if (!e[i].demand)
 			continue;
 		active++;
-		qsum += (u64)e[i].qdelay * (e[i].weight ? e[i].weight : 1);
-		wsum += e[i].weight ? e[i].weight : 1;
+		if (e[i].qdelay < qd)
+			qd = e[i].qdelay;
 	}
-	qd = wsum ? (u32)mroce_div64_u64(qsum, wsum) : 0;
+	if (qd == U32_MAX)
+		qd = 0;
 	if (qd > cfg->q_target) {
 		/* C_eff = C * max(0.5, 1 - k (qd - qt) / (qd + rtt_min)) */
 		u64 cut = mroce_div64_u64((u64)cfg->k_drain * (qd - cfg->q_target),

@@ -19,7 +19,8 @@ struct mroce_hint_cfg {
 
 struct mroce_hint_entry {
 	u32 demand;		/* in: Mbit/s the connection could use, 0 = idle */
-	u32 qdelay;		/* in: ns of queueing seen on it (OWD - min OWD) */
+	u32 qdelay;		/* in: least ns of queueing (OWD - min OWD) a packet of
+				 * the period saw; U32_MAX: no packet */
 	u16 weight;		/* in: share weight, >= 1 */
 	u32 hint;		/* out: Mbit/s to advertise */
 };
