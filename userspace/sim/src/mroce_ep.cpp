@@ -78,7 +78,9 @@ void MroceQp::post(uint32_t len, Op op) {
   sq_.push_back(Wr{idx, len, op, msn});
   conn_.unsent_ += len;
   conn_.activate(this);
-  conn_.pump();
+  // Like a doorbell: work posted in the same instant is seen together
+  // (and advertised as backlog) before the first packet leaves.
+  conn_.pace_.arm(conn_.dev_.f_.eq, conn_.dev_.f_.eq.now());
 }
 
 double MroceQp::rate_gbps() const { return conn_.rate_gbps(); }
@@ -125,9 +127,11 @@ double MroceConn::rate_gbps() const {
   if (!established()) return 0;
   uint32_t pace = mroce_cc_pace_rate(&c_.cc, p, c_.rtt.srtt);
   double r = pace ? pace / 1000.0 : line;
-  if (c_.rtt.srtt) {
+  // What the window lets through at the RTT the last ACK measured (srtt
+  // would trail a queue that has drained by many ACKs).
+  if (c_.rtt.latest) {
     uint32_t w = mroce_cc_window(&c_.cc, p, c_.rtt.min_rtt);
-    r = std::min(r, w * 8.0 / c_.rtt.srtt);
+    r = std::min(r, w * 8.0 / c_.rtt.latest);
   }
   return std::min(r, line);
 }

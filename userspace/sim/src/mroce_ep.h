@@ -109,7 +109,7 @@ class MroceConn {
   const mroce_conn &core() const { return c_; }
   const MroceConnStats &stats() const { return st_; }
   const std::vector<PathEvent> &path_events() const { return path_events_; }
-  // Controller rate (pacing and window over RTT), Gbit/s.
+  // Controller rate (pacing, and window over the latest RTT), Gbit/s.
   double rate_gbps() const;
   // Bytes of core state for this connection (struct plus path array).
   size_t core_bytes() const;

@@ -29,7 +29,8 @@ RoceQp::RoceQp(RoceDev &dev, uint32_t qpn, uint32_t plane, uint32_t id, bool ver
 void RoceQp::post(uint32_t len, Op op) {
   uint32_t idx = ledger.post(len, dev_.f_.eq.now());
   sq_.push_back(Wr{idx, len, op});
-  kick();
+  // Like a doorbell: work posted in the same instant is seen together.
+  ready_timer_.arm(dev_.f_.eq, dev_.f_.eq.now());
 }
 
 bool RoceQp::can_send() const {
