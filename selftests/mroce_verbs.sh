@@ -9,21 +9,16 @@
 # AH); then `rdma res show` must list what a process holds, and the core's
 # GSI QP must exist with QPN 1.
 . "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/lib_traffic.sh"
 require_root
-require_cmd rdma ip cc
-[ -e /usr/include/infiniband/verbs.h ] ||
-	skip_all "libibverbs-dev is not installed (make deps)"
+require_cmd rdma ip make cc
 
-# Built on the host by `make -C selftests/tools`; compiled here if stale.
-src=$MROCE_SELFTESTS_DIR/tools/mroce_verbs_test.c
-bin=$MROCE_REPO/build/tools/mroce_verbs_test
-if [ ! -x "$bin" ] || [ "$bin" -ot "$src" ]; then
-	bin=$MROCE_TEST_OUT/mroce_verbs_test
-	cc -O0 -Wall -Werror -o "$bin" "$src" -libverbs 2> "$MROCE_TEST_OUT/cc.log" || {
-		ktap_fail "build tools/mroce_verbs_test.c" "$(head -c 300 "$MROCE_TEST_OUT/cc.log")"
-		ktap_finish
-	}
-fi
+build_tools mroce_verbs_test || {
+	[[ $tools_why == *libibverbs-dev* ]] && skip_all "$tools_why"
+	ktap_fail "build tools/mroce_verbs_test" "$tools_why"
+	ktap_finish
+}
+bin=$MROCE_TOOLS/mroce_verbs_test
 
 mroce_load
 dmesg_mark

@@ -202,6 +202,16 @@ static int set_state(struct ibv_qp *qp, enum ibv_qp_state s)
 	return ibv_modify_qp(qp, &a, IBV_QP_STATE);
 }
 
+/*
+ * Connected but parked: SQD accepts posts and starts none, so what is
+ * posted stays queued whether or not a transport is loaded (QPs here are
+ * connected to themselves, and a transport would deliver).
+ */
+static int to_sqd(struct ibv_qp *qp)
+{
+	return to_rts(qp) ?: set_state(qp, IBV_QPS_SQD);
+}
+
 static enum ibv_qp_state qp_state(struct ibv_qp *qp)
 {
 	struct ibv_qp_init_attr ia;
@@ -766,8 +776,8 @@ static void test_flush(void)
 	CHECK(post_send1(qp, 1, IBV_WR_SEND, 0, &sge, 1) == EINVAL,
 	      "post_send in INIT fails EINVAL");
 	set_state(qp, IBV_QPS_RESET);
-	if (to_rts(qp))
-		die("QP to RTS");
+	if (to_sqd(qp))
+		die("QP to SQD");
 
 	for (i = 0; i < nrecv; i++)
 		err |= post_recv1(qp, 100 + i, &sge);
@@ -777,7 +787,7 @@ static void test_flush(void)
 	CHECK(!err, "post %d sends (SEND, WRITE, SEND_IMM, READ, inline, WRITE_IMM)",
 	      nops);
 	CHECK(poll_n(scq, wc, 1, 100) == 0 && poll_n(rcq, wc, 1, 0) == 0,
-	      "nothing completes without a transport");
+	      "nothing completes while the QP is in SQD");
 
 	CHECK(!set_state(qp, IBV_QPS_ERR), "move the QP with outstanding WQEs to ERR");
 	n = poll_n(scq, wc, nops + 1, 2000);
@@ -807,7 +817,7 @@ static void test_flush(void)
 	n = poll_n(scq, wc, 64, 2000);
 	CHECK(!err && n == 32, "32 more posts in ERR all flush (%d)", n);
 
-	CHECK(!set_state(qp, IBV_QPS_RESET) && !to_rts(qp), "reset and back to RTS");
+	CHECK(!set_state(qp, IBV_QPS_RESET) && !to_sqd(qp), "reset and back to SQD");
 	if (ibv_query_qp(qp, &qa, IBV_QP_CAP, &qia))
 		die("query_qp");
 	for (i = 0, err = 0; i < 1000 && !err; i++)
@@ -849,8 +859,8 @@ static void test_notify(void)
 		die("create_comp_channel");
 	cq = mk_cq(16, ch);
 	qp = mk_qp(IBV_QPT_RC, cq, cq, 8, 8);
-	if (to_rts(qp))
-		die("QP to RTS");
+	if (to_sqd(qp))
+		die("QP to SQD");
 	pfd = (struct pollfd){ .fd = ch->fd, .events = POLLIN };
 
 	post_send1(qp, 1, IBV_WR_SEND, IBV_SEND_SIGNALED, &sge, 0);
@@ -859,7 +869,7 @@ static void test_notify(void)
 	CHECK(poll(&pfd, 1, 200) == 0, "no event when the CQ is not armed");
 
 	set_state(qp, IBV_QPS_RESET);
-	to_rts(qp);
+	to_sqd(qp);
 	CHECK(!ibv_req_notify_cq(cq, 0), "arm for the next completion");
 	post_send1(qp, 2, IBV_WR_SEND, IBV_SEND_SIGNALED, &sge, 0);
 	set_state(qp, IBV_QPS_ERR);
@@ -871,7 +881,7 @@ static void test_notify(void)
 	poll_n(cq, wc, 8, 100);
 
 	set_state(qp, IBV_QPS_RESET);
-	to_rts(qp);
+	to_sqd(qp);
 	CHECK(!ibv_req_notify_cq(cq, 1), "arm for solicited completions only");
 	post_send1(qp, 3, IBV_WR_SEND, IBV_SEND_SIGNALED, &sge, 0);
 	set_state(qp, IBV_QPS_ERR);
@@ -889,7 +899,7 @@ static void test_notify(void)
 
 /* A WQE the kernel must refuse: error completion, QP leaves RTS. */
 static void bad_wqe(const char *what, enum ibv_qp_type type,
-		    void (*fill)(struct rxe_send_wqe *w, uint32_t sge_room),
+		    void (*fill)(struct rxe_send_wqe *w),
 		    enum ibv_wc_status want)
 {
 	struct ibv_cq *cq = mk_cq(16, NULL);
@@ -909,7 +919,7 @@ static void bad_wqe(const char *what, enum ibv_qp_type type,
 	w = sq_put(&r);
 	w->wr.wr_id = 0xbad;
 	w->wr.send_flags = IBV_SEND_SIGNALED;
-	fill(w, (1u << r.sq_log2) - sizeof(*w));
+	fill(w);
 	sq_publish(&r);
 	CHECK(raw_post_send(qp, 0) == 0, "%s: the doorbell accepts the WQE", what);
 	n = poll_n(cq, wc, 2, 2000);
@@ -922,40 +932,40 @@ static void bad_wqe(const char *what, enum ibv_qp_type type,
 	ibv_destroy_cq(cq);
 }
 
-static void fill_opcode_ff(struct rxe_send_wqe *w, uint32_t room)
+static void fill_opcode_ff(struct rxe_send_wqe *w)
 {
 	w->wr.opcode = 0xff;
 }
 
-static void fill_kernel_only(struct rxe_send_wqe *w, uint32_t room)
+static void fill_kernel_only(struct rxe_send_wqe *w)
 {
 	w->wr.opcode = 0x20;	/* IB_WR_REG_MR: kernel ULPs only */
 }
 
-static void fill_bind_mw(struct rxe_send_wqe *w, uint32_t room)
+static void fill_bind_mw(struct rxe_send_wqe *w)
 {
 	w->wr.opcode = IBV_WR_BIND_MW;
 }
 
-static void fill_atomic_write(struct rxe_send_wqe *w, uint32_t room)
+static void fill_atomic_write(struct rxe_send_wqe *w)
 {
 	w->wr.opcode = IBV_WR_ATOMIC_WRITE;
 }
 
-static void fill_many_sge(struct rxe_send_wqe *w, uint32_t room)
+static void fill_many_sge(struct rxe_send_wqe *w)
 {
 	w->wr.opcode = IBV_WR_SEND;
 	w->dma.num_sge = 100000;
 }
 
-static void fill_long_inline(struct rxe_send_wqe *w, uint32_t room)
+static void fill_long_inline(struct rxe_send_wqe *w)
 {
 	w->wr.opcode = IBV_WR_SEND;
 	w->wr.send_flags |= IBV_SEND_INLINE;
 	w->dma.length = 1 << 30;
 }
 
-static void fill_overflowing_sges(struct rxe_send_wqe *w, uint32_t room)
+static void fill_overflowing_sges(struct rxe_send_wqe *w)
 {
 	w->wr.opcode = IBV_WR_SEND;
 	w->dma.num_sge = 2;
@@ -963,13 +973,13 @@ static void fill_overflowing_sges(struct rxe_send_wqe *w, uint32_t room)
 	w->dma.sge[1].length = 0xffffffff;
 }
 
-static void fill_ud_no_ah(struct rxe_send_wqe *w, uint32_t room)
+static void fill_ud_no_ah(struct rxe_send_wqe *w)
 {
 	w->wr.opcode = IBV_WR_SEND;
 	w->wr.wr.ud.ah_num = 0;
 }
 
-static void fill_ud_write(struct rxe_send_wqe *w, uint32_t room)
+static void fill_ud_write(struct rxe_send_wqe *w)
 {
 	w->wr.opcode = IBV_WR_RDMA_WRITE;
 }
@@ -1070,7 +1080,7 @@ static void test_hostile(void)
 	s = (struct qp_spec){ .type = IBV_QPT_RC, .swr = 8, .rwr = 8,
 			      .ssge = 1, .rsge = 1, .scq = cq, .rcq = cq };
 	qp = mk_qp_rings(&s, &r);
-	to_rts(qp);
+	to_sqd(qp);
 	post_send1(qp, 1, IBV_WR_SEND, IBV_SEND_SIGNALED, &sge, 0);
 	post_send1(qp, 2, IBV_WR_SEND, IBV_SEND_SIGNALED, &sge, 0);
 	drain_async();
@@ -1120,7 +1130,7 @@ static void test_hostile(void)
 	cq = mk_cq_ring(16, &cqr);
 	s.scq = s.rcq = cq;
 	qp = mk_qp(IBV_QPT_RC, cq, cq, 8, 8);
-	to_rts(qp);
+	to_sqd(qp);
 	drain_async();
 	p = __atomic_load_n(&cqr->producer_index, __ATOMIC_ACQUIRE);
 	__atomic_store_n(&cqr->consumer_index, (p + 1) & cqr->index_mask,
@@ -1216,7 +1226,7 @@ static void test_ah(void)
 	s = (struct qp_spec){ .type = IBV_QPT_UD, .swr = 8, .rwr = 8,
 			      .ssge = 1, .rsge = 1, .scq = cq, .rcq = cq };
 	qp = mk_qp_rings(&s, &r);
-	to_rts(qp);
+	to_sqd(qp);
 	wr.wr_id = 0x5d;
 	wr.opcode = IBV_WR_SEND;
 	wr.send_flags = IBV_SEND_SIGNALED;

@@ -178,6 +178,18 @@ static int to_rts(struct ctx *c, struct ib_qp *qp)
 			     IB_QP_MAX_QP_RD_ATOMIC : 0));
 }
 
+/*
+ * Connected but parked: SQD accepts posts and starts none, so what is
+ * posted stays queued whether or not a transport delivers it (the QPs
+ * here are connected to themselves).
+ */
+static int to_sqd(struct ctx *c, struct ib_qp *qp)
+{
+	struct ib_qp_attr a = { .qp_state = IB_QPS_SQD };
+
+	return to_rts(c, qp) ?: ib_modify_qp(qp, &a, IB_QP_STATE);
+}
+
 static void test_device(struct ctx *c)
 {
 	struct ib_device_attr *a = &c->ibdev->attrs;
@@ -331,12 +343,12 @@ static void test_post_and_drain(struct ctx *c, struct ib_mr *frmr)
 	err = ib_post_send(qp, &wr, &bad);
 	CHECK(err == -EINVAL && bad == &wr, "post_send in RESET: -EINVAL, bad_wr set");
 
-	if (to_rts(c, qp)) {
-		CHECK(false, "kernel RC QP to RTS");
+	if (to_sqd(c, qp)) {
+		CHECK(false, "kernel RC QP to RTS and SQD");
 		goto out_qp;
 	}
-	CHECK(!ib_query_qp(qp, &qa, IB_QP_STATE, &ia) && qa.qp_state == IB_QPS_RTS,
-	      "kernel RC QP to RTS (AV from the GID table)");
+	CHECK(!ib_query_qp(qp, &qa, IB_QP_STATE, &ia) && qa.qp_state == IB_QPS_SQD,
+	      "kernel RC QP through RTS (AV from the GID table) to SQD");
 
 	for (i = 0; i < 2; i++) {
 		tags[i] = (struct tagged){ .cqe.done = rec_done, .rec = &rec,
@@ -432,7 +444,7 @@ static void test_sq_full(struct ctx *c)
 	int err = 0;
 
 	qp = mk_qp(c, IB_QPT_RC, NULL, &ia);
-	if (IS_ERR(qp) || to_rts(c, qp)) {
+	if (IS_ERR(qp) || to_sqd(c, qp)) {
 		CHECK(false, "RC QP for the capacity check");
 		goto out;
 	}
@@ -474,8 +486,8 @@ static void test_ud_and_ah(struct ctx *c)
 	      "query_ah returns the GRH");
 
 	qp = mk_qp(c, IB_QPT_UD, NULL, NULL);
-	if (IS_ERR(qp) || to_rts(c, qp)) {
-		CHECK(false, "UD QP to RTS");
+	if (IS_ERR(qp) || to_sqd(c, qp)) {
+		CHECK(false, "UD QP to SQD");
 		goto out;
 	}
 	ud.wr.opcode = IB_WR_SEND;
@@ -528,7 +540,7 @@ static void test_cq_notify(struct ctx *c)
 	c->cq = cq;
 	qp = mk_qp(c, IB_QPT_RC, NULL, NULL);
 	c->cq = saved;
-	if (IS_ERR(qp) || to_rts(c, qp)) {
+	if (IS_ERR(qp) || to_sqd(c, qp)) {
 		CHECK(false, "RC QP for notification");
 		goto out;
 	}
