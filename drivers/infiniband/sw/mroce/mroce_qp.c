@@ -271,6 +271,8 @@ int mroce_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 	spin_lock_init(&qp->state_lock);
 	INIT_WORK(&qp->err_work, mroce_qp_err_work);
 	INIT_LIST_HEAD(&qp->srq_taken);
+	/* Guards srq_taken too when there is no RQ of our own. */
+	spin_lock_init(&qp->rq.lock);
 	qp->state = IB_QPS_RESET;
 	qp->sq_sig_all = init->sq_sig_type == IB_SIGNAL_ALL_WR;
 	qp->scq = to_mcq(init->send_cq);
