@@ -141,6 +141,51 @@ TEST_F(Conn, EstablishmentNegotiatesPathsAndDistinctSourcePorts) {
   EXPECT_EQ(ports.size(), 8u);
 }
 
+TEST_F(Conn, HandshakeRoundTripSeedsTheRttEstimate) {
+  mroce_pkt req, rep;
+  ASSERT_EQ(mroce_conn_connect(&a.c, now), MROCE_HS_SEND_REQ);
+  mroce_conn_build_hs(&a.c, MROCE_OP_CONN_REQ, 0, &req);
+  now += 20000;
+  ASSERT_EQ(mroce_conn_on_hs(&b.c, &req, now), MROCE_HS_SEND_REP | MROCE_HS_UP);
+  EXPECT_EQ(b.c.rtt.srtt, 0u);  // the passive side timed nothing
+  mroce_conn_build_hs(&b.c, MROCE_OP_CONN_REP, 0, &rep);
+  now += 20000;
+  ASSERT_EQ(mroce_conn_on_hs(&a.c, &rep, now), MROCE_HS_UP);
+  EXPECT_EQ(a.c.rtt.srtt, 40000u);
+  // A first flight that is lost whole gets its tail probe RTTs later, not
+  // after init_rto / 2.
+  mroce_tx_slot s;
+  send(a, 1, 1000, -1, &s);
+  EXPECT_EQ(a.c.paths[s.path].pto_at, now + mroce_rtt_pto(&a.c.rtt, &p));
+  EXPECT_LT(a.c.paths[s.path].pto_at, now + p.init_rto / 2);
+}
+
+TEST_F(Conn, RetransmittedConnReqGivesNoRttSample) {
+  mroce_pkt req, rep;
+  ASSERT_EQ(mroce_conn_connect(&a.c, now), MROCE_HS_SEND_REQ);
+  now += p.hs_timeout;
+  mroce_timer_res r;
+  mroce_conn_on_timer(&a.c, now, &r);
+  ASSERT_EQ(r.hs, MROCE_HS_SEND_REQ);  // the first REQ was lost, or slow
+  mroce_conn_build_hs(&a.c, MROCE_OP_CONN_REQ, 0, &req);
+  ASSERT_EQ(mroce_conn_on_hs(&b.c, &req, now), MROCE_HS_SEND_REP | MROCE_HS_UP);
+  mroce_conn_build_hs(&b.c, MROCE_OP_CONN_REP, 0, &rep);
+  now += 20000;
+  ASSERT_EQ(mroce_conn_on_hs(&a.c, &rep, now), MROCE_HS_UP);
+  EXPECT_EQ(a.c.rtt.srtt, 0u);  // which REQ did this REP answer? unknown
+}
+
+TEST_F(Conn, CrossingRequestsGiveNoRttSample) {
+  mroce_pkt ra, rb;
+  ASSERT_EQ(mroce_conn_connect(&a.c, now), MROCE_HS_SEND_REQ);
+  ASSERT_EQ(mroce_conn_connect(&b.c, now), MROCE_HS_SEND_REQ);
+  mroce_conn_build_hs(&a.c, MROCE_OP_CONN_REQ, 0, &ra);
+  mroce_conn_build_hs(&b.c, MROCE_OP_CONN_REQ, 0, &rb);
+  now += 20000;
+  EXPECT_TRUE(mroce_conn_on_hs(&a.c, &rb, now) & MROCE_HS_UP);
+  EXPECT_EQ(a.c.rtt.srtt, 0u);  // the peer's REQ says nothing about ours
+}
+
 TEST_F(Conn, CommitAssignsPathPsnsAndFillWritesThem) {
   establish();
   mroce_tx_slot s1, s2;

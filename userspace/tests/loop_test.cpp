@@ -284,10 +284,12 @@ TEST(Loop, RetryExhaustionIsReportedWhenThePeerIsUnreachable) {
   loop.ep(0).post(0, mt::write_msg(mt::pattern(0, 0, 0, 10000)));
   uint64_t start = loop.now();
   ASSERT_TRUE(loop.run([&] { return loop.ep(0).st.retry_exhausted > 0; }, 60000000000ull));
-  // retry_limit + 1 doubling rounds of the connection RTO (no RTT sample
-  // yet, so from init_rto).
+  // retry_limit + 1 doubling rounds of the connection RTO, from the RTT
+  // the handshake measured (no data was ever acknowledged).
+  const mroce_rtt &rtt = loop.ep(0).conn.rtt;
+  EXPECT_GT(rtt.srtt, 0u);
   uint64_t bound = 0;
-  for (int i = 0; i <= p.retry_limit; i++) bound += std::min<uint64_t>(p.max_rto, (uint64_t)p.init_rto << i);
+  for (int i = 0; i <= p.retry_limit; i++) bound += mroce_rtt_rto(&rtt, &p, i);
   EXPECT_GE(loop.now() - start, bound);
   EXPECT_LE(loop.now() - start, bound + 2 * p.init_rto);
   EXPECT_FALSE(loop.ep(0).all_sent_completed());

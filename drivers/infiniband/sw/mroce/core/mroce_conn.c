@@ -248,7 +248,21 @@ u32 mroce_conn_connect(struct mroce_conn *c, u64 now)
 u32 mroce_conn_on_hs(struct mroce_conn *c, const struct mroce_pkt *pkt,
 		     u64 now)
 {
-	return hs_result(c, mroce_hs_on_msg(&c->hs, pkt), now);
+	/* Only a REP to a REQ sent once times a round trip unambiguously. */
+	bool timed = c->hs.state == MROCE_HS_REQ_SENT && !c->hs.retries &&
+		pkt->c.opcode == MROCE_OP_CONN_REP;
+	u64 sent = c->hs.deadline - c->hs.timeout;
+	u32 act = hs_result(c, mroce_hs_on_msg(&c->hs, pkt), now);
+
+	/*
+	 * The handshake is the connection's first RTT sample, so that a first
+	 * flight lost whole (an incast burst into a full buffer, where no data
+	 * ACK ever gives a sample) is probed after a few RTTs, not after
+	 * init_rto.
+	 */
+	if (timed && (act & MROCE_HS_UP) && now > sent && now - sent < U32_MAX)
+		mroce_rtt_sample(&c->rtt, (u32)(now - sent));
+	return act;
 }
 
 u32 mroce_conn_on_unknown(struct mroce_conn *c, u32 id)
