@@ -14,7 +14,7 @@ static void usage() {
   std::cerr << "usage: mroce-sim bench <a|b|c|d|e|f|all> [--seed N] [--out DIR] [--quick]\n"
                "       mroce-sim incast --streams N [bulk options]\n"
                "       mroce-sim bulk [--model mroce|rocev2] [--loss P] [--planes N] [--paths N]\n"
-               "                      [--streams N] [--us T] [--seed N] [--no-hints]\n                      [--trace US] [--prm name=value]...\n";
+               "                      [--streams N] [--us T] [--seed N] [--no-hints] [--buffer-kb KB]\n                      [--trace US] [--prm name=value]...\n";
   exit(2);
 }
 
@@ -46,6 +46,7 @@ int main(int argc, char **argv) {
     else if (a == "--streams") bc.streams = uint32_t(atoi(val()));
     else if (a == "--us") bc.duration = Time(atof(val()) * kUs);
     else if (a == "--no-hints") bc.hints = false;
+    else if (a == "--buffer-kb") bc.cond.buffer = uint64_t(atoi(val())) * 1024;
     else if (a == "--prm") {
       std::string kv = val();
       size_t eq = kv.find('=');
@@ -55,9 +56,9 @@ int main(int argc, char **argv) {
     else usage();
   }
   if (cmd == "incast") {
-    IncastResult r = run_incast(Conditions(), bc.model, bc.streams, bc.hints, bc.seed, bc.duration,
+    IncastResult r = run_incast(bc.cond, bc.model, bc.streams, bc.hints, bc.seed, bc.duration,
                                 bc.trace, bc.prm);
-    std::cout << "conv_rtts=" << r.conv_rtts << " jain=" << r.jain << " util=" << r.util
+    std::cout << "conv_rtts=" << r.conv_rtts << " drained_rtts=" << r.drained_rtts << " jain=" << r.jain << " util=" << r.util
               << " peak_q=" << r.peak_queue << " drops=" << r.drops << "\n";
     return r.errors.empty() ? 0 : 1;
   }

@@ -139,13 +139,8 @@ double MroceConn::rate_gbps() const {
 void MroceConn::connect() { on_hs_actions(mroce_conn_connect(&c_, dev_.f_.eq.now())); }
 
 void MroceConn::emit(Packet *p, uint32_t plane, uint16_t sport, bool ect) {
-  p->proto = Proto::kMroce;
-  p->src_ip = ip_of(dev_.host_, plane);
-  p->dst_ip = ip_of(peer_, plane);
-  p->sport = sport;
-  p->dport = MROCE_UDP_PORT_DEFAULT;
-  p->ect = ect;
-  p->born = dev_.f_.eq.now();
+  address(p, Proto::kMroce, dev_.host_, peer_, plane, sport, MROCE_UDP_PORT_DEFAULT, ect,
+          dev_.f_.eq.now());
   p->wire = uint32_t(p->bytes.size()) + (dev_.cfg_.verify ? 0 : p->payload_len) + kWireOverhead;
   dev_.host().nic(plane).send(p);
 }
@@ -573,8 +568,11 @@ MroceQp *MroceDev::new_qp(MroceConn &c, uint32_t stream_id) {
 }
 
 MroceQp *MroceDev::pair(MroceDev &src, MroceDev &dst, uint32_t stream_id) {
+  // The sending side connects; the receiving side's connection waits for
+  // the CONN_REQ (a QP that only receives never needs to open one).
   MroceConn &cs = src.conn_to(dst.host_);
-  MroceConn &cd = dst.conn_to(src.host_);
+  MroceConn *found = dst.find_conn(src.host_);
+  MroceConn &cd = found ? *found : dst.create(src.host_);
   MroceQp *s = src.new_qp(cs, stream_id);
   MroceQp *d = dst.new_qp(cd, stream_id);
   s->rqpn_ = d->qpn_;

@@ -57,6 +57,19 @@ struct Packet {
   RoceHdr roce;
 };
 
+// Fills in the addressing of a packet host @src sends to host @dst on
+// @plane.
+inline void address(Packet *p, Proto proto, uint32_t src, uint32_t dst, uint32_t plane,
+                    uint16_t sport, uint16_t dport, bool ect, Time now) {
+  p->proto = proto;
+  p->src_ip = ip_of(src, plane);
+  p->dst_ip = ip_of(dst, plane);
+  p->sport = sport;
+  p->dport = dport;
+  p->ect = ect;
+  p->born = now;
+}
+
 class PacketPool {
  public:
   Packet *get();

@@ -70,13 +70,8 @@ Packet *RoceQp::build_next() {
   }
   const Desc &d = desc_[next_ - una_];
   Packet *p = dev_.f_.pool.get();
-  p->proto = Proto::kRoce;
-  p->src_ip = ip_of(dev_.host_, plane_);
-  p->dst_ip = ip_of(peer_host_, plane_);
-  p->sport = sport_;
-  p->dport = kRocePort;
-  p->ect = true;
-  p->born = dev_.f_.eq.now();
+  address(p, Proto::kRoce, dev_.host_, peer_host_, plane_, sport_, kRocePort, true,
+          dev_.f_.eq.now());
   p->tag = ledger.stream();
   p->data = true;
   p->payload_len = d.len;
@@ -114,13 +109,8 @@ Packet *RoceQp::build_next() {
 
 void RoceQp::send_ctl(RoceHdr::Op op, uint32_t psn) {
   Packet *p = dev_.f_.pool.get();
-  p->proto = Proto::kRoce;
-  p->src_ip = ip_of(dev_.host_, plane_);
-  p->dst_ip = ip_of(peer_host_, plane_);
-  p->sport = sport_;
-  p->dport = kRocePort;
-  p->ect = false;
-  p->born = dev_.f_.eq.now();
+  address(p, Proto::kRoce, dev_.host_, peer_host_, plane_, sport_, kRocePort, false,
+          dev_.f_.eq.now());
   p->roce.op = op;
   p->roce.qpn = rqpn_;
   p->roce.psn = psn;

@@ -303,19 +303,38 @@ IncastResult run_incast(const Conditions &cond, Model m, uint32_t n, bool hints,
   });
   // Sample every sender's controller rate every half base RTT; remember the
   // last time any was outside +-10% of the fair share.
-  Time step = r.rtt / 2, last_bad = start;
-  bool bad_at_end = false;
+  Time step = r.rtt / 2, last_bad = start, drained = 0;
+  bool bad_at_end = false, queued = false;
   for (Time t = start; t <= end; t += step)
     w.at(t, [&, t] {
       bool bad = false;
       for (Stream *s : w.streams()) bad = bad || std::fabs(s->rate_gbps() - fair) > 0.1 * fair;
       if (bad) last_bad = t + step;
       bad_at_end = bad;
+      uint64_t q = w.fab->to_host(0, 0).queued_bytes();
+      if (q > cond.ecn.kmin) queued = true;
+      if (queued && !drained && q <= cond.ecn.kmin) drained = t;
     });
   for (Time t = start; trace && t <= end; t += trace)
     w.at(t, [&, t] {
       std::cerr << "t=" << us(t - start) << " q=" << w.fab->to_host(0, 0).queued_bytes() / 1024
-                << "K drops=" << w.switch_drops() << " rates:";
+                << "K drops=" << w.switch_drops();
+      double lo = 1e9, hi = 0;
+      uint32_t worst = 0;
+      for (uint32_t i = 0; i < n; i++) {
+        double x = w.streams()[i]->rate_gbps();
+        if (std::fabs(x - fair) > std::fabs(w.streams()[worst]->rate_gbps() - fair)) worst = i;
+        lo = std::min(lo, x);
+        hi = std::max(hi, x);
+      }
+      std::cerr << " min/max " << fmt("%.2f", lo) << "/" << fmt("%.2f", hi) << " worst s" << worst;
+      if (m == Model::kMroce) {
+        const mroce_conn &k = w.mroce(hpl + worst).find_conn(0)->core();
+        std::cerr << " [cwnd=" << k.cc.cwnd / 1024 << "K hint=" << k.cc.hint << " lat=" << k.rtt.latest
+                  << " infl=" << k.inflight / 1024 << "K lost=" << k.stats.lost_pkts
+                  << " rtos=" << k.stats.rtos << "]";
+      }
+      std::cerr << " rates:";
       for (uint32_t i = 0; i < std::min<uint32_t>(n, 4); i++)
         std::cerr << " " << fmt("%.2f", w.streams()[i]->rate_gbps());
       if (m == Model::kMroce) {
@@ -344,6 +363,7 @@ IncastResult run_incast(const Conditions &cond, Model m, uint32_t n, bool hints,
     });
   w.run_until(end);
   r.conv_rtts = bad_at_end ? -1 : double(last_bad - start) / double(r.rtt);
+  r.drained_rtts = !queued ? 0 : drained ? double(drained - start) / double(r.rtt) : -1;
   std::vector<double> x;
   double sum = 0;
   for (auto &mt : meters) {
@@ -361,9 +381,10 @@ IncastResult run_incast(const Conditions &cond, Model m, uint32_t n, bool hints,
 void bench_incast(const BenchOpts &o, std::ostream &out) {
   Conditions cond;
   Time dur = o.quick ? 1 * kMs : 4 * kMs;
-  Csv csv(o, "b_incast", "senders,model,hints,conv_rtts,jain,utilization,peak_queue_kb,drops");
-  Table t({"senders", "model", "converged (RTTs)", "Jain", "util", "peak queue KB", "drops",
-           "target", "result"});
+  Csv csv(o, "b_incast",
+          "senders,model,hints,conv_rtts,drained_rtts,jain,utilization,peak_queue_kb,drops");
+  Table t({"senders", "model", "converged (RTTs)", "queue drained (RTTs)", "Jain", "util",
+           "peak queue KB", "drops", "target", "result"});
   Time rtt = 0;
   std::string errs;
   for (uint32_t n : {8u, 32u, 128u}) {
@@ -379,12 +400,12 @@ void bench_incast(const BenchOpts &o, std::ostream &out) {
       rtt = r.rtt;
       pr.note = "converged " + (r.conv_rtts < 0 ? std::string("never") : fmt("%.1f", r.conv_rtts)) +
                 " RTTs, Jain " + fmt("%.3f", r.jain);
-      csv.row(n, model_name(v.m), v.hints ? 1 : 0, r.conv_rtts, r.jain, r.util,
+      csv.row(n, model_name(v.m), v.hints ? 1 : 0, r.conv_rtts, r.drained_rtts, r.jain, r.util,
               r.peak_queue / 1024.0, r.drops);
       bool ok = r.conv_rtts >= 0 && r.conv_rtts <= 2 && r.jain >= 0.99;
       bool primary = v.m == Model::kMroce && v.hints;
       t.add({std::to_string(n), v.name, r.conv_rtts < 0 ? "not in run" : fmt("%.1f", r.conv_rtts),
-             fmt("%.3f", r.jain), fmt("%.2f", r.util), fmt("%.0f", r.peak_queue / 1024.0),
+             r.drained_rtts < 0 ? "not in run" : fmt("%.1f", r.drained_rtts), fmt("%.3f", r.jain), fmt("%.2f", r.util), fmt("%.0f", r.peak_queue / 1024.0),
              std::to_string(r.drops), primary ? "<= 2 RTT, Jain >= 0.99" : "",
              primary ? verdict(ok) : ""});
       if (!r.errors.empty()) errs += r.errors;
@@ -396,10 +417,10 @@ void bench_incast(const BenchOpts &o, std::ostream &out) {
          "connection / 1 QP, 256 KiB Writes, backlogged, "
       << us(dur) << " us\n";
   out << "    converged = time from the start until every sender's controller rate (mroce: "
-         "min(pacing rate, window/sRTT); RoCEv2: DCQCN current rate) stays within +-10% of "
+         "min(pacing rate, window / latest RTT); RoCEv2: DCQCN current rate) stays within +-10% of "
          "C/N, sampled every RTT/2\n";
-  out << "    Jain and utilisation over measured goodput in the second half; peak queue at the "
-         "receiver's ToR port\n\n";
+  out << "    queue drained = time until the receiver's ToR port queue, once above Kmin, first falls "
+         "back to Kmin; Jain and utilisation over measured goodput in the second half\n\n";
   t.print(out);
   if (!errs.empty()) out << "    CHECK FAILED: " << errs << "\n";
 }
@@ -630,7 +651,7 @@ void bench_qps(const BenchOpts &o, std::ostream &out) {
     for (Model m : {Model::kMroce, Model::kRoce}) {
       Progress pr(std::string("f ") + model_name(m) + " QPs=" + std::to_string(n));
       Conditions cond;
-      Time dur = o.quick ? 2 * kMs : 10 * kMs;
+      Time dur = o.quick ? 2 * kMs : 20 * kMs;
       FabricCfg fc = cond.fabric(1, 2, 1, 4, o.seed);
       // With thousands of QPs on one port each QP sends a packet every few
       // hundred microseconds, so RoCE needs the common 67 ms local ACK

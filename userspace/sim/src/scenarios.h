@@ -63,6 +63,7 @@ struct IncastResult {
   double jain = 0;
   double util = 0;        // delivered in the second half / capacity
   uint64_t peak_queue = 0;
+  double drained_rtts = 0;  // until the bottleneck queue first fell to Kmin
   uint64_t drops = 0;
   Time rtt = 0;
   std::string errors;
