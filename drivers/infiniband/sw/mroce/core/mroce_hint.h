@@ -19,8 +19,7 @@ struct mroce_hint_cfg {
 
 struct mroce_hint_entry {
 	u32 demand;		/* in: Mbit/s the connection could use, 0 = idle */
-	u32 qdelay;		/* in: least ns of queueing (OWD - min OWD) a packet of
-				 * the period saw; U32_MAX: no packet */
+	u32 qdelay;		/* in: least queueing of the period, ns; U32_MAX: none */
 	u16 weight;		/* in: share weight, >= 1 */
 	u32 hint;		/* out: Mbit/s to advertise */
 };
