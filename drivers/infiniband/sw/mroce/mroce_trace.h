@@ -201,6 +201,53 @@ TRACE_EVENT(mroce_path_sample,
 		  __entry->inflight, __entry->ce, __entry->lost)
 );
 
+/*
+ * A path's traffic counters (struct mroce_path_stats, cumulative, all
+ * generations), emitted together with mroce_path_sample: the per-path
+ * packet and byte counts and utilisation `mroce path` shows. A separate
+ * event because a raw_tp program sees at most 12 arguments.
+ */
+TRACE_EVENT(mroce_path_stats,
+	TP_PROTO(u32 dev, u32 conn, u32 path, u64 tx_pkts, u64 tx_bytes,
+		 u64 acked_pkts, u64 rx_pkts, u64 naks, u64 ptos, u64 rtos,
+		 u64 rekeys),
+	TP_ARGS(dev, conn, path, tx_pkts, tx_bytes, acked_pkts, rx_pkts, naks,
+		ptos, rtos, rekeys),
+	TP_STRUCT__entry(
+		__field(u32, dev)
+		__field(u32, conn)
+		__field(u8, path_id)
+		__field(u8, path_gen)
+		__field(u64, tx_pkts)
+		__field(u64, tx_bytes)
+		__field(u64, acked_pkts)
+		__field(u64, rx_pkts)
+		__field(u64, naks)
+		__field(u64, ptos)
+		__field(u64, rtos)
+		__field(u64, rekeys)
+	),
+	TP_fast_assign(
+		__entry->dev = dev;
+		__entry->conn = conn;
+		__entry->path_id = path & 0xff;
+		__entry->path_gen = (path >> 8) & 0xff;
+		__entry->tx_pkts = tx_pkts;
+		__entry->tx_bytes = tx_bytes;
+		__entry->acked_pkts = acked_pkts;
+		__entry->rx_pkts = rx_pkts;
+		__entry->naks = naks;
+		__entry->ptos = ptos;
+		__entry->rtos = rtos;
+		__entry->rekeys = rekeys;
+	),
+	TP_printk("dev=%u conn=%u path=%u gen=%u tx_pkts=%llu tx_bytes=%llu acked=%llu rx_pkts=%llu naks=%llu ptos=%llu rtos=%llu rekeys=%llu",
+		  __entry->dev, __entry->conn, __entry->path_id,
+		  __entry->path_gen, __entry->tx_pkts, __entry->tx_bytes,
+		  __entry->acked_pkts, __entry->rx_pkts, __entry->naks,
+		  __entry->ptos, __entry->rtos, __entry->rekeys)
+);
+
 /* A path health transition (enum mroce_path_state). */
 TRACE_EVENT(mroce_path_state,
 	TP_PROTO(u32 dev, u32 conn, u32 path, u16 sport, u8 old_state,

@@ -1,0 +1,82 @@
+// SPDX-License-Identifier: GPL-2.0
+#include "counters.h"
+
+namespace mroce {
+
+namespace {
+constexpr auto P = CounterUnit::packets;
+constexpr auto B = CounterUnit::bytes;
+constexpr auto E = CounterUnit::events;
+} // namespace
+
+const std::vector<CounterInfo> &counter_catalog()
+{
+	static const std::vector<CounterInfo> c = {
+		{"sent_pkts", "traffic", P, "mroce packets sent, data and control (IP/UDP headers excluded)"},
+		{"rcvd_pkts", "traffic", P, "mroce packets received and accepted for processing"},
+		{"sent_bytes", "traffic", B, "bytes of mroce packets sent (mroce header and payload)"},
+		{"rcvd_bytes", "traffic", B, "bytes of mroce packets received"},
+		{"rdma_sends", "traffic", E, "send work requests completed"},
+		{"rdma_recvs", "traffic", E, "receive work requests completed"},
+		{"send_err", "traffic", P, "packets the IP layer refused to send"},
+		{"link_downed", "traffic", E, "times the port went from ACTIVE to DOWN"},
+
+		{"acks_sent", "reliability", P, "ACK packets sent"},
+		{"acks_rcvd", "reliability", P, "ACK packets received"},
+		{"naks_sent", "reliability", P, "NAK packets sent, every code (RNR included)"},
+		{"naks_rcvd", "reliability", P, "NAK packets received"},
+		{"probes_sent", "reliability", P, "PROBE packets sent to test a path"},
+		{"retrans_pkts", "reliability", P, "data packets sent again"},
+		{"sack_gaps", "reliability", P, "packets declared lost from a gap in a SACK"},
+		{"rto_timeouts", "reliability", E, "path retransmission timeouts"},
+		{"pto_timeouts", "reliability", E, "probe (tail-loss) timeouts"},
+		{"send_rnr_err", "reliability", P, "RNR NAKs sent (no receive WQE posted)"},
+		{"rcvd_rnr_err", "reliability", P, "RNR NAKs received"},
+		{"retry_exceeded_err", "reliability", E, "QPs moved to error: retry_cnt exhausted"},
+		{"retry_rnr_exceeded_err", "reliability", E, "QPs moved to error: rnr_retry exhausted"},
+		{"duplicate_request", "reliability", P, "duplicate data packets dropped"},
+		{"out_of_window", "reliability", P, "packets beyond the path or stream window"},
+
+		{"ecn_ce_rcvd", "congestion", P, "CE-marked data packets received"},
+		{"rate_hints_rcvd", "congestion", P, "ACKs carrying a non-zero receiver rate hint"},
+		{"path_rekeys", "congestion", E, "paths moved to a new source port (new generation)"},
+
+		{"conn_opened", "connections", E, "connections established (one per peer, shared by its QPs)"},
+		{"conn_failed", "connections", E, "connection handshakes that gave up"},
+		{"conn_lost", "connections", E, "connections the peer restarted or closed"},
+
+		{"drop_truncated", "drops", P, "dropped: shorter than its headers"},
+		{"drop_bad_version", "drops", P, "dropped: unknown protocol version"},
+		{"drop_bad_opcode", "drops", P, "dropped: unknown opcode"},
+		{"drop_reserved", "drops", P, "dropped: reserved bits set"},
+		{"drop_bad_flags", "drops", P, "dropped: flags invalid for the opcode"},
+		{"drop_bad_length", "drops", P, "dropped: length field disagrees with the packet"},
+		{"drop_bad_ack_blocks", "drops", P, "dropped: malformed ACK blocks"},
+		{"drop_bad_field", "drops", P, "dropped: a field out of its range"},
+		{"drop_unknown_conn", "drops", P, "dropped: no connection with that dst_conn"},
+		{"drop_wrong_peer", "drops", P, "dropped: dst_conn belongs to another address"},
+		{"drop_not_connected", "drops", P, "dropped: connection not established"},
+		{"drop_bad_path", "drops", P, "dropped: path id not negotiated"},
+		{"drop_stale_gen", "drops", P, "dropped: older path generation"},
+		{"drop_unknown_qp", "drops", P, "dropped: no such QP, or not ours to this peer"},
+		{"drop_qp_state", "drops", P, "dropped: QP cannot receive (not RTR/RTS)"},
+		{"drop_unexpected", "drops", P, "dropped: opcode the QP does not expect now"},
+		{"drop_bad_rkey", "drops", P, "refused: no MR, stale key, invalidated or other PD"},
+		{"drop_mr_bounds", "drops", P, "refused: range outside the MR"},
+		{"drop_access", "drops", P, "refused: MR lacks the remote access right"},
+		{"drop_bad_atomic", "drops", P, "refused: atomic misaligned or not supported"},
+		{"drop_rq_overflow", "drops", P, "refused: SEND larger than its receive WQE"},
+		{"drop_nomem", "drops", P, "dropped: no memory to process the packet"},
+	};
+	return c;
+}
+
+const CounterInfo *counter_info(std::string_view name)
+{
+	for (const auto &c : counter_catalog())
+		if (c.name == name)
+			return &c;
+	return nullptr;
+}
+
+} // namespace mroce
