@@ -24,10 +24,20 @@ mroce_load
 dmesg_mark
 topo_netns
 mroce_link_add mroce_a va a
+mroce_link_add mroce_b vb b
 wait_for 5 has_gid mroce_a "$(gid_of_ip 10.0.0.1)"
+wait_for 5 has_gid mroce_b "$(gid_of_ip 10.0.0.2)"
+
+# With a transport, also the checks that need traffic (SRQ limit event).
+mode=()
+if why=$(transport_ready a mroce_a); then
+	mode=(--traffic mroce_b)
+else
+	ktap_skip "SRQ limit event under traffic" "$why"
+fi
 
 # One subtest per line the program prints: "ok|fail<TAB>what[<TAB>why]".
-"$bin" mroce_a > "$MROCE_TEST_OUT/verbs_test.out" 2>&1
+"$bin" mroce_a "${mode[@]}" > "$MROCE_TEST_OUT/verbs_test.out" 2>&1
 rc=$?
 while IFS=$'\t' read -r st desc why; do
 	case $st in
@@ -67,6 +77,7 @@ check_fail "rdma res show qp: the RC QP is gone" \
 
 # Device removal with every object gone must not leak (dealloc_driver WARNs).
 check "rdma link delete" mroce_link_del mroce_a
+check "rdma link delete (peer)" mroce_link_del mroce_b
 topo_netns_cleanup
 check "kernel log clean" dmesg_clean
 ktap_finish

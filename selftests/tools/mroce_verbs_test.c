@@ -4,6 +4,9 @@
  * rdma-core's stock rxe provider (librxe), with real assertions.
  *
  *   mroce_verbs_test DEVICE           run all checks
+ *   mroce_verbs_test DEVICE --traffic PEER
+ *                                     ... and those that need a transport,
+ *                                     with a second device PEER
  *   mroce_verbs_test DEVICE --hold    create one of each object, print
  *                                     "ready", wait for a line on stdin
  *
@@ -136,7 +139,8 @@ static int to_init(struct ibv_qp *qp)
 	return ibv_modify_qp(qp, &a, mask);
 }
 
-static void rc_rtr_attr(struct ibv_qp_attr *a, uint32_t dqpn)
+static void rc_rtr_attr_to(struct ibv_qp_attr *a, uint32_t dqpn,
+			   const union ibv_gid *dgid, int sgid_index)
 {
 	memset(a, 0, sizeof(*a));
 	a->qp_state = IBV_QPS_RTR;
@@ -146,10 +150,15 @@ static void rc_rtr_attr(struct ibv_qp_attr *a, uint32_t dqpn)
 	a->max_dest_rd_atomic = 16;
 	a->min_rnr_timer = 12;
 	a->ah_attr.is_global = 1;
-	a->ah_attr.grh.dgid = gid;
-	a->ah_attr.grh.sgid_index = gid_idx;
+	a->ah_attr.grh.dgid = *dgid;
+	a->ah_attr.grh.sgid_index = sgid_index;
 	a->ah_attr.grh.hop_limit = 64;
 	a->ah_attr.port_num = 1;
+}
+
+static void rc_rtr_attr(struct ibv_qp_attr *a, uint32_t dqpn)
+{
+	rc_rtr_attr_to(a, dqpn, &gid, gid_idx);
 }
 
 #define RC_RTR_MASK (IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU | \
@@ -170,29 +179,44 @@ static void rc_rts_attr(struct ibv_qp_attr *a)
 	a->max_rd_atomic = 16;
 }
 
-static int to_rts(struct ibv_qp *qp)
+/* RESET -> INIT -> RTR -> RTS, an RC QP connected to (dqpn, dgid). */
+static int rc_connect(struct ibv_qp *qp, uint32_t dqpn,
+		      const union ibv_gid *dgid, int sgid_index)
 {
 	struct ibv_qp_attr a;
 	int err = to_init(qp);
 
 	if (err)
 		return err;
-	if (qp->qp_type == IBV_QPT_UD) {
-		memset(&a, 0, sizeof(a));
-		a.qp_state = IBV_QPS_RTR;
-		err = ibv_modify_qp(qp, &a, IBV_QP_STATE);
-		if (err)
-			return err;
-		a.qp_state = IBV_QPS_RTS;
-		a.sq_psn = 1;
-		return ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_SQ_PSN);
-	}
-	rc_rtr_attr(&a, qp->qp_num);	/* connected to itself */
+	/* Both ends start at the same PSN: our rq_psn is the peer's sq_psn. */
+	rc_rtr_attr_to(&a, dqpn, dgid, sgid_index);
+	a.rq_psn = 0x2468;
 	err = ibv_modify_qp(qp, &a, RC_RTR_MASK);
 	if (err)
 		return err;
 	rc_rts_attr(&a);
+	a.sq_psn = 0x2468;
 	return ibv_modify_qp(qp, &a, RC_RTS_MASK);
+}
+
+static int to_rts(struct ibv_qp *qp)
+{
+	struct ibv_qp_attr a;
+	int err;
+
+	if (qp->qp_type != IBV_QPT_UD)
+		return rc_connect(qp, qp->qp_num, &gid, gid_idx); /* to itself */
+	err = to_init(qp);
+	if (err)
+		return err;
+	memset(&a, 0, sizeof(a));
+	a.qp_state = IBV_QPS_RTR;
+	err = ibv_modify_qp(qp, &a, IBV_QP_STATE);
+	if (err)
+		return err;
+	a.qp_state = IBV_QPS_RTS;
+	a.sq_psn = 1;
+	return ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_SQ_PSN);
 }
 
 static int set_state(struct ibv_qp *qp, enum ibv_qp_state s)
@@ -238,15 +262,16 @@ static int poll_n(struct ibv_cq *cq, struct ibv_wc *wc, int n, int ms)
 	return got;
 }
 
-/* Wait for an async event of @type (others are skipped). */
-static bool wait_async(enum ibv_event_type type, void *elem, int ms)
+/* Wait for an async event of @type on @c (others are skipped). */
+static bool wait_async_on(struct ibv_context *c, enum ibv_event_type type,
+			  void *elem, int ms)
 {
-	struct pollfd pfd = { .fd = ctx->async_fd, .events = POLLIN };
+	struct pollfd pfd = { .fd = c->async_fd, .events = POLLIN };
 	struct ibv_async_event ev;
 	bool hit;
 
 	while (poll(&pfd, 1, ms) > 0) {
-		if (ibv_get_async_event(ctx, &ev))
+		if (ibv_get_async_event(c, &ev))
 			return false;
 		hit = ev.event_type == type &&
 		      (!elem || ev.element.qp == elem || ev.element.cq == elem ||
@@ -256,6 +281,11 @@ static bool wait_async(enum ibv_event_type type, void *elem, int ms)
 			return true;
 	}
 	return false;
+}
+
+static bool wait_async(enum ibv_event_type type, void *elem, int ms)
+{
+	return wait_async_on(ctx, type, elem, ms);
 }
 
 static void drain_async(void)
@@ -1248,6 +1278,131 @@ static void test_ah(void)
 	CHECK(!ibv_destroy_ah(ah), "destroy_ah");
 }
 
+/* The index of an IPv4 (::ffff:a.b.c.d) RoCE v2 GID of @c, or -1. */
+static int ipv4_gid(struct ibv_context *c, union ibv_gid *g)
+{
+	struct ibv_port_attr pa;
+	int i;
+
+	if (ibv_query_port(c, 1, &pa))
+		return -1;
+	for (i = 0; i < pa.gid_tbl_len; i++) {
+		if (ibv_query_gid(c, 1, i, g))
+			continue;
+		if (!g->global.subnet_prefix &&
+		    (be64toh(g->global.interface_id) >> 32) == 0xffff)
+			return i;
+	}
+	return -1;
+}
+
+/*
+ * With a transport: a QP on this device sends to a QP on the peer device
+ * that takes its receives from an SRQ armed at 4 of 8 WQEs. Four messages
+ * leave exactly 4 (no event), the fifth leaves 3 (one SRQ_LIMIT_REACHED);
+ * every byte that arrives is checked.
+ */
+static void test_srq_limit_traffic(const char *peer)
+{
+	struct ibv_srq_init_attr sia = { .attr = { .max_wr = 8, .max_sge = 1 } };
+	enum { N = 8, LEN = 32 };
+	static char rbuf[N][64], sbuf[N][LEN];
+	struct ibv_recv_wr rwr = { 0 }, *rbad;
+	struct ibv_srq_attr sa = { 0 };
+	struct ibv_context *ctx2 = NULL;
+	struct ibv_device **list;
+	struct ibv_cq *cq, *cq2;
+	struct ibv_mr *rmr, *smr;
+	struct ibv_qp *qp, *qp2;
+	struct ibv_wc wc[16];
+	union ibv_gid gid2;
+	struct ibv_sge sge;
+	struct ibv_srq *srq;
+	struct ibv_pd *pd2;
+	int i, j, n, k, got, idx2, nrecv = 0, nsend = 0, err = 0;
+	bool good = true;
+
+	list = ibv_get_device_list(&n);
+	for (i = 0; list && i < n; i++)
+		if (!strcmp(ibv_get_device_name(list[i]), peer))
+			ctx2 = ibv_open_device(list[i]);
+	ibv_free_device_list(list);
+	if (!ctx2)
+		die("opening the peer device");
+	pd2 = ibv_alloc_pd(ctx2);
+	idx2 = ipv4_gid(ctx2, &gid2);
+	srq = pd2 ? ibv_create_srq(pd2, &sia) : NULL;
+	rmr = pd2 ? ibv_reg_mr(pd2, rbuf, sizeof(rbuf), IBV_ACCESS_LOCAL_WRITE) : NULL;
+	smr = ibv_reg_mr(pd, sbuf, sizeof(sbuf), 0);
+	cq = mk_cq(64, NULL);
+	cq2 = ibv_create_cq(ctx2, 64, NULL, NULL, 0);
+	if (idx2 < 0 || !srq || !rmr || !smr || !cq2)
+		die("peer PD, GID, SRQ, MRs and CQ");
+	for (i = 0; i < N; i++) {
+		sge = (struct ibv_sge){ (uintptr_t)rbuf[i], sizeof(rbuf[i]), rmr->lkey };
+		rwr.wr_id = 100 + i;
+		rwr.sg_list = &sge;
+		rwr.num_sge = 1;
+		err |= ibv_post_srq_recv(srq, &rwr, &rbad);
+		memset(sbuf[i], 'a' + i, LEN);
+	}
+	sa.srq_limit = 4;
+	err |= ibv_modify_srq(srq, &sa, IBV_SRQ_LIMIT);
+	qp = mk_qp(IBV_QPT_RC, cq, cq, 16, 1);
+	{
+		struct ibv_qp_init_attr a = {
+			.send_cq = cq2, .recv_cq = cq2, .srq = srq,
+			.cap = { .max_send_wr = 4, .max_send_sge = 1 },
+			.qp_type = IBV_QPT_RC,
+		};
+
+		qp2 = ibv_create_qp(pd2, &a);
+	}
+	if (err || !qp2 || rc_connect(qp, qp2->qp_num, &gid2, gid_idx) ||
+	    rc_connect(qp2, qp->qp_num, &gid, idx2))
+		die("connecting the two QPs");
+
+	for (i = 0; i < 5; i++) {
+		sge = (struct ibv_sge){ (uintptr_t)sbuf[i], LEN, smr->lkey };
+		post_send1(qp, 1 + i, IBV_WR_SEND, IBV_SEND_SIGNALED, &sge, 1);
+		for (n = 0; n < 5000 && (nsend <= i || nrecv <= i); n++) {
+			got = ibv_poll_cq(cq, 16, wc);
+			for (k = 0; k < got; k++, nsend++)
+				good = good && wc[k].status == IBV_WC_SUCCESS;
+			k = ibv_poll_cq(cq2, 16, wc);
+			for (j = 0; j < k; j++, nrecv++)
+				good = good && nrecv < N &&
+				       wc[j].status == IBV_WC_SUCCESS &&
+				       wc[j].opcode == IBV_WC_RECV &&
+				       wc[j].wr_id == (uint64_t)(100 + nrecv) &&
+				       wc[j].byte_len == LEN &&
+				       !memcmp(rbuf[nrecv], sbuf[nrecv], LEN);
+			if (got <= 0 && k <= 0)
+				usleep(2000);
+		}
+		if (i == 3)
+			CHECK(!wait_async_on(ctx2, IBV_EVENT_SRQ_LIMIT_REACHED,
+					     srq, 300),
+			      "SRQ traffic: no limit event while 4 WQEs remain");
+	}
+	CHECK(wait_async_on(ctx2, IBV_EVENT_SRQ_LIMIT_REACHED, srq, 2000),
+	      "SRQ traffic: SRQ_LIMIT_REACHED once 3 remain");
+	CHECK(good && nsend == 5 && nrecv == 5,
+	      "SRQ traffic: 5 messages into the peer's SRQ, every byte checked (%d sent, %d received)",
+	      nsend, nrecv);
+	CHECK(!ibv_query_srq(srq, &sa) && sa.srq_limit == 0,
+	      "SRQ traffic: the fifth message disarmed the limit");
+	ibv_destroy_qp(qp);
+	ibv_destroy_qp(qp2);
+	ibv_destroy_srq(srq);
+	ibv_destroy_cq(cq);
+	ibv_destroy_cq(cq2);
+	ibv_dereg_mr(rmr);
+	ibv_dereg_mr(smr);
+	ibv_dealloc_pd(pd2);
+	ibv_close_device(ctx2);
+}
+
 /* Objects for `rdma res show` to find; wait for the script. */
 static int hold(void)
 {
@@ -1342,6 +1497,8 @@ int main(int argc, char **argv)
 	test_hostile();
 	test_srq();
 	test_ah();
+	if (argc > 3 && !strcmp(argv[2], "--traffic"))
+		test_srq_limit_traffic(argv[3]);
 
 	ibv_dealloc_pd(pd);
 	ibv_close_device(ctx);
