@@ -74,15 +74,23 @@ check_eq "link_downed counts a port going down" 1 "$(hw_counter mroce_a link_dow
 nsexec a ip link set va up
 wait_for 5 state_is mroce_a "4: ACTIVE"
 check_eq "... and not coming back up" 1 "$(hw_counter mroce_a link_downed)"
-nsexec a ip link set va down
-nsexec a ip link set va up
+# A flap faster than linkwatch (one ip process): vb's carrier loss and
+# return usually reach mroce_b as one NETDEV_CHANGE that finds the carrier
+# up again; it must count anyway.
+printf 'link set va down\nlink set va up\n' | nsexec a ip -batch -
 wait_for 5 state_is mroce_a "4: ACTIVE"
 # The lifespan (10 ms) caches values; wait past it.
 sleep 0.1
 check_eq "a second down counts again" 2 "$(hw_counter mroce_a link_downed)"
 check_eq "rdma statistic agrees" 2 \
 	"$(rdma_counters mroce_a | awk '$1 == "link_downed" { print $2 }')"
+# Carrier events reach mroce_b asynchronously (linkwatch): poll.
+counter_ge() { [ "$(hw_counter "$1" "$2")" -ge "$3" ]; }
+wait_for 10 counter_ge mroce_b link_downed 2
+sleep 0.1
 check_eq "the peer lost carrier each time: mroce_b counted too" 2 "$(hw_counter mroce_b link_downed)"
+wait_for 10 state_is mroce_b "4: ACTIVE"
+check_eq "... and its port is active again" "4: ACTIVE" "$(port_attr mroce_b state)"
 ip link add d0 type dummy
 ip link set d0 up
 mroce_link_add mroce_d d0
@@ -142,13 +150,37 @@ check_eq "sent_bytes(a) = rcvd_bytes(b)" "$(delta mroce_a sent_bytes "$mroce_a_s
 	"$(delta mroce_b rcvd_bytes "$mroce_b_rcvd_bytes")"
 check_eq "no retransmission without loss" 0 "$(delta mroce_a retrans_pkts "$mroce_a_retrans_pkts")"
 
+# The documented bpftrace example (docs/telemetry.md) watches what follows:
+# a lossy run (retransmissions) and five 1-byte packets (drop_truncated).
+bt=$MROCE_SELFTESTS_DIR/tools/bpf/mroce_events.bt
+bt_out=$MROCE_TEST_OUT/mroce_events.txt
+if command -v bpftrace > /dev/null; then
+	bpftrace "$bt" 60 > "$bt_out" 2>&1 &
+	bt_pid=$!
+	wait_for 60 grep -q 'tracing mroce' "$bt_out"
+fi
 eval "$(snap mroce_a)"
+trunc0=$(hw_counter mroce_b drop_truncated)
 netem_set a va loss 5%
 check "ibv_rc_pingpong under 5 % loss" rc_pingpong a mroce_a b mroce_b 10.0.0.2 -n 1000 -s 4096
 netem_clear a va
+for i in 1 2 3 4 5; do
+	nsexec a bash -c 'echo -n x > /dev/udp/10.0.0.2/61791'
+done
+sleep 0.5
+check_eq "drop_truncated counted five 1-byte packets" 5 \
+	"$(( $(hw_counter mroce_b drop_truncated) - trunc0 ))"
 check "retrans_pkts moves under loss" test "$(delta mroce_a retrans_pkts "$mroce_a_retrans_pkts")" -gt 0
 check "sack_gaps or timeouts declared the losses" test \
 	"$(( $(delta mroce_a sack_gaps "$mroce_a_sack_gaps") + $(hw_counter mroce_a rto_timeouts) + $(hw_counter mroce_a pto_timeouts) ))" -gt 0
 check "conn_opened counted the connection" test "$(hw_counter mroce_a conn_opened)" -ge 1
+if [ -n "${bt_pid:-}" ]; then
+	kill -INT "$bt_pid" 2> /dev/null
+	wait "$bt_pid"
+	check "bpftrace example: saw the five truncated packets" \
+		grep -Eq '^@drops\[[0-9]+, drop_truncated\]: ([5-9]|[1-9][0-9]+)$' "$bt_out"
+	check "bpftrace example: saw retransmissions" grep -q '^@retx\[' "$bt_out"
+	[ "$_ktap_fail" -eq 0 ] || sed 's/^/#   /' "$bt_out"
+fi
 check "kernel log clean" dmesg_clean
 ktap_finish

@@ -101,6 +101,7 @@ struct mroce_port {
 	enum ib_port_state	state;
 	enum ib_mtu		active_mtu;	/* 0 when the netdev MTU is too small */
 	unsigned int		netdev_mtu;
+	unsigned int		carrier_downs;	/* ndev->carrier_down_count, last sync */
 };
 
 struct mroce_dev {

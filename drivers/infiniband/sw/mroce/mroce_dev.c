@@ -103,6 +103,7 @@ void mroce_port_sync(struct mroce_dev *mdev, bool notify)
 {
 	struct net_device *ndev = mdev->ndev;
 	enum ib_port_state old_state, state;
+	unsigned int carrier_downs, downs;
 	enum ib_mtu old_mtu, mtu;
 	struct ib_event event;
 
@@ -113,17 +114,32 @@ void mroce_port_sync(struct mroce_dev *mdev, bool notify)
 		IB_PORT_ACTIVE : IB_PORT_DOWN;
 	if (!mtu)
 		mtu = IB_MTU_256;
+	carrier_downs = atomic_read(&ndev->carrier_down_count);
 
 	spin_lock_bh(&mdev->port_lock);
 	old_state = mdev->port.state;
 	old_mtu = mdev->port.active_mtu;
+	downs = carrier_downs - mdev->port.carrier_downs;
 	mdev->port.state = state;
 	mdev->port.active_mtu = mtu;
 	mdev->port.netdev_mtu = ndev->mtu;
+	mdev->port.carrier_downs = carrier_downs;
 	spin_unlock_bh(&mdev->port_lock);
 
-	if (old_state == IB_PORT_ACTIVE && state != IB_PORT_ACTIVE)
-		mroce_counter_inc(mdev, MROCE_CNT_LINK_DOWNED);
+	/*
+	 * Carrier changes reach us through linkwatch, which coalesces them: a
+	 * flap shorter than its latency (the far end of a veth taken down and
+	 * up again) arrives as one NETDEV_CHANGE that finds the carrier up.
+	 * The netdev counts every carrier loss, so count the ones we missed;
+	 * a port that goes down without losing carrier (admin down of a
+	 * dummy) still counts once.
+	 */
+	if (old_state == IB_PORT_ACTIVE) {
+		if (state != IB_PORT_ACTIVE)
+			downs = max(downs, 1U);
+		if (downs)
+			mroce_counter_add(mdev, MROCE_CNT_LINK_DOWNED, downs);
+	}
 
 	if (!notify)
 		return;
