@@ -5,9 +5,12 @@
 # Kernel verbs as kernel ULPs use them: tools/kverbs/mroce_kverbs_test.ko
 # drives an mroce device through the RDMA core's kernel API only -- local
 # DMA lkey, kernel QPs/CQs/SRQs, posting with bad_wr, ib_drain_qp(), FRWR
-# for 1 MiB I/Os, address handles from atomic context, the GSI QP -- and
-# logs one line per check, which become the subtests here.
+# for 1 MiB I/Os, address handles from atomic context, the GSI QP -- and,
+# with the transport, RC traffic to a second device: 1 MiB WRITE/READ
+# through an FRWR MR, Send with Invalidate, local invalidation. It logs one
+# line per check, which become the subtests here.
 . "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/lib_traffic.sh"
 require_root
 require_cmd rdma ip make insmod
 kver=$(uname -r)
@@ -32,9 +35,17 @@ mroce_load
 dmesg_mark
 topo_netns
 mroce_link_add mroce_a va a
+mroce_link_add mroce_b vb b
 wait_for 5 has_gid mroce_a "$(gid_of_ip 10.0.0.1)"
+wait_for 5 has_gid mroce_b "$(gid_of_ip 10.0.0.2)"
 
-check "insmod mroce_kverbs_test dev=mroce_a" insmod "$ko" dev=mroce_a
+args=(dev=mroce_a)
+if why=$(transport_ready a mroce_a); then
+	args+=(peer=mroce_b)
+else
+	ktap_skip "kernel RC traffic between mroce_a and mroce_b" "$why"
+fi
+check "insmod mroce_kverbs_test ${args[*]}" insmod "$ko" "${args[@]}"
 dmesg_since_mark | sed -n 's/^\[[^]]*\] mroce_kverbs_test: //p' > "$MROCE_TEST_OUT/kverbs.out"
 while read -r st desc; do
 	case $st in
@@ -45,6 +56,7 @@ done < "$MROCE_TEST_OUT/kverbs.out"
 check "the test module ran to the end" dmesg_has 'mroce_kverbs_test: done 0 failed'
 check "rmmod mroce_kverbs_test" rmmod mroce_kverbs_test
 check "rdma link delete (no object leaked)" mroce_link_del mroce_a
+check "rdma link delete (peer)" mroce_link_del mroce_b
 topo_netns_cleanup
 check "kernel log clean" dmesg_clean
 ktap_finish

@@ -3,14 +3,18 @@
  * mroce_kverbs_test: what kernel ULPs rely on, checked against a live mroce
  * device through the RDMA core's kernel verbs API only (no mroce symbols).
  *
- *   insmod mroce_kverbs_test.ko dev=mroce_a
+ *   insmod mroce_kverbs_test.ko dev=mroce_a [peer=mroce_b]
  *
  * Runs at load and logs one line per check, "mroce_kverbs_test: ok: ..." or
  * "mroce_kverbs_test: FAIL: ...", then "mroce_kverbs_test: done N failed",
- * and stays loaded until rmmod (it holds nothing by then). Without
- * a transport nothing is sent, so the data-path checks are about posting,
- * flushing and ib_drain_qp(), fast registration bookkeeping, address
- * handles from atomic context and the GSI QP the core created.
+ * and stays loaded until rmmod (it holds nothing by then). On one device
+ * the QPs are connected to themselves and parked, so the checks there are
+ * about posting, flushing and ib_drain_qp(), fast registration bookkeeping,
+ * address handles from atomic context and the GSI QP the core created.
+ * With a peer device, RC traffic between the two exercises what the ULPs
+ * rely on: 1 MiB RDMA WRITE and READ through a fast-registered MR and the
+ * local DMA lkey, Send with Invalidate reported in the receive completion,
+ * re-registration, and local invalidation refusing the stale rkey.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
@@ -23,6 +27,9 @@
 static char *test_dev = "mroce_a";
 module_param_named(dev, test_dev, charp, 0444);
 MODULE_PARM_DESC(dev, "mroce device to test");
+static char *peer_dev = "";
+module_param_named(peer, peer_dev, charp, 0444);
+MODULE_PARM_DESC(peer, "a second mroce device: RC traffic between the two");
 
 static int nfail;
 
@@ -98,12 +105,19 @@ static int find_gid(struct ctx *c)
 	return -ENOENT;
 }
 
-static void roce_ah_attr(struct ctx *c, struct rdma_ah_attr *ah)
+/* An address from our GID (@c) to @dgid. */
+static void roce_ah_attr_to(struct ctx *c, union ib_gid *dgid,
+			    struct rdma_ah_attr *ah)
 {
 	memset(ah, 0, sizeof(*ah));
 	ah->type = RDMA_AH_ATTR_TYPE_ROCE;
 	rdma_ah_set_port_num(ah, 1);
-	rdma_ah_set_grh(ah, &c->gid, 0, c->gid_index, 64, 0);
+	rdma_ah_set_grh(ah, dgid, 0, c->gid_index, 64, 0);
+}
+
+static void roce_ah_attr(struct ctx *c, struct rdma_ah_attr *ah)
+{
+	roce_ah_attr_to(c, &c->gid, ah);
 }
 
 static struct ib_qp *mk_qp(struct ctx *c, enum ib_qp_type type,
@@ -131,7 +145,9 @@ static struct ib_qp *mk_qp(struct ctx *c, enum ib_qp_type type,
 	return qp;
 }
 
-static int to_rts(struct ctx *c, struct ib_qp *qp)
+/* RESET -> RTS; an RC QP is connected to (@dqpn, @dgid). */
+static int connect_qp(struct ctx *c, struct ib_qp *qp, u32 dqpn,
+		      union ib_gid *dgid)
 {
 	struct ib_qp_attr a = {};
 	int err;
@@ -139,7 +155,8 @@ static int to_rts(struct ctx *c, struct ib_qp *qp)
 	a.qp_state = IB_QPS_INIT;
 	a.port_num = 1;
 	a.qkey = 0x11111111;
-	a.qp_access_flags = IB_ACCESS_REMOTE_WRITE | IB_ACCESS_REMOTE_READ;
+	a.qp_access_flags = IB_ACCESS_LOCAL_WRITE | IB_ACCESS_REMOTE_WRITE |
+			    IB_ACCESS_REMOTE_READ;
 	err = ib_modify_qp(qp, &a, IB_QP_STATE | IB_QP_PKEY_INDEX | IB_QP_PORT |
 			   (qp->qp_type == IB_QPT_RC ? IB_QP_ACCESS_FLAGS :
 						       IB_QP_QKEY));
@@ -150,11 +167,11 @@ static int to_rts(struct ctx *c, struct ib_qp *qp)
 	a.qp_state = IB_QPS_RTR;
 	if (qp->qp_type == IB_QPT_RC) {
 		a.path_mtu = IB_MTU_1024;
-		a.dest_qp_num = qp->qp_num;
+		a.dest_qp_num = dqpn;
 		a.rq_psn = 1;
 		a.max_dest_rd_atomic = 16;
 		a.min_rnr_timer = 12;
-		roce_ah_attr(c, &a.ah_attr);
+		roce_ah_attr_to(c, dgid, &a.ah_attr);
 		err = ib_modify_qp(qp, &a, IB_QP_STATE | IB_QP_AV |
 				   IB_QP_PATH_MTU | IB_QP_DEST_QPN |
 				   IB_QP_RQ_PSN | IB_QP_MAX_DEST_RD_ATOMIC |
@@ -176,6 +193,11 @@ static int to_rts(struct ctx *c, struct ib_qp *qp)
 			    (qp->qp_type == IB_QPT_RC ?
 			     IB_QP_TIMEOUT | IB_QP_RETRY_CNT | IB_QP_RNR_RETRY |
 			     IB_QP_MAX_QP_RD_ATOMIC : 0));
+}
+
+static int to_rts(struct ctx *c, struct ib_qp *qp)
+{
+	return connect_qp(c, qp, qp->qp_num, &c->gid);	/* to itself */
 }
 
 /*
@@ -608,22 +630,335 @@ static void test_srq(struct ctx *c)
 	ib_destroy_srq(srq);
 }
 
-static int __init mroce_kverbs_test_init(void)
-{
-	struct ctx c = {};
-	struct ib_mr *frmr = NULL;
+/*
+ * With a peer device: RC traffic the way nvme-rdma and SMB Direct drive
+ * it. @a owns a 1 MiB source and a 1 MiB sink, both physically contiguous
+ * and addressed through the local DMA lkey (as rdma_rw does); @b exposes
+ * 257 scattered pages (1 MiB starting 512 bytes into a page) through a
+ * fast-registered MR, as nvme-rdma's host does for one 1 MiB I/O.
+ */
+struct xfer {
+	struct ctx	*a, *b;
+	struct ib_qp	*qa, *qb;
+	struct ib_mr	*mr;		/* b's FRWR MR */
+	struct page	*pages[257];
+	struct scatterlist sgl[257];
+	u8		*src, *dst;	/* a's 1 MiB buffers */
+	u8		*msg;		/* b's receive buffer */
+};
 
-	c.ibdev = ib_device_get_by_name(test_dev, RDMA_DRIVER_RXE);
-	if (!c.ibdev) {
-		pr_err("no RDMA device %s\n", test_dev);
-		return -ENODEV;
+#define XFER_PAGES 257
+
+/* The next completion on @cq, waiting generously for a loaded TCG host. */
+static bool wait_wc(struct ib_cq *cq, struct ib_wc *wc)
+{
+	unsigned long until = jiffies + 30 * HZ;
+
+	do {
+		if (ib_poll_cq(cq, 1, wc) == 1)
+			return true;
+		usleep_range(100, 1000);
+	} while (time_before(jiffies, until));
+	memset(wc, 0, sizeof(*wc));
+	wc->status = IB_WC_GENERAL_ERR;
+	return false;
+}
+
+/* Post @wr on @qp and wait for its completion on @cq. */
+static bool post_wait(struct ib_qp *qp, struct ib_cq *cq,
+		      struct ib_send_wr *wr, struct ib_wc *wc)
+{
+	const struct ib_send_wr *bad;
+
+	wr->send_flags |= IB_SEND_SIGNALED;
+	if (ib_post_send(qp, wr, &bad)) {
+		memset(wc, 0, sizeof(*wc));
+		wc->status = IB_WC_GENERAL_ERR;
+		return false;
 	}
-	c.pd = ib_alloc_pd(c.ibdev, 0);
-	c.cq = ib_alloc_cq(c.ibdev, NULL, 256, 0, IB_POLL_DIRECT);
-	if (IS_ERR(c.pd) || IS_ERR(c.cq) || find_gid(&c)) {
-		CHECK(false, "setup: PD, CQ and an IPv4 GID");
+	return wait_wc(cq, wc) && wc->wr_id == wr->wr_id;
+}
+
+/* Bytes of b's MR at [off, off + len) equal @want. */
+static bool mr_bytes_are(struct xfer *x, u32 off, const u8 *want, u32 len)
+{
+	u32 i, pos = 0, n;
+
+	for (i = 0; i < XFER_PAGES && len; i++) {
+		struct scatterlist *sg = &x->sgl[i];
+		u8 *p = page_address(sg_page(sg)) + sg->offset;
+
+		if (off >= pos + sg->length) {
+			pos += sg->length;
+			continue;
+		}
+		n = min(len, pos + sg->length - off);
+		if (memcmp(p + (off - pos), want, n))
+			return false;
+		want += n;
+		len -= n;
+		off += n;
+		pos += sg->length;
+	}
+	return !len;
+}
+
+/* b registers its pages with a fresh key through IB_WR_REG_MR. */
+static bool xfer_reg(struct xfer *x, u64 wr_id)
+{
+	struct ib_reg_wr reg = {};
+	struct ib_wc wc;
+
+	ib_update_fast_reg_key(x->mr, ib_inc_rkey(x->mr->rkey));
+	reg.wr.opcode = IB_WR_REG_MR;
+	reg.wr.wr_id = wr_id;
+	reg.mr = x->mr;
+	reg.key = x->mr->rkey;
+	reg.access = IB_ACCESS_LOCAL_WRITE | IB_ACCESS_REMOTE_WRITE |
+		     IB_ACCESS_REMOTE_READ;
+	return post_wait(x->qb, x->b->cq, &reg.wr, &wc) &&
+	       wc.status == IB_WC_SUCCESS && wc.opcode == IB_WC_REG_MR;
+}
+
+/* a writes or reads @len bytes at @off of b's MR; the completion status. */
+static enum ib_wc_status xfer_rdma(struct xfer *x, enum ib_wr_opcode op,
+				   u8 *buf, u32 off, u32 len, u32 rkey,
+				   int nsge, u64 wr_id)
+{
+	struct ib_rdma_wr rdma = {};
+	struct ib_sge sge[6];
+	struct ib_wc wc;
+	u32 done = 0, n;
+	int i;
+
+	/* Uneven SGEs, the way a ULP's scatterlist comes. */
+	for (i = 0; i < nsge; i++) {
+		n = i == nsge - 1 ? len - done : min(len - done, 1u << (4 * i));
+		sge[i] = (struct ib_sge){ (u64)(uintptr_t)(buf + done), n,
+					  x->a->pd->local_dma_lkey };
+		done += n;
+	}
+	rdma.wr.opcode = op;
+	rdma.wr.wr_id = wr_id;
+	rdma.wr.sg_list = sge;
+	rdma.wr.num_sge = nsge;
+	rdma.remote_addr = x->mr->iova + off;
+	rdma.rkey = rkey;
+	post_wait(x->qa, x->a->cq, &rdma.wr, &wc);
+	if (wc.status == IB_WC_SUCCESS &&
+	    wc.opcode != (op == IB_WR_RDMA_READ ? IB_WC_RDMA_READ :
+						  IB_WC_RDMA_WRITE))
+		return IB_WC_GENERAL_ERR;
+	return wc.status;
+}
+
+/* a sends @len bytes with Invalidate of @rkey; b's receive completion. */
+static bool xfer_send_inv(struct xfer *x, u32 len, u32 rkey,
+			  struct ib_wc *rwc)
+{
+	struct ib_sge ssge = { (u64)(uintptr_t)x->src, len,
+			       x->a->pd->local_dma_lkey };
+	struct ib_sge rsge = { (u64)(uintptr_t)x->msg, PAGE_SIZE,
+			       x->b->pd->local_dma_lkey };
+	struct ib_recv_wr rwr = { .wr_id = 0xb0, .sg_list = &rsge,
+				  .num_sge = 1 };
+	struct ib_send_wr wr = { .wr_id = 0xa0, .opcode = IB_WR_SEND_WITH_INV,
+				 .sg_list = &ssge, .num_sge = 1,
+				 .ex.invalidate_rkey = rkey };
+	const struct ib_recv_wr *rbad;
+	struct ib_wc wc;
+
+	if (ib_post_recv(x->qb, &rwr, &rbad))
+		return false;
+	if (!post_wait(x->qa, x->a->cq, &wr, &wc) ||
+	    wc.status != IB_WC_SUCCESS || wc.opcode != IB_WC_SEND)
+		return false;
+	return wait_wc(x->b->cq, rwc) && rwc->wr_id == 0xb0;
+}
+
+static int xfer_setup(struct xfer *x)
+{
+	const int order = get_order(SZ_1M);
+	struct page *s, *d;
+	int i, n;
+
+	s = alloc_pages(GFP_KERNEL, order);
+	d = alloc_pages(GFP_KERNEL | __GFP_ZERO, order);
+	x->src = s ? page_address(s) : NULL;
+	x->dst = d ? page_address(d) : NULL;
+	x->msg = kzalloc(PAGE_SIZE, GFP_KERNEL);
+	if (!x->src || !x->dst || !x->msg)
+		return -ENOMEM;
+	for (i = 0; i < SZ_1M; i++)
+		x->src[i] = (i * 7 + i / 4093) & 0xff;
+
+	sg_init_table(x->sgl, XFER_PAGES);
+	for (i = 0; i < XFER_PAGES; i++) {
+		x->pages[i] = alloc_page(GFP_KERNEL | __GFP_ZERO);
+		if (!x->pages[i])
+			return -ENOMEM;
+		sg_set_page(&x->sgl[i], x->pages[i],
+			    i == 0 ? PAGE_SIZE - 512 :
+			    i == XFER_PAGES - 1 ? 512 : PAGE_SIZE,
+			    i == 0 ? 512 : 0);
+	}
+	x->mr = ib_alloc_mr(x->b->pd, IB_MR_TYPE_MEM_REG, XFER_PAGES);
+	if (IS_ERR(x->mr)) {
+		x->mr = NULL;
+		return -ENOMEM;
+	}
+	if (ib_dma_map_sg(x->b->ibdev, x->sgl, XFER_PAGES,
+			  DMA_BIDIRECTIONAL) != XFER_PAGES)
+		return -EIO;
+	n = ib_map_mr_sg(x->mr, x->sgl, XFER_PAGES, NULL, PAGE_SIZE);
+	if (n != XFER_PAGES || x->mr->length != SZ_1M)
+		return -EIO;
+
+	x->qa = mk_qp(x->a, IB_QPT_RC, NULL, NULL);
+	x->qb = mk_qp(x->b, IB_QPT_RC, NULL, NULL);
+	if (IS_ERR(x->qa) || IS_ERR(x->qb))
+		return -ENOMEM;
+	return connect_qp(x->a, x->qa, x->qb->qp_num, &x->b->gid) ?:
+	       connect_qp(x->b, x->qb, x->qa->qp_num, &x->a->gid);
+}
+
+static void xfer_teardown(struct xfer *x)
+{
+	struct ib_qp_attr qa = { .qp_state = IB_QPS_ERR };
+	struct ib_wc wc;
+	int i;
+
+	/* Flush what is left and reap it, so ib_free_cq() finds nothing. */
+	if (!IS_ERR_OR_NULL(x->qa)) {
+		ib_modify_qp(x->qa, &qa, IB_QP_STATE);
+		while (ib_poll_cq(x->a->cq, 1, &wc) == 1)
+			;
+		ib_destroy_qp(x->qa);
+	}
+	if (!IS_ERR_OR_NULL(x->qb)) {
+		ib_modify_qp(x->qb, &qa, IB_QP_STATE);
+		while (ib_poll_cq(x->b->cq, 1, &wc) == 1)
+			;
+		ib_destroy_qp(x->qb);
+	}
+	if (x->mr) {
+		ib_dma_unmap_sg(x->b->ibdev, x->sgl, XFER_PAGES,
+				DMA_BIDIRECTIONAL);
+		ib_dereg_mr(x->mr);
+	}
+	for (i = 0; i < XFER_PAGES; i++)
+		if (x->pages[i])
+			__free_page(x->pages[i]);
+	if (x->src)
+		free_pages((unsigned long)x->src, get_order(SZ_1M));
+	if (x->dst)
+		free_pages((unsigned long)x->dst, get_order(SZ_1M));
+	kfree(x->msg);
+}
+
+static void test_traffic(struct ctx *a, struct ctx *b)
+{
+	struct xfer *x = kzalloc(sizeof(*x), GFP_KERNEL);
+	enum ib_wc_status st;
+	struct ib_wc wc;
+	bool ok;
+	u32 key;
+
+	if (!x) {
+		CHECK(false, "traffic: allocate the test state");
+		return;
+	}
+	x->a = a;
+	x->b = b;
+	if (xfer_setup(x)) {
+		CHECK(false, "traffic: buffers, FRWR MR and two connected RC QPs");
 		goto out;
 	}
+	CHECK(xfer_reg(x, 0xb1), "traffic: IB_WR_REG_MR of 257 pages completes on the peer");
+
+	st = xfer_rdma(x, IB_WR_RDMA_WRITE, x->src, 0, SZ_1M, x->mr->rkey, 6, 1);
+	CHECK(st == IB_WC_SUCCESS && mr_bytes_are(x, 0, x->src, SZ_1M),
+	      "traffic: 1 MiB RDMA WRITE from 6 DMA-lkey SGEs into the FRWR MR, every byte checked (%s)",
+	      ib_wc_status_msg(st));
+	st = xfer_rdma(x, IB_WR_RDMA_READ, x->dst, 0, SZ_1M, x->mr->rkey, 1, 2);
+	CHECK(st == IB_WC_SUCCESS && !memcmp(x->dst, x->src, SZ_1M),
+	      "traffic: 1 MiB RDMA READ back out of the FRWR MR, every byte checked (%s)",
+	      ib_wc_status_msg(st));
+
+	key = x->mr->rkey;
+	ok = xfer_send_inv(x, 100, key, &wc);
+	CHECK(ok && wc.status == IB_WC_SUCCESS &&
+	      wc.opcode == IB_WC_RECV && wc.byte_len == 100 &&
+	      (wc.wc_flags & IB_WC_WITH_INVALIDATE) &&
+	      wc.ex.invalidate_rkey == key && !memcmp(x->msg, x->src, 100),
+	      "traffic: SEND_WITH_INV: the receive reports WITH_INVALIDATE and the rkey, bytes checked (%s, flags %#x)",
+	      ib_wc_status_msg(wc.status), wc.wc_flags);
+	CHECK(xfer_reg(x, 0xb2),
+	      "traffic: the remotely invalidated MR can be registered again (new key)");
+
+	memset(x->src, 0x5a, 4096);
+	st = xfer_rdma(x, IB_WR_RDMA_WRITE, x->src, 8192, 4096, x->mr->rkey, 1, 3);
+	CHECK(st == IB_WC_SUCCESS && mr_bytes_are(x, 8192, x->src, 4096),
+	      "traffic: 4 KiB RDMA WRITE with the new key, bytes checked (%s)",
+	      ib_wc_status_msg(st));
+
+	{
+		struct ib_send_wr inv = { .wr_id = 0xb3,
+					  .opcode = IB_WR_LOCAL_INV,
+					  .ex.invalidate_rkey = x->mr->rkey };
+
+		CHECK(post_wait(x->qb, b->cq, &inv, &wc) &&
+		      wc.status == IB_WC_SUCCESS && wc.opcode == IB_WC_LOCAL_INV,
+		      "traffic: IB_WR_LOCAL_INV completes on the peer");
+	}
+	st = xfer_rdma(x, IB_WR_RDMA_WRITE, x->src, 0, 64, x->mr->rkey, 1, 4);
+	CHECK(st == IB_WC_REM_ACCESS_ERR,
+	      "traffic: a WRITE with the locally invalidated rkey fails: %s",
+	      ib_wc_status_msg(st));
+out:
+	xfer_teardown(x);
+	kfree(x);
+}
+
+static int ctx_open(struct ctx *c, const char *name)
+{
+	c->ibdev = ib_device_get_by_name(name, RDMA_DRIVER_RXE);
+	if (!c->ibdev) {
+		CHECK(false, "open the RDMA device %s", name);
+		return -ENODEV;
+	}
+	c->pd = ib_alloc_pd(c->ibdev, 0);
+	c->cq = ib_alloc_cq(c->ibdev, NULL, 256, 0, IB_POLL_DIRECT);
+	if (IS_ERR(c->pd) || IS_ERR(c->cq) || find_gid(c)) {
+		CHECK(false, "setup of %s: PD, CQ and an IPv4 GID", name);
+		return -EIO;
+	}
+	return 0;
+}
+
+static void ctx_close(struct ctx *c)
+{
+	if (!c->ibdev)
+		return;
+	if (!IS_ERR_OR_NULL(c->cq))
+		ib_free_cq(c->cq);
+	if (!IS_ERR_OR_NULL(c->pd))
+		ib_dealloc_pd(c->pd);
+	ib_device_put(c->ibdev);
+}
+
+static int __init mroce_kverbs_test_init(void)
+{
+	struct ctx c = {}, peer = {};
+	struct ib_mr *frmr = NULL;
+	struct ib_wc wc;
+	int err;
+
+	err = ctx_open(&c, test_dev);
+	if (err == -ENODEV)
+		return err;
+	if (err)
+		goto out;
 
 	test_device(&c);
 	test_unsafe_rkey(&c);
@@ -634,14 +969,16 @@ static int __init mroce_kverbs_test_init(void)
 	test_ud_and_ah(&c);
 	test_cq_notify(&c);
 	test_srq(&c);
+	if (*peer_dev && !ctx_open(&peer, peer_dev)) {
+		while (ib_poll_cq(c.cq, 1, &wc) == 1)
+			;	/* leftovers of the tests above */
+		test_traffic(&c, &peer);
+	}
 out:
 	if (frmr)
 		ib_dereg_mr(frmr);
-	if (!IS_ERR_OR_NULL(c.cq))
-		ib_free_cq(c.cq);
-	if (!IS_ERR_OR_NULL(c.pd))
-		ib_dealloc_pd(c.pd);
-	ib_device_put(c.ibdev);
+	ctx_close(&peer);
+	ctx_close(&c);
 	pr_info("done %d failed\n", nfail);
 	return 0;
 }
