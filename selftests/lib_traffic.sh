@@ -7,6 +7,7 @@
 #
 #   transport_ready NS DEV     mroce DEV in NS can carry traffic; prints why not
 #   gid_index DEV IP           GID table index of IP's RoCE v2 GID on DEV
+#   ipv4_gid_index DEV         GID table index of DEV's IPv4 (RoCE v2) GID
 #   rc_pingpong NSA DEVA NSB DEVB SERVER_IP ARGS...
 #                              ibv_rc_pingpong server on DEVB (NSB), client on
 #                              DEVA (NSA) connecting to SERVER_IP; both must pass
@@ -38,14 +39,21 @@ gid_index() {
 	gid_list "$1" | awk -v g="$want" '$2 == g && $3 == "RoCE_v2" { print $1; exit }'
 }
 
+# The GID index of DEV's (first) IPv4 address: ::ffff:a.b.c.d, RoCE v2.
+ipv4_gid_index() {
+	wait_for 5 bash -c "grep -qs '^0000:0000:0000:0000:0000:ffff:' /sys/class/infiniband/$1/ports/1/gids/*" || return 1
+	gid_list "$1" | awk '$2 ~ /^0000:0000:0000:0000:0000:ffff:/ && $3 == "RoCE_v2" { print $1; exit }'
+}
+
 # ibv_rc_pingpong exits 0 on both sides only if every iteration completed;
 # it does not check data, mroce_verify does.
 rc_pingpong() {
 	local nsa=$1 deva=$2 nsb=$3 devb=$4 ip=$5 ga gb spid rc
 	shift 5
-	gb=$(gid_index "$devb" "$ip") || return 1
-	ga=$(gid_index "$deva" "$(nsexec "$nsa" ip -4 -o addr show |
-		awk -v n="$(rdma_netdev "$deva")" '$2 == n { sub(/\/.*/, "", $4); print $4; exit }')") || return 1
+	gb=$(ipv4_gid_index "$devb") && ga=$(ipv4_gid_index "$deva") || {
+		echo "no IPv4 GID on $deva or $devb"
+		return 1
+	}
 	nsexec "$nsb" timeout 120 ibv_rc_pingpong -d "$devb" -g "$gb" "$@" \
 		> "$MROCE_TEST_OUT/pingpong-server.log" 2>&1 &
 	spid=$!
@@ -57,9 +65,6 @@ rc_pingpong() {
 	[ $rc -eq 0 ] || sed 's/^/#   /' "$MROCE_TEST_OUT"/pingpong-*.log
 	return $rc
 }
-
-# The netdev an RDMA device is bound to.
-rdma_netdev() { rdma link show "$1/1" | awk '{ for (i = 1; i < NF; i++) if ($i == "netdev") print $(i + 1) }'; }
 
 build_tools() {
 	tools_why=
@@ -100,5 +105,20 @@ verify_pair() {
 	wait "$spid" || rc=1
 	_last_output=$(tail -n 5 "$MROCE_TEST_OUT/$tag-client.log"; tail -n 5 "$MROCE_TEST_OUT/$tag-server.log")
 	[ $rc -eq 0 ] || printf '%s\n' "$_last_output" | sed 's/^/#   /'
+	return $rc
+}
+
+# Turn a tool's "ok<TAB>what" / "fail<TAB>what<TAB>why" lines into subtests
+# (other lines become ktap_info). Returns 1 if any line failed.
+report_lines() {
+	local st desc why rc=0
+	while IFS=$'\t' read -r st desc why; do
+		case $st in
+		ok) ktap_ok "$desc" ;;
+		fail) ktap_fail "$desc" "$why"; rc=1 ;;
+		'# '*) ktap_info "${st#\# }${desc:+ $desc}" ;;
+		*) [ -n "$st" ] && ktap_info "$st${desc:+ $desc}${why:+ $why}" ;;
+		esac
+	done < "$1"
 	return $rc
 }

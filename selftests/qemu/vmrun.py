@@ -96,6 +96,44 @@ def test_timeout(path, default):
     return default
 
 
+def test_prepare(path):
+    """Host-side work a script declares with '# vm-prepare: <script>' lines."""
+    scripts = []
+    try:
+        with open(os.path.join(REPO, path)) as f:
+            for line in f:
+                m = re.match(r"#\s*vm-prepare:\s*(\S+)", line)
+                if m:
+                    scripts.append(m.group(1))
+    except FileNotFoundError:
+        pass
+    return scripts
+
+
+def prepare(plan, kver):
+    """Run each planned test's vm-prepare script once on the host (work that
+    would take ages under TCG, e.g. building the SMB Direct modules). The .ko
+    paths a script prints are staged into the guest's /lib/modules/<kver>/
+    updates/, where modprobe prefers them to the stock modules. A failing
+    script is reported, not fatal: the tests that need it find what is
+    missing and skip."""
+    kos = []
+    scripts = []
+    for _, _, path in plan:
+        scripts += [s for s in test_prepare(path) if s not in scripts]
+    for script in scripts:
+        log(f"# vmrun: vm-prepare {script} (cached after the first run)")
+        res = subprocess.run([os.path.join(REPO, script), "--kver", kver],
+                             capture_output=True, text=True)
+        if res.returncode:
+            log(f"# vmrun: vm-prepare {script} failed; tests that need it will skip:")
+            for ln in (res.stdout + res.stderr).splitlines()[-20:]:
+                log(f"#   {ln}")
+            continue
+        kos += [ln for ln in res.stdout.split() if ln.endswith(".ko") and os.path.isfile(ln)]
+    return kos
+
+
 def check_vermagic(kver):
     if not os.path.exists(KO):
         sys.exit(f"vmrun: {KO} not built; run 'make modules'")
@@ -126,16 +164,20 @@ def build_tools():
             f"{res.stdout}{res.stderr}")
 
 
-def stage_install(kver):
+def stage_install(kver, extra_kos=()):
     """Run scripts/install-module.sh into a staging root on the host.
 
     depmod over the whole module tree takes ~1 s here but most of a minute
     in the guest (every .ko read through 9p under TCG), so the guest copies
-    the index this produces instead of running depmod itself."""
+    the index this produces instead of running depmod itself. extra_kos
+    (from vm-prepare) go to updates/extra/ before depmod runs."""
     root = os.path.join(REPO, "build", "vm", f"install-{kver}")
     mods = os.path.join(root, "lib", "modules", kver)
     subprocess.run(["rm", "-rf", root], check=True)
     os.makedirs(mods)
+    if extra_kos:
+        os.makedirs(os.path.join(mods, "updates", "extra"))
+        subprocess.run(["cp", *extra_kos, os.path.join(mods, "updates", "extra")], check=True)
     os.symlink(f"/lib/modules/{kver}/kernel", os.path.join(mods, "kernel"))
     for f in ("modules.order", "modules.builtin", "modules.builtin.modinfo"):
         src = f"/lib/modules/{kver}/{f}"
@@ -330,7 +372,11 @@ def main():
     check_vermagic(args.kver)
     build_tools()
     initrd = initramfs(args.kver)
-    stage_install(args.kver)
+    default_tmo = read_settings_timeout()
+    tests = [] if args.shell else (args.tests or default_tests())
+    plan = [(name, test_timeout(path, default_tmo), path)
+            for name, path in map(resolve, tests)]
+    stage_install(args.kver, prepare(plan, args.kver))
     run = args.out or os.path.join(REPO, "build", "vm", time.strftime("%Y%m%d-%H%M%S"))
     os.makedirs(run, exist_ok=True)
     latest = os.path.join(REPO, "build", "vm", "latest")
@@ -345,11 +391,6 @@ def main():
         open(os.path.join(outdir, "plan"), "w").close()
         cmd = qemu_cmd(args.kver, initrd, outdir, args)
         return subprocess.call(cmd)
-
-    default_tmo = read_settings_timeout()
-    tests = args.tests or default_tests()
-    plan = [(name, test_timeout(path, default_tmo), path)
-            for name, path in map(resolve, tests)]
 
     total = len(plan) + 1
     counts = {"passed": 0, "failed": 0, "skipped": 0}

@@ -52,6 +52,8 @@
 
 #include <infiniband/verbs.h>
 
+#include "tools_common.h"
+
 #define MAX_QP		64
 #define MAX_SGE		16
 #define ATOMIC_WORDS	64
@@ -295,18 +297,10 @@ static void __attribute__((noreturn, format(printf, 1, 2))) die(const char *fmt,
 
 /* ---- patterns ---------------------------------------------------------- */
 
-static inline uint64_t mix64(uint64_t x)
-{
-	x += 0x9e3779b97f4a7c15ull;
-	x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
-	x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
-	return x ^ (x >> 31);
-}
-
 static inline uint64_t rnd(uint64_t *s)
 {
 	*s += 0x9e3779b97f4a7c15ull;
-	return mix64(*s);
+	return tc_mix64(*s);
 }
 
 static inline uint32_t rnd_below(uint64_t *s, uint32_t n)
@@ -316,28 +310,7 @@ static inline uint32_t rnd_below(uint64_t *s, uint32_t n)
 
 static uint64_t key_of(uint64_t a, uint64_t b, uint64_t c, uint64_t d)
 {
-	return mix64(mix64(mix64(mix64(((uint64_t)P.seed_hi << 32 | P.seed_lo) ^ a) ^ b) ^ c) ^ d);
-}
-
-/* Byte p of the pattern named key: position-addressable, so any window of
- * any buffer can be regenerated. */
-static inline uint8_t pat_byte(uint64_t key, uint64_t p)
-{
-	return (uint8_t)(mix64(key ^ (p >> 3) * 0xd6e8feb86659fd93ull) >> ((p & 7) * 8));
-}
-
-static void pat_fill(uint8_t *dst, uint64_t len, uint64_t key, uint64_t pos)
-{
-	uint64_t i = 0, w;
-
-	while (i < len && ((pos + i) & 7))
-		dst[i] = pat_byte(key, pos + i), i++;
-	for (; i + 8 <= len; i += 8) {
-		w = mix64(key ^ ((pos + i) >> 3) * 0xd6e8feb86659fd93ull);
-		memcpy(dst + i, &w, 8);	/* x86 and every LE host: byte 0 = low */
-	}
-	for (; i < len; i++)
-		dst[i] = pat_byte(key, pos + i);
+	return tc_mix64(tc_mix64(tc_mix64(tc_mix64(((uint64_t)P.seed_hi << 32 | P.seed_lo) ^ a) ^ b) ^ c) ^ d);
 }
 
 /* ---- TCP ------------------------------------------------------------------ */
@@ -441,49 +414,6 @@ static void sync_peek(int fd)
 	if (fd > 0 && recv(fd, &m, sizeof(m), MSG_PEEK | MSG_DONTWAIT) == sizeof(m) &&
 	    ntohl(m.type) == SY_FAIL)
 		sync_recv(fd, 0, 0, "a failure report");
-}
-
-static int tcp_listen_accept(int port, int nconn, int *out)
-{
-	struct sockaddr_in sa = { .sin_family = AF_INET, .sin_port = htons(port) };
-	int one = 1, ls, i;
-
-	ls = socket(AF_INET, SOCK_STREAM, 0);
-	if (ls < 0)
-		die("socket: %s", strerror(errno));
-	setsockopt(ls, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
-	if (bind(ls, (struct sockaddr *)&sa, sizeof(sa)) || listen(ls, 4))
-		die("cannot listen on TCP port %d: %s", port, strerror(errno));
-	for (i = 0; i < nconn; i++) {
-		out[i] = accept(ls, NULL, NULL);
-		if (out[i] < 0)
-			die("accept: %s", strerror(errno));
-		setsockopt(out[i], IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
-	}
-	close(ls);
-	return 0;
-}
-
-static int tcp_connect(const char *host, int port)
-{
-	struct sockaddr_in sa = { .sin_family = AF_INET, .sin_port = htons(port) };
-	int fd, one = 1, tries;
-
-	if (inet_pton(AF_INET, host, &sa.sin_addr) != 1)
-		die("bad server address '%s' (IPv4 dotted quad)", host);
-	/* The server may still be starting: retry for a while. */
-	for (tries = 0; tries < 100; tries++) {
-		fd = socket(AF_INET, SOCK_STREAM, 0);
-		if (fd < 0)
-			die("socket: %s", strerror(errno));
-		if (!connect(fd, (struct sockaddr *)&sa, sizeof(sa))) {
-			setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
-			return fd;
-		}
-		close(fd);
-		usleep(100000);
-	}
-	die("cannot connect to %s:%d: %s", host, port, strerror(errno));
 }
 
 /* ---- planning ------------------------------------------------------------ */
@@ -633,7 +563,7 @@ static void plan_round(struct dir_ctx *dc, uint32_t r, bool extra)
 		m.op = op;
 		m.size = size;
 		m.key = key_of(0x4d534731, dc->d, r, ((uint64_t)q << 32) | qp->n);
-		m.imm = (uint32_t)mix64(m.key);
+		m.imm = (uint32_t)tc_mix64(m.key);
 		m.rq = op == OP_SEND || op == OP_SEND_IMM || op == OP_WRITE_IMM;
 		lc = lcur[q];
 		rc = rcur[q];
@@ -742,45 +672,15 @@ static struct ibv_mr *reg(void *addr, size_t len, int access, const char *what)
 	return mr;
 }
 
-static int find_gid(void)
-{
-	union ibv_gid g;
-	int i;
-
-	for (i = 0; i < pattr.gid_tbl_len; i++) {
-		if (ibv_query_gid(ctx, 1, i, &g))
-			continue;
-		/* the IPv4-mapped RoCE v2 GID: ::ffff:a.b.c.d */
-		if (!g.global.subnet_prefix &&
-		    g.raw[8] == 0 && g.raw[9] == 0 && g.raw[10] == 0xff && g.raw[11] == 0xff)
-			return i;
-	}
-	return -1;
-}
-
 static void open_device(void)
 {
-	struct ibv_device **list;
-	int i, n;
-
-	list = ibv_get_device_list(&n);
-	if (!list)
-		die("ibv_get_device_list: %s", strerror(errno));
-	for (i = 0; i < n; i++)
-		if (!strcmp(ibv_get_device_name(list[i]), devname))
-			break;
-	if (i == n)
-		die("RDMA device %s not found", devname);
-	ctx = ibv_open_device(list[i]);
-	if (!ctx)
-		die("cannot open %s: %s", devname, strerror(errno));
-	ibv_free_device_list(list);
+	ctx = tc_open_device(devname);
 	if (ibv_query_device(ctx, &dattr) || ibv_query_port(ctx, 1, &pattr))
 		die("cannot query %s", devname);
 	if (pattr.state != IBV_PORT_ACTIVE)
 		die("%s port 1 is not active", devname);
 	if (gid_idx < 0)
-		gid_idx = find_gid();
+		gid_idx = tc_find_ipv4_gid(ctx, pattr.gid_tbl_len);
 	if (gid_idx < 0)
 		die("%s has no IPv4 GID; give one with -g", devname);
 	if (ibv_query_gid(ctx, 1, gid_idx, (union ibv_gid *)me.gid))
@@ -842,7 +742,7 @@ static void create_resources(void)
 		c->t_mr = reg(c->t, ATOMIC_WORDS * 8,
 			      IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_ATOMIC, "atomic area");
 		/* READ sources: fixed for the whole run. */
-		pat_fill(c->s, P.area, key_of(0x53524331, is_client, q, 0), 0);
+		tc_pat_fill(c->s, P.area, key_of(0x53524331, is_client, q, 0), 0);
 
 		me.qp[q].qpn = htonl(c->qp->qp_num);
 		me.qp[q].psn = htonl(c->psn);
@@ -861,7 +761,8 @@ static void connect_qps(void)
 
 	for (q = 0; q < P.nqp; q++) {
 		struct qp_ctx *c = &Q[q];
-		struct ibv_qp_attr a = { 0 };
+		struct tc_rc_attr r = { 0 };
+		const char *step;
 		int err;
 
 		c->peer.qpn = ntohl(peer.qp[q].qpn);
@@ -873,46 +774,20 @@ static void connect_qps(void)
 		c->peer.s_rkey = ntohl(peer.qp[q].s_rkey);
 		c->peer.t_rkey = ntohl(peer.qp[q].t_rkey);
 
-		a.qp_state = IBV_QPS_INIT;
-		a.port_num = 1;
-		a.pkey_index = 0;
-		a.qp_access_flags = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE |
-				    IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_ATOMIC;
-		err = ibv_modify_qp(c->qp, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX |
-				    IBV_QP_PORT | IBV_QP_ACCESS_FLAGS);
+		r.mtu = path_mtu;
+		r.dest_qpn = c->peer.qpn;
+		r.rq_psn = c->peer.psn;
+		r.sq_psn = c->psn;
+		memcpy(r.dgid, peer.gid, 16);
+		r.sgid_index = gid_idx;
+		r.rd_atomic = nrd;
+		r.min_rnr_timer = 1;	/* 0.01 ms: RNR rounds stay short */
+		r.timeout = P.ack_timeout;
+		r.retry_cnt = P.retry_cnt;
+		r.rnr_retry = 7;	/* infinite: RNR rounds must not fail the QP */
+		err = tc_qp_to_rts(c->qp, &r, &step);
 		if (err)
-			die("QP %u to INIT: %s", q, strerror(err));
-
-		memset(&a, 0, sizeof(a));
-		a.qp_state = IBV_QPS_RTR;
-		a.path_mtu = path_mtu;
-		a.dest_qp_num = c->peer.qpn;
-		a.rq_psn = c->peer.psn;
-		a.max_dest_rd_atomic = nrd;
-		a.min_rnr_timer = 1;	/* 0.01 ms: RNR rounds stay short */
-		a.ah_attr.is_global = 1;
-		a.ah_attr.port_num = 1;
-		a.ah_attr.grh.hop_limit = 64;
-		a.ah_attr.grh.sgid_index = gid_idx;
-		memcpy(a.ah_attr.grh.dgid.raw, peer.gid, 16);
-		err = ibv_modify_qp(c->qp, &a, IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU |
-				    IBV_QP_DEST_QPN | IBV_QP_RQ_PSN |
-				    IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER);
-		if (err)
-			die("QP %u to RTR: %s", q, strerror(err));
-
-		memset(&a, 0, sizeof(a));
-		a.qp_state = IBV_QPS_RTS;
-		a.timeout = P.ack_timeout;
-		a.retry_cnt = P.retry_cnt;
-		a.rnr_retry = 7;	/* infinite: RNR rounds must not fail the QP */
-		a.sq_psn = c->psn;
-		a.max_rd_atomic = nrd;
-		err = ibv_modify_qp(c->qp, &a, IBV_QP_STATE | IBV_QP_TIMEOUT |
-				    IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY | IBV_QP_SQ_PSN |
-				    IBV_QP_MAX_QP_RD_ATOMIC);
-		if (err)
-			die("QP %u to RTS: %s", q, strerror(err));
+			die("QP %u to %s: %s", q, step, strerror(err));
 	}
 }
 
@@ -1214,19 +1089,19 @@ static void requester_verify(struct dir_ctx *dc, uint32_t r, uint32_t q)
 	uint32_t i, j;
 	uint64_t pos;
 
-	pat_fill(img, P.area, poison, 0);
+	tc_pat_fill(img, P.area, poison, 0);
 	for (i = 0; i < qp->n; i++) {
 		struct msg *m = &qp->m[i];
 
 		pos = 0;
 		for (j = 0; j < m->nl; j++) {
 			if (m->op == OP_READ)
-				pat_fill(img + m->l_off[j], m->l_len[j],
+				tc_pat_fill(img + m->l_off[j], m->l_len[j],
 					 key_of(0x53524331, dc->d, q, 0), m->r_off + pos);
 			else if (m->op == OP_CMP_SWP || m->op == OP_FETCH_ADD)
 				memcpy(img + m->l_off[j], &m->expect_orig, 8);
 			else
-				pat_fill(img + m->l_off[j], m->l_len[j], m->key, pos);
+				tc_pat_fill(img + m->l_off[j], m->l_len[j], m->key, pos);
 			pos += m->l_len[j];
 		}
 	}
@@ -1244,7 +1119,7 @@ static void requester_round(struct dir_ctx *dc, uint32_t r)
 		struct qp_ctx *c = &Q[q];
 
 		poison = key_of(0x4c504f49, dc->d, r, q);
-		pat_fill(c->l, P.area, poison, 0);
+		tc_pat_fill(c->l, P.area, poison, 0);
 		for (i = 0; i < qp->n; i++) {
 			struct msg *m = &qp->m[i];
 			uint64_t pos = 0;
@@ -1253,7 +1128,7 @@ static void requester_round(struct dir_ctx *dc, uint32_t r)
 			if (m->op == OP_READ || m->op == OP_CMP_SWP || m->op == OP_FETCH_ADD)
 				continue;
 			for (j = 0; j < m->nl; j++) {
-				pat_fill(c->l + m->l_off[j], m->l_len[j], m->key, pos);
+				tc_pat_fill(c->l + m->l_off[j], m->l_len[j], m->key, pos);
 				pos += m->l_len[j];
 			}
 		}
@@ -1366,7 +1241,7 @@ static void responder_prepare(struct dir_ctx *dc, uint32_t r)
 		struct qp_plan *qp = &dc->plan[q];
 		struct qp_ctx *c = &Q[q];
 
-		pat_fill(c->r, P.area, key_of(0x52504f49, dc->d, r, q), 0);
+		tc_pat_fill(c->r, P.area, key_of(0x52504f49, dc->d, r, q), 0);
 		memcpy(c->t, qp->t_init, sizeof(qp->t_init));
 	}
 }
@@ -1468,17 +1343,17 @@ static void responder_verify(struct dir_ctx *dc, uint32_t r, uint32_t q)
 	uint32_t i, j, w;
 	uint64_t pos, v;
 
-	pat_fill(img, P.area, key_of(0x52504f49, dc->d, r, q), 0);
+	tc_pat_fill(img, P.area, key_of(0x52504f49, dc->d, r, q), 0);
 	for (i = 0; i < qp->n; i++) {
 		struct msg *m = &qp->m[i];
 
 		if (m->op == OP_WRITE || m->op == OP_WRITE_IMM)
-			pat_fill(img + m->r_off, m->size, m->key, 0);
+			tc_pat_fill(img + m->r_off, m->size, m->key, 0);
 		pos = 0;
 		for (j = 0; j < m->nr && pos < m->size; j++) {
 			uint64_t n = m->size - pos < m->rr_len[j] ? m->size - pos : m->rr_len[j];
 
-			pat_fill(img + m->rr_off[j], n, m->key, pos);
+			tc_pat_fill(img + m->rr_off[j], n, m->key, pos);
 			pos += n;
 		}
 	}
@@ -1750,13 +1625,13 @@ int main(int argc, char **argv)
 		for (i = 0; i < 3; i++) {
 			uint32_t tag = htonl(PROTO_MAGIC + i);
 
-			socks[i] = tcp_connect(server, tcp_port);
+			socks[i] = tc_tcp_connect(server, tcp_port);
 			send_all(socks[i], &tag, sizeof(tag));
 		}
 	} else {
 		int acc[3];
 
-		tcp_listen_accept(tcp_port, 3, acc);
+		tc_tcp_accept(tcp_port, 3, acc);
 		socks[0] = socks[1] = socks[2] = -1;
 		for (i = 0; i < 3; i++) {
 			uint32_t tag;
@@ -1877,7 +1752,7 @@ int main(int argc, char **argv)
 	for (q = 0; q < P.nqp; q++) {
 		uint8_t *img = D[0].scratch ? D[0].scratch : D[1].scratch;
 
-		pat_fill(img, P.area, key_of(0x53524331, is_client, q, 0), 0);
+		tc_pat_fill(img, P.area, key_of(0x53524331, is_client, q, 0), 0);
 		if (memcmp(img, Q[q].s, P.area))
 			fail("QP %u: the READ source area changed", q);
 	}
