@@ -12,6 +12,7 @@
 namespace mroce {
 
 const char *const MROCE_VERSION_STRING = "mroce 0.1 (wire v0)";
+const char *const MODULE_NOT_LOADED = "the mroce module is not loaded (modprobe mroce)";
 
 namespace {
 
@@ -67,7 +68,7 @@ void help_top(std::ostream &o)
 	     "  dev        mroce RDMA devices: net device, port state, MTU, GIDs\n"
 	     "  stats      hw counters with their meaning, and rates\n"
 	     "  path       per-connection, per-path telemetry (BPF on the mroce tracepoints)\n"
-	     "  telemetry  Prometheus export of counters and path metrics\n"
+	     "  telemetry  Prometheus export or a JSON stream of counters and path metrics\n"
 	     "\n"
 	     "Exit status: 0 success, 1 failure, 2 usage error. See mroce(8).\n";
 }
@@ -114,16 +115,21 @@ void help_telemetry(std::ostream &o)
 	o << "Usage: mroce telemetry export [ --textfile PATH | --listen ADDR ]\n"
 	     "                              [ -i SECONDS ] [ -n COUNT ] [ -t SECONDS ]\n"
 	     "                              [ --expire SECONDS ] [ --no-bpf ]\n"
+	     "       mroce telemetry stream [ [ dev ] DEV ] [ -i SECONDS ] [ -n COUNT ]\n"
+	     "                              [ --expire SECONDS ] [ --no-bpf ]\n"
 	     "       mroce telemetry help\n"
-	     "Prometheus text format: hw counters of every mroce device and, with BPF,\n"
-	     "per-path and per-connection metrics (base units, counters end in _total).\n"
+	     "export: Prometheus text format: hw counters of every mroce device and, with\n"
+	     "BPF, per-path and per-connection metrics (base units, counters end in _total).\n"
 	     "  (no target)       print once to stdout, after sampling -t SECONDS (default 1)\n"
 	     "  --textfile PATH   node_exporter textfile: rewrite PATH atomically every\n"
 	     "                    -i SECONDS (default 15), -n COUNT times or until stopped\n"
 	     "  --listen ADDR     serve http://ADDR/metrics (ADDR: HOST:PORT, [V6]:PORT or\n"
 	     "                    :PORT for every address); -n COUNT scrapes, or until stopped\n"
 	     "  --expire SECONDS  forget paths idle that long (default 300)\n"
-	     "  --no-bpf          counters only (no root needed)\n";
+	     "  --no-bpf          counters only (no root needed)\n"
+	     "stream: every -i SECONDS (default 1) one JSON object on one line: the time,\n"
+	     "each device's counters and per-second rates, each connection's paths with\n"
+	     "their rates, and the path/connection state events of the interval.\n";
 }
 
 int usage_error(Context &ctx, const std::string &msg, const char *object)
@@ -169,10 +175,17 @@ bool pick_devices(Context &ctx, const std::string &dev, std::vector<std::string>
 	rc = EXIT_OK;
 	if (dev.empty()) {
 		out = ctx.sysfs.mroce_devices();
+		/* "nothing to show" must not hide that nothing can be there */
+		if (out.empty() && !ctx.sysfs.module_loaded()) {
+			rc = failure(ctx, MODULE_NOT_LOADED);
+			return false;
+		}
 		return true;
 	}
 	if (!ctx.sysfs.exists(dev)) {
-		rc = failure(ctx, "no RDMA device \"" + dev + "\" (mroce dev show lists them)");
+		rc = failure(ctx, "no RDMA device \"" + dev + "\"" +
+					  (ctx.sysfs.module_loaded() ? " (mroce dev show lists them)"
+								     : ": " + std::string(MODULE_NOT_LOADED)));
 		return false;
 	}
 	if (!ctx.sysfs.is_mroce(dev)) {
@@ -183,14 +196,19 @@ bool pick_devices(Context &ctx, const std::string &dev, std::vector<std::string>
 	return true;
 }
 
-std::string wall_time(uint64_t mono_ns)
+int64_t realtime_ns(uint64_t mono_ns)
 {
 	struct timespec rt, mt;
 	clock_gettime(CLOCK_REALTIME, &rt);
 	clock_gettime(CLOCK_MONOTONIC, &mt);
 	int64_t now_mono = static_cast<int64_t>(mt.tv_sec) * 1000000000 + mt.tv_nsec;
 	int64_t now_real = static_cast<int64_t>(rt.tv_sec) * 1000000000 + rt.tv_nsec;
-	int64_t t = now_real - (now_mono - static_cast<int64_t>(mono_ns));
+	return now_real - (now_mono - static_cast<int64_t>(mono_ns));
+}
+
+std::string wall_time(uint64_t mono_ns)
+{
+	int64_t t = realtime_ns(mono_ns);
 	time_t secs = static_cast<time_t>(t / 1000000000);
 	struct tm tm;
 	localtime_r(&secs, &tm);

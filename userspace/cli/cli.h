@@ -27,6 +27,8 @@
 
 namespace mroce {
 
+class JsonWriter;
+
 enum { EXIT_OK = 0, EXIT_FAIL = 1, EXIT_USAGE = 2 };
 
 struct Options {
@@ -86,6 +88,29 @@ int cmd_stats(const std::vector<std::string> &args, Context &ctx);
 int cmd_path(const std::vector<std::string> &args, Context &ctx);
 int cmd_telemetry(const std::vector<std::string> &args, Context &ctx);
 
+/* Which telemetry rows a command wants: a device name and/or a connection. */
+struct PathFilter {
+	std::string dev;
+	int64_t conn = -1;
+};
+
+/* A ring-buffer event and the name of its device. */
+using DevEvent = std::pair<mroce_tp_event, std::string>;
+
+/* cmd_path.cpp, shared with telemetry stream */
+bool read_named(Context &ctx, PathSource &src, const PathFilter &f, Snapshot &s, std::string &err);
+void warn_missing(Context &ctx, const PathSource &src);
+/* Deliver events (filtered) until CLOCK_MONOTONIC reaches end or a signal. */
+void collect_events(Context &ctx, PathSource &src, const PathFilter &f, uint64_t end,
+		    std::vector<DevEvent> &events);
+/* [{ifname, conn, peer, state, cc, paths: [...]}]; with prev, per-second rates */
+void json_connections(JsonWriter &j, const Snapshot &s, const Snapshot *prev, double secs);
+void json_events(JsonWriter &j, const std::vector<DevEvent> &events);
+
+/* cmd_stats.cpp: {ifname, port, <counter>: value..., [interval, rates: {...}]} */
+void json_counters(JsonWriter &j, const std::string &dev, unsigned port, const CounterList &cur,
+		   const CounterList *prev, double secs);
+
 /* Shared helpers */
 int usage_error(Context &ctx, const std::string &msg, const char *object);
 int failure(Context &ctx, const std::string &msg);
@@ -93,12 +118,18 @@ int failure(Context &ctx, const std::string &msg);
 std::string disallowed_option(const Context &ctx, std::initializer_list<const char *> allowed);
 /* iproute2's prefix matching: matches("sh", "show") */
 bool matches(const std::string &word, const char *full);
-/* The mroce devices a command works on: the named one (checked) or all. */
+/*
+ * The mroce devices a command works on: the named one (checked) or all;
+ * fails (exit 1) when there are none because the module is not loaded.
+ */
 bool pick_devices(Context &ctx, const std::string &dev, std::vector<std::string> &out, int &rc);
 /* Wall-clock "HH:MM:SS.mmm" of a CLOCK_MONOTONIC time. */
 std::string wall_time(uint64_t mono_ns);
+/* The same instant as CLOCK_REALTIME ns (Unix time). */
+int64_t realtime_ns(uint64_t mono_ns);
 
 extern const char *const MROCE_VERSION_STRING;
+extern const char *const MODULE_NOT_LOADED;
 
 } // namespace mroce
 

@@ -31,11 +31,6 @@ private:
 	BpfTelemetry t_;
 };
 
-struct Filter {
-	std::string dev;
-	int64_t conn = -1;
-};
-
 /* (device, conn) pairs in display order, from both maps. */
 std::vector<std::pair<uint32_t, uint32_t>> conn_keys(const Snapshot &s)
 {
@@ -135,7 +130,7 @@ void print_show(Context &ctx, const Snapshot &s)
 }
 
 void print_watch(Context &ctx, const Snapshot &prev, const Snapshot &cur, double secs,
-		 const std::vector<std::pair<mroce_tp_event, std::string>> &events)
+		 const std::vector<DevEvent> &events)
 {
 	std::ostream &o = ctx.out;
 	if (ctx.tty)
@@ -243,7 +238,9 @@ void json_path(JsonWriter &j, const PathRow &p, uint64_t now, const PathRow *pre
 	j.end_object();
 }
 
-void json_conns(JsonWriter &j, const Snapshot &s, const Snapshot *prev, double secs)
+} // namespace
+
+void json_connections(JsonWriter &j, const Snapshot &s, const Snapshot *prev, double secs)
 {
 	j.begin_array();
 	for (const auto &[dev, conn] : conn_keys(s)) {
@@ -288,7 +285,7 @@ void json_conns(JsonWriter &j, const Snapshot &s, const Snapshot *prev, double s
 	j.end_array();
 }
 
-bool read_named(Context &ctx, PathSource &src, const Filter &f, Snapshot &s, std::string &err)
+bool read_named(Context &ctx, PathSource &src, const PathFilter &f, Snapshot &s, std::string &err)
 {
 	if (!src.read(s, err))
 		return false;
@@ -309,7 +306,36 @@ void warn_missing(Context &ctx, const PathSource &src)
 		<< "; their columns stay empty\n";
 }
 
-} // namespace
+void collect_events(Context &ctx, PathSource &src, const PathFilter &f, uint64_t end,
+		    std::vector<DevEvent> &events)
+{
+	auto names = ctx.device_names();
+	for (;;) {
+		uint64_t now = ctx.now_ns();
+		if (now >= end || ctx.stopped())
+			return;
+		int ms = static_cast<int>(std::min<uint64_t>((end - now) / 1000000 + 1, 200));
+		src.poll_events(ms, [&](const mroce_tp_event &e) {
+			auto it = names.find(e.dev);
+			std::string dn = it != names.end() ? it->second : "dev" + std::to_string(e.dev);
+			if ((!f.dev.empty() && dn != f.dev) || (f.conn >= 0 && e.conn != f.conn))
+				return;
+			events.emplace_back(e, dn);
+		});
+	}
+}
+
+void json_events(JsonWriter &j, const std::vector<DevEvent> &events)
+{
+	j.begin_array();
+	for (const auto &[e, dev] : events) {
+		j.begin_object();
+		j.kv("time", wall_time(e.ns)).kv("ifname", dev).kv("conn", e.conn);
+		j.kv("text", describe_event(e, dev));
+		j.end_object();
+	}
+	j.end_array();
+}
 
 std::unique_ptr<PathSource> bpf_path_source()
 {
@@ -320,7 +346,7 @@ int cmd_path(const std::vector<std::string> &args, Context &ctx)
 {
 	size_t i = 0;
 	bool watch = false;
-	Filter f;
+	PathFilter f;
 
 	if (i < args.size() && matches(args[i], "show")) {
 		i++;
@@ -378,7 +404,7 @@ int cmd_path(const std::vector<std::string> &args, Context &ctx)
 			return failure(ctx, err);
 		if (ctx.opt.json) {
 			JsonWriter j(ctx.out, ctx.opt.pretty);
-			json_conns(j, cur, nullptr, 0);
+			json_connections(j, cur, nullptr, 0);
 			j.finish();
 		} else if (cur.paths.empty() && cur.conns.empty()) {
 			ctx.out << "no mroce path carried traffic in the last "
@@ -395,22 +421,9 @@ int cmd_path(const std::vector<std::string> &args, Context &ctx)
 	if (!read_named(ctx, *src, f, prev, err))
 		return failure(ctx, err);
 	for (long n = 0; ctx.opt.count < 0 || n < ctx.opt.count; n++) {
-		std::vector<std::pair<mroce_tp_event, std::string>> events;
-		auto names = ctx.device_names();
-		uint64_t end = prev.ns + static_cast<uint64_t>(ctx.opt.interval * 1e9);
-		for (;;) {
-			uint64_t now = ctx.now_ns();
-			if (now >= end || ctx.stopped())
-				break;
-			int ms = static_cast<int>(std::min<uint64_t>((end - now) / 1000000 + 1, 200));
-			src->poll_events(ms, [&](const mroce_tp_event &e) {
-				auto it = names.find(e.dev);
-				std::string dn = it != names.end() ? it->second : "dev" + std::to_string(e.dev);
-				if ((!f.dev.empty() && dn != f.dev) || (f.conn >= 0 && e.conn != f.conn))
-					return;
-				events.emplace_back(e, dn);
-			});
-		}
+		std::vector<DevEvent> events;
+		collect_events(ctx, *src, f, prev.ns + static_cast<uint64_t>(ctx.opt.interval * 1e9),
+			       events);
 		if (ctx.stopped())
 			break;
 		if (!read_named(ctx, *src, f, cur, err))
@@ -421,15 +434,9 @@ int cmd_path(const std::vector<std::string> &args, Context &ctx)
 			j.begin_object();
 			j.kv("interval", secs);
 			j.key("connections");
-			json_conns(j, cur, &prev, secs);
-			j.key("events").begin_array();
-			for (const auto &[e, dev] : events) {
-				j.begin_object();
-				j.kv("time", wall_time(e.ns)).kv("ifname", dev).kv("conn", e.conn);
-				j.kv("text", describe_event(e, dev));
-				j.end_object();
-			}
-			j.end_array();
+			json_connections(j, cur, &prev, secs);
+			j.key("events");
+			json_events(j, events);
 			j.kv("events_lost", cur.events_lost);
 			j.end_object();
 			j.finish();

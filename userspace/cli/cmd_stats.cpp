@@ -123,17 +123,20 @@ void print_rates(Context &ctx, const DevCounters &a, const DevCounters &b, doubl
 		o << "    no counter changed\n";
 }
 
-void json_dev(JsonWriter &j, const DevCounters &d, const DevCounters *prev, double secs)
+} // namespace
+
+void json_counters(JsonWriter &j, const std::string &dev, unsigned port, const CounterList &cur,
+		   const CounterList *prev, double secs)
 {
 	j.begin_object();
-	j.kv("ifname", d.dev).kv("port", d.port);
-	for (const auto &[name, value] : d.counters)
+	j.kv("ifname", dev).kv("port", port);
+	for (const auto &[name, value] : cur)
 		j.kv(name, value);
 	if (prev) {
-		std::map<std::string, uint64_t> before(prev->counters.begin(), prev->counters.end());
+		std::map<std::string, uint64_t> before(prev->begin(), prev->end());
 		j.kv("interval", secs);
 		j.key("rates").begin_object();
-		for (const auto &[name, value] : d.counters) {
+		for (const auto &[name, value] : cur) {
 			uint64_t old = before.count(name) ? before[name] : value;
 			j.kv(name, value >= old ? (value - old) / secs : 0.0);
 		}
@@ -141,8 +144,6 @@ void json_dev(JsonWriter &j, const DevCounters &d, const DevCounters *prev, doub
 	}
 	j.end_object();
 }
-
-} // namespace
 
 int cmd_stats(const std::vector<std::string> &args, Context &ctx)
 {
@@ -178,7 +179,8 @@ int cmd_stats(const std::vector<std::string> &args, Context &ctx)
 		if (ctx.opt.json)
 			ctx.out << "[]\n";
 		else
-			ctx.err << "mroce: no mroce devices\n";
+			ctx.err << "mroce: no mroce devices (create one: rdma link add mroce0 type "
+				   "mroce netdev eth0)\n";
 		return EXIT_OK;
 	}
 
@@ -191,7 +193,7 @@ int cmd_stats(const std::vector<std::string> &args, Context &ctx)
 			JsonWriter j(ctx.out, ctx.opt.pretty);
 			j.begin_array();
 			for (const auto &d : cur)
-				json_dev(j, d, nullptr, 0);
+				json_counters(j, d.dev, d.port, d.counters, nullptr, 0);
 			j.end_array();
 			j.finish();
 			return EXIT_OK;
@@ -216,7 +218,8 @@ int cmd_stats(const std::vector<std::string> &args, Context &ctx)
 			JsonWriter j(ctx.out, ctx.opt.pretty);
 			j.begin_array();
 			for (size_t k = 0; k < cur.size(); k++)
-				json_dev(j, cur[k], &prev[k], secs);
+				json_counters(j, cur[k].dev, cur[k].port, cur[k].counters,
+					      &prev[k].counters, secs);
 			j.end_array();
 			j.finish();
 		} else {

@@ -232,6 +232,9 @@ std::string prometheus_text(const ExportInput &in)
 {
 	PromWriter w;
 
+	/* an exporter outlives module reloads; say why every device vanished */
+	w.add("mroce_module_loaded", "gauge", "1 if the mroce kernel module is loaded", {},
+	      uint64_t{in.module_loaded});
 	export_devices(w, in);
 	w.add("mroce_exporter_bpf_up", "gauge",
 	      "1 if per-path telemetry (BPF on the mroce tracepoints) is attached", {},

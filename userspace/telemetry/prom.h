@@ -57,6 +57,7 @@ struct ExportInput {
 	const Snapshot *paths = nullptr;	/* nullptr: BPF unavailable */
 	std::string bpf_error;
 	uint64_t now_ns = 0;			/* the snapshot's clock, for ages */
+	bool module_loaded = true;		/* /sys/module/mroce exists */
 };
 
 std::string prometheus_text(const ExportInput &in);

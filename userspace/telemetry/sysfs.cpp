@@ -87,6 +87,11 @@ bool Sysfs::exists(const std::string &dev) const
 	       dev[0] != '.' && is_dir(dev_dir(dev));
 }
 
+bool Sysfs::module_loaded() const
+{
+	return is_dir(root_ + "/module/mroce");
+}
+
 bool Sysfs::is_mroce(const std::string &dev) const
 {
 	auto d = read_line(dev_dir(dev) + "/node_desc");

@@ -54,6 +54,8 @@ public:
 	bool is_mroce(const std::string &dev) const;
 	std::vector<std::string> mroce_devices() const;
 	bool exists(const std::string &dev) const;
+	/* Is the mroce module loaded (/sys/module/mroce)? */
+	bool module_loaded() const;
 
 	std::optional<DeviceInfo> device(const std::string &dev) const;
 

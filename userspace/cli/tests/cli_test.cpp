@@ -6,7 +6,9 @@
  */
 #include <gtest/gtest.h>
 
+#include <filesystem>
 #include <fstream>
+#include <regex>
 #include <sstream>
 #include <sys/wait.h>
 
@@ -358,6 +360,122 @@ TEST_F(Cli, Telemetry__TextfileRewrittenEachIntervalAndExpires)
 	std::ifstream in2(f);
 	std::string c2((std::istreambuf_iterator<char>(in2)), std::istreambuf_iterator<char>());
 	EXPECT_NE(c2.find("mroce_exporter_bpf_up 0\n"), std::string::npos);
+}
+
+TEST_F(Cli, Module__NotLoadedIsAnErrorNotAnEmptyList)
+{
+	/* loaded, no mroce device: an empty answer and a hint */
+	FakeSysfs empty;
+	fs.unload_module();
+	EXPECT_EQ(run({"dev", "show"}), 0) << "rxe0 exists, so sysfs is real; mroce0 still listed";
+	std::filesystem::remove_all(fs.root() + "/class/infiniband/mroce0");
+	EXPECT_EQ(run({"dev", "show"}), 1);
+	EXPECT_EQ(err.str(), "mroce: the mroce module is not loaded (modprobe mroce)\n");
+	EXPECT_EQ(out.str(), "");
+	EXPECT_EQ(run({"-j", "stats"}), 1);
+	EXPECT_EQ(out.str(), "");
+	EXPECT_NE(err.str().find("modprobe mroce"), std::string::npos);
+	EXPECT_EQ(run({"stats", "show", "mroce0"}), 1);
+	EXPECT_EQ(err.str(), "mroce: no RDMA device \"mroce0\": the mroce module is not loaded "
+			     "(modprobe mroce)\n");
+	/* the exporter keeps running and says so */
+	world.fail_open = true;
+	ASSERT_EQ(run({"telemetry", "export"}), 0);
+	EXPECT_NE(out.str().find("\nmroce_module_loaded 0\n"), std::string::npos) << out.str();
+	EXPECT_NE(err.str().find("warning: the mroce module is not loaded"), std::string::npos);
+
+	fs.write("module/mroce/initstate", "live\n");
+	EXPECT_EQ(run({"dev", "show"}), 0);
+	EXPECT_NE(err.str().find("no mroce devices (create one: rdma link add"), std::string::npos);
+	EXPECT_EQ(run({"-j", "stats"}), 0);
+	EXPECT_EQ(out.str(), "[]\n");
+}
+
+TEST_F(Cli, Telemetry__StreamOneJsonLinePerIntervalWithRatesAndEvents)
+{
+	Snapshot a, b;
+	a.paths = {path(9, 0, 1000, 10, 80000)};
+	b.paths = {path(9, 0, 3000, 20, 100000)};
+	world.snaps = {a, b, b};
+	mroce_tp_event e{};
+	e.type = MROCE_EV_PATH_STATE;
+	e.dev = 3;
+	e.conn = 9;
+	e.a = 49152;
+	e.c = 3;
+	world.events = {e};
+	uint64_t sent = 5;
+	ASSERT_EQ(run({"telemetry", "stream", "-i", "0.5", "-n", "2"}), 0) << err.str();
+	std::istringstream lines(out.str());
+	std::string l1, l2, l3;
+	ASSERT_TRUE(std::getline(lines, l1));
+	ASSERT_TRUE(std::getline(lines, l2));
+	EXPECT_FALSE(std::getline(lines, l3)) << "one JSON object per interval";
+	/* ISO 8601 UTC with ms; the fake poll overshoots the interval by 1 ms */
+	EXPECT_TRUE(std::regex_search(l1, std::regex("^\\{\"time\":\"20[0-9]{2}-[0-9]{2}-[0-9]{2}T"
+						     "[0-9]{2}:[0-9]{2}:[0-9]{2}\\.[0-9]{3}Z\","
+						     "\"interval\":0\\.50[01],")))
+		<< l1;
+	EXPECT_NE(l1.find(",\"module_loaded\":true,\"devices\":[{\"ifname\":"
+			  "\"mroce0\",\"port\":1,\"sent_pkts\":5,"),
+		  std::string::npos)
+		<< l1;
+	EXPECT_EQ(l1.find("rxe0"), std::string::npos) << "only mroce devices";
+	EXPECT_NE(l1.find("\"bpf\":true,\"connections\":[{\"ifname\":\"mroce0\""), std::string::npos);
+	EXPECT_TRUE(std::regex_search(l1, std::regex("\"rates\":\\{\"tx_pkts\":(4000|399[0-9.]+),")))
+		<< l1;
+	EXPECT_NE(l1.find("\"text\":\"mroce0 conn 9 path 0 gen 0 sport 49152: ACTIVE -> FAILED\""),
+		  std::string::npos)
+		<< l1;
+	EXPECT_NE(l2.find("\"events\":[]"), std::string::npos) << l2;
+	EXPECT_NE(l2.find("\"rates\":{\"tx_pkts\":0,"), std::string::npos) << l2;
+
+	/* counters only: rates from sysfs between two reads */
+	world.on_sleep = [&] { fs.set_counter("mroce0", "sent_pkts", sent += 100); };
+	ASSERT_EQ(run({"telemetry", "stream", "mroce0", "--no-bpf", "-i", "2", "-n", "1"}), 0)
+		<< err.str();
+	EXPECT_NE(out.str().find("\"sent_pkts\":105,\"rcvd_pkts\":7,\"drop_nomem\":0,\"interval\":2,"
+				 "\"rates\":{\"sent_pkts\":50,\"rcvd_pkts\":0,"),
+		  std::string::npos)
+		<< out.str();
+	EXPECT_NE(out.str().find("\"bpf\":false,\"bpf_error\":\"--no-bpf\"}\n"), std::string::npos);
+
+	world.fail_open = true;
+	world.on_sleep = nullptr;
+	ASSERT_EQ(run({"telemetry", "stream", "-n", "1"}), 0);
+	EXPECT_NE(err.str().find("warning: streaming counters only"), std::string::npos);
+	EXPECT_NE(out.str().find("\"bpf\":false,\"bpf_error\":\"cannot load the BPF programs"),
+		  std::string::npos);
+
+	EXPECT_EQ(run({"-p", "telemetry", "stream"}), 2);
+	EXPECT_EQ(run({"telemetry", "stream", "--listen", ":1"}), 2);
+	EXPECT_EQ(run({"telemetry", "stream", "nope"}), 1);
+	EXPECT_EQ(run({"telemetry", "stream", "mroce0", "extra"}), 2);
+}
+
+TEST_F(Cli, ManPage__DocumentsEveryCommandAndOptionTheHelpShows)
+{
+	std::ifstream in(std::string(MROCE_SRC_TOP) + "/userspace/cli/mroce.8");
+	std::string man((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+	ASSERT_FALSE(man.empty());
+	/* roff escapes dashes: "\-\-textfile" */
+	std::string plain = std::regex_replace(man, std::regex(R"(\\-)"), "-");
+	for (const char *obj : {"dev", "stats", "path", "telemetry"}) {
+		ASSERT_EQ(run({obj, "help"}), 0);
+		std::string h = out.str();
+		std::smatch m;
+		std::regex cmd(R"((?:Usage:|\n) +mroce (\w+) (\w+))");
+		for (auto it = h.cbegin(); std::regex_search(it, h.cend(), m, cmd); it = m[0].second) {
+			if (m[2] != "help") {
+				EXPECT_NE(plain.find(".SS mroce " + m[1].str() + " " + m[2].str()),
+					  std::string::npos)
+					<< m[0];
+			}
+		}
+		std::regex opt(R"((--[a-z][a-z-]+|-[a-z])\b)");
+		for (auto it = h.cbegin(); std::regex_search(it, h.cend(), m, opt); it = m[0].second)
+			EXPECT_NE(plain.find(m[1].str()), std::string::npos) << obj << ": " << m[1];
+	}
 }
 
 TEST_F(Cli, Binary__ExitCodesAndJsonFromTheRealExecutable)

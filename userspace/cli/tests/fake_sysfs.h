@@ -18,6 +18,8 @@ public:
 	{
 		char tmpl[] = "/tmp/mroce-sysfs-XXXXXX";
 		root_ = mkdtemp(tmpl);
+		/* the module is loaded unless a test unloads it */
+		write("module/mroce/initstate", "live\n");
 	}
 	~FakeSysfs() { std::filesystem::remove_all(root_); }
 	FakeSysfs(const FakeSysfs &) = delete;
@@ -30,6 +32,8 @@ public:
 		std::filesystem::create_directories(p.parent_path());
 		std::ofstream(p) << content;
 	}
+
+	void unload_module() { std::filesystem::remove_all(root_ + "/module/mroce"); }
 
 	std::string dev(const std::string &d) const { return "class/infiniband/" + d; }
 
