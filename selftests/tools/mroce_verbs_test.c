@@ -581,7 +581,6 @@ static void test_cq(void)
 	CHECK(cq && ibv_poll_cq(cq, 1, &wc) == 0, "poll an empty CQ: 0");
 	CHECK(cq && !ibv_req_notify_cq(cq, 0), "req_notify_cq next");
 	CHECK(cq && !ibv_req_notify_cq(cq, 1), "req_notify_cq solicited");
-	CHECK(cq && ibv_resize_cq(cq, 200), "resize_cq is refused (not supported)");
 	CHECK(cq && !ibv_destroy_cq(cq), "destroy_cq");
 	errno = 0;
 	cq = ibv_create_cq(ctx, dattr.max_cqe + 1, NULL, NULL, 0);
@@ -595,6 +594,69 @@ static void test_cq(void)
 		ibv_destroy_cq(cq);
 	if (ch)
 		ibv_destroy_comp_channel(ch);
+}
+
+/* @n receives on a fresh RC QP, flushed into @cq: wr_ids base..base+n-1. */
+static void flush_recvs(struct ibv_cq *cq, uint64_t base, int n)
+{
+	struct ibv_recv_wr wr = { 0 }, *bad;
+	struct ibv_qp *qp = mk_qp(IBV_QPT_RC, cq, cq, 4, 16);
+	int i;
+
+	if (to_init(qp))
+		die("RC QP to INIT");
+	for (i = 0; i < n; i++) {
+		wr.wr_id = base + i;
+		if (ibv_post_recv(qp, &wr, &bad))
+			die("ibv_post_recv");
+	}
+	if (set_state(qp, IBV_QPS_ERR))
+		die("RC QP to ERR");
+	ibv_destroy_qp(qp);
+}
+
+/* Polls @n completions and checks they are flushes base..base+n-1. */
+static bool poll_flushed(struct ibv_cq *cq, uint64_t base, int n)
+{
+	struct ibv_wc wc[16];
+	int i, got = poll_n(cq, wc, n, 2000);
+
+	for (i = 0; i < got; i++)
+		if (wc[i].wr_id != base + i || wc[i].status != IBV_WC_WR_FLUSH_ERR)
+			return false;
+	return got == n;
+}
+
+/*
+ * Resizing keeps the completions not yet polled, in order, and librxe
+ * switches to the new ring (the mmap info comes back in the response).
+ */
+static void test_cq_resize(void)
+{
+	struct ibv_cq *cq = mk_cq(8, NULL);
+	struct ibv_wc wc;
+	int err;
+
+	flush_recvs(cq, 10, 6);
+	CHECK(poll_flushed(cq, 10, 1), "resize: one of 6 flushes polled");
+	err = ibv_resize_cq(cq, 3);
+	CHECK(err, "resize_cq below the 5 waiting fails (%s)", strerror(err));
+	err = ibv_resize_cq(cq, 100);
+	CHECK(!err && cq->cqe >= 100, "resize_cq 8 -> 100 with 5 waiting (cqe %d)",
+	      cq->cqe);
+	CHECK(poll_flushed(cq, 11, 5) && ibv_poll_cq(cq, 1, &wc) == 0,
+	      "the 5 waiting completions moved to the new ring, in order");
+	flush_recvs(cq, 30, 12);
+	CHECK(poll_flushed(cq, 30, 12),
+	      "12 new completions land in the resized ring");
+	err = ibv_resize_cq(cq, 2);
+	CHECK(!err && cq->cqe >= 2 && cq->cqe < 100,
+	      "resize_cq down to 2 when empty (cqe %d)", cq->cqe);
+	flush_recvs(cq, 50, 2);
+	CHECK(poll_flushed(cq, 50, 2), "the shrunk ring works");
+	err = ibv_resize_cq(cq, dattr.max_cqe + 1);
+	CHECK(err, "resize_cq above max_cqe fails (%s)", strerror(err));
+	CHECK(!ibv_destroy_cq(cq), "destroy the resized CQ");
 }
 
 static void test_qp_create(void)
@@ -1489,6 +1551,7 @@ int main(int argc, char **argv)
 	test_device();
 	test_pd_mr();
 	test_cq();
+	test_cq_resize();
 	test_qp_create();
 	test_qp_states();
 	test_flush();

@@ -133,6 +133,77 @@ static u32 mroce_cq_count(const struct mroce_cq *cq)
 }
 
 /**
+ * mroce_resize_cq() - move a CQ's completions into a ring of another size
+ * @ibcq: the CQ
+ * @cqe: entries it must hold now
+ * @udata: for a user CQ, where librxe finds the new ring's mmap info
+ *
+ * librxe holds its CQ lock across the command and then maps the new ring,
+ * so no user-space poll runs meanwhile; the transport posts under
+ * cq->lock, which the move holds. Completions not yet polled are kept, in
+ * order, at the start of the new ring. The old user ring stays mapped in
+ * the process until librxe unmaps it (its pages are referenced by the
+ * mapping), but the kernel never writes it again.
+ *
+ * Return: 0, or -EINVAL if @cqe is out of range or smaller than the
+ * number of completions waiting.
+ */
+int mroce_resize_cq(struct ib_cq *ibcq, int cqe, struct ib_udata *udata)
+{
+	struct mroce_cq *cq = to_mcq(ibcq);
+	struct rxe_resize_cq_resp resp;
+	struct mroce_queue nq = {}, old;
+	unsigned long flags;
+	u32 n, i, from;
+	int err;
+
+	if (cqe < 1 || cqe > MROCE_MAX_CQE || !udata != !cq->is_user)
+		return -EINVAL;
+	if (udata && udata->outlen < sizeof(resp))
+		return -EINVAL;
+	err = mroce_queue_init(&nq, mroce_uctx(udata), cqe,
+			       udata ? sizeof(struct ib_uverbs_wc) :
+				       sizeof(struct ib_wc));
+	if (err)
+		return err;
+	/* Before the move, so that a failed copy leaves the CQ as it was. */
+	if (udata) {
+		mroce_queue_mminfo(&nq, &resp.mi);
+		if (ib_copy_to_udata(udata, &resp, sizeof(resp))) {
+			err = -EFAULT;
+			goto err_free;
+		}
+	}
+
+	spin_lock_irqsave(&cq->lock, flags);
+	n = mroce_cq_count(cq);
+	if (n > mroce_queue_capacity(&nq)) {
+		spin_unlock_irqrestore(&cq->lock, flags);
+		err = -EINVAL;
+		goto err_free;
+	}
+	from = cq->is_user ? mroce_queue_user_consumer(&cq->q) : cq->cons;
+	for (i = 0; i < n; i++)
+		memcpy(mroce_queue_slot(&nq, i), mroce_queue_slot(&cq->q, from + i),
+		       (size_t)1 << nq.log2_elem);
+	old = cq->q;
+	cq->q = nq;
+	cq->prod = n;
+	cq->cons = 0;
+	if (cq->is_user)
+		mroce_queue_publish_producer(&cq->q, n);
+	ibcq->cqe = mroce_queue_capacity(&cq->q);
+	spin_unlock_irqrestore(&cq->lock, flags);
+
+	mroce_queue_free(&old);
+	return 0;
+
+err_free:
+	mroce_queue_free(&nq);
+	return err;
+}
+
+/**
  * mroce_cq_post_locked() - add a completion
  * @cq: the CQ, locked
  * @wc: the completion; wc->qp must be set

@@ -530,6 +530,7 @@ int mroce_dereg_mr(struct ib_mr *ibmr, struct ib_udata *udata);
 int mroce_create_cq(struct ib_cq *ibcq, const struct ib_cq_init_attr *attr,
 		    struct ib_udata *udata);
 int mroce_destroy_cq(struct ib_cq *ibcq, struct ib_udata *udata);
+int mroce_resize_cq(struct ib_cq *ibcq, int cqe, struct ib_udata *udata);
 int mroce_poll_cq(struct ib_cq *ibcq, int num, struct ib_wc *wc);
 int mroce_req_notify_cq(struct ib_cq *ibcq, enum ib_cq_notify_flags flags);
 int mroce_cq_post_locked(struct mroce_cq *cq, const struct ib_wc *wc,
