@@ -11,16 +11,19 @@ one line per test:
 Usage: mroce_pyverbs_run.py TESTDIR DEVICE GID_INDEX NAME...
 TESTDIR is an unpacked copy of the tests directory; NAME is a test module,
 class or method relative to it (e.g. test_qp.QPTest). Each test gets
-PER_TEST seconds; one that overruns is reported as a failure.
+PER_TEST seconds; one that overruns is reported as a failure. Tests that
+take SLOW seconds or more are also named, "#slow<TAB>test id<TAB>seconds".
 """
 import os
 import signal
 import sys
+import time
 import traceback
 import unittest
 from importlib.machinery import SourceFileLoader
 
-PER_TEST = 120
+PER_TEST = 60
+SLOW = 5         # seconds: tests at least this slow are named (CI cost)
 
 
 class Timeout(Exception):
@@ -43,10 +46,15 @@ class LineResult(unittest.TestResult):
 
     def startTest(self, test):
         super().startTest(test)
+        self.t0 = time.monotonic()
         signal.alarm(PER_TEST)
 
     def stopTest(self, test):
         signal.alarm(0)
+        secs = time.monotonic() - self.t0
+        if secs >= SLOW:
+            name = test.id().removeprefix("tests.")
+            print(f"#slow\t{name}\t{secs:.0f}", flush=True)
         super().stopTest(test)
 
     def addSuccess(self, test):
