@@ -23,7 +23,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
 
   mroce_ack_block blocks[MROCE_ACK_MAX_BLOCKS];
   if (pkt.c.opcode == MROCE_OP_ACK) {
-    if (!pkt.u.ack.n_blocks || pkt.u.ack.n_blocks > MROCE_ACK_MAX_BLOCKS) abort();
+    // Zero blocks is a hint-only ACK; then there is nothing to read.
+    if (pkt.u.ack.n_blocks > MROCE_ACK_MAX_BLOCKS) abort();
+    if (!pkt.u.ack.n_blocks != !pkt.u.ack.raw_blocks) abort();
     for (uint32_t i = 0; i < pkt.u.ack.n_blocks; i++) mroce_ack_block_get(&pkt, i, &blocks[i]);
     pkt.u.ack.blocks = blocks;
   }

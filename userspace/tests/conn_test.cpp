@@ -2,6 +2,7 @@
 // The connection engine driven directly through its API, one step at a time.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <vector>
 
 #include "test_util.h"
@@ -83,9 +84,13 @@ class Conn : public ::testing::Test {
     ASSERT_EQ(mroce_conn_on_hs(&a.c, &rep, now), MROCE_HS_UP);
   }
   // Sends one data packet from `s`; returns its bytes (nothing is delivered).
+  // An idle paced connection starts at a random point of its first packet
+  // interval: the clock waits that out, as a caller would.
   std::vector<uint8_t> send(Side &s, uint64_t cookie, uint32_t len = 1000, int pref = -1,
                             mroce_tx_slot *out = nullptr) {
     mroce_tx_slot slot;
+    if (mroce_conn_tx_reserve(&s.c, now, len, pref, &slot) == MROCE_TX_PACED && !s.c.inflight)
+      now = slot.depart;
     EXPECT_EQ(mroce_conn_tx_reserve(&s.c, now, len, pref, &slot), MROCE_TX_OK);
     mroce_conn_tx_commit(&s.c, &slot, cookie, now);
     mroce_pkt pkt{};
@@ -175,8 +180,8 @@ TEST_F(Conn, RetransmittedConnReqGivesNoRttSample) {
   EXPECT_EQ(a.c.rtt.srtt, 0u);  // which REQ did this REP answer? unknown
 }
 
-TEST_F(Conn, CrossingRequestsGiveNoRttSample) {
-  mroce_pkt ra, rb;
+TEST_F(Conn, CrossingRequestsTimeOnlyTheReplyToOurRequest) {
+  mroce_pkt ra, rb, rep;
   ASSERT_EQ(mroce_conn_connect(&a.c, now), MROCE_HS_SEND_REQ);
   ASSERT_EQ(mroce_conn_connect(&b.c, now), MROCE_HS_SEND_REQ);
   mroce_conn_build_hs(&a.c, MROCE_OP_CONN_REQ, 0, &ra);
@@ -184,6 +189,11 @@ TEST_F(Conn, CrossingRequestsGiveNoRttSample) {
   now += 20000;
   EXPECT_TRUE(mroce_conn_on_hs(&a.c, &rb, now) & MROCE_HS_UP);
   EXPECT_EQ(a.c.rtt.srtt, 0u);  // the peer's REQ says nothing about ours
+  EXPECT_TRUE(mroce_conn_on_hs(&b.c, &ra, now) & MROCE_HS_SEND_REP);
+  mroce_conn_build_hs(&b.c, MROCE_OP_CONN_REP, 0, &rep);
+  now += 20000;
+  mroce_conn_on_hs(&a.c, &rep, now);  // answers our one REQ: a round trip
+  EXPECT_EQ(a.c.rtt.srtt, 40000u);
 }
 
 TEST_F(Conn, CommitAssignsPathPsnsAndFillWritesThem) {
@@ -449,10 +459,15 @@ TEST_F(Conn, RateHintFromTheReceiverCapsWindowAndPaces) {
   ack(b, a);
   EXPECT_EQ(a.c.cc.hint, 100u);
   mroce_tx_slot s1, s2;
+  // Idle, it starts within one packet interval at the hint (80 us) ...
+  if (mroce_conn_tx_reserve(&a.c, now, 1000, -1, &s1) == MROCE_TX_PACED) {
+    EXPECT_LT(s1.depart, now + 80000);
+    now = s1.depart;
+  }
   ASSERT_EQ(mroce_conn_tx_reserve(&a.c, now, 1000, -1, &s1), MROCE_TX_OK);
   EXPECT_EQ(s1.rate, 100u);
   mroce_conn_tx_commit(&a.c, &s1, 2, now);
-  // 1000 bytes at 100 Mbit/s = 80 us before the next may leave.
+  // ... and 1000 bytes at 100 Mbit/s = 80 us before the next may leave.
   EXPECT_EQ(mroce_conn_tx_reserve(&a.c, now, 1000, -1, &s2), MROCE_TX_PACED);
   EXPECT_EQ(s2.depart, now + 80000);
 }
@@ -558,6 +573,90 @@ TEST_F(Conn, FirstRttSamplePullsInTimersArmedWithInitRto) {
   now = a.c.paths[1].pto_at;
   mroce_conn_on_timer(&a.c, now, &r);
   EXPECT_EQ(r.probe_mask, 1ull << 1);  // the tail-loss probe goes out now
+}
+
+TEST_F(Conn, HandshakeCarriesTheReceiversGrant) {
+  mroce_conn_set_rx_hint(&b.c, 2000);  // what b grants a newcomer
+  establish();
+  EXPECT_EQ(a.c.cc.hint, 2000u);  // a's first round trip is already limited
+  EXPECT_FALSE(mroce_conn_ack_due(&b.c, now));  // a heard it: nothing to push
+}
+
+TEST_F(Conn, AFallingGrantIsPushedInAHintOnlyAck) {
+  mroce_conn_set_rx_hint(&b.c, 2000);
+  establish();
+  mroce_conn_set_rx_hint(&b.c, 1900);  // a small change waits for data ACKs
+  EXPECT_FALSE(mroce_conn_ack_due(&b.c, now));
+  mroce_conn_set_rx_hint(&b.c, 500);  // an idle a must not restart at 2000
+  EXPECT_TRUE(mroce_conn_ack_due(&b.c, now));
+  EXPECT_LE(mroce_conn_next_deadline(&b.c), now);
+  uint8_t buf[MROCE_MAX_HDR_LEN];
+  uint32_t n = mroce_conn_build_ack(&b.c, now, buf, sizeof(buf));
+  ASSERT_EQ(n, uint32_t(MROCE_ACK_BASE_LEN));
+  mroce_pkt pkt = decode(buf, n);
+  EXPECT_EQ(pkt.u.ack.n_blocks, 0);
+  EXPECT_EQ(pkt.u.ack.rate_hint, 500u);
+  EXPECT_EQ(b.c.stats.hint_acks_tx, 1u);
+  EXPECT_FALSE(mroce_conn_ack_due(&b.c, now));
+  const uint32_t cwnd = a.c.cc.cwnd;
+  mroce_ack_res res;
+  mroce_conn_on_ack(&a.c, &pkt, now, &res);
+  EXPECT_EQ(a.c.cc.hint, 500u);
+  EXPECT_EQ(res.acked_pkts, 0u);
+  EXPECT_EQ(a.c.cc.cwnd, cwnd);
+  mroce_conn_set_rx_hint(&b.c, 4000);  // a rise rides on the next data ACK
+  EXPECT_FALSE(mroce_conn_ack_due(&b.c, now));
+}
+
+TEST_F(Conn, APathSilentWhileANewerPacketIsAckedExpiresBeforeItsRto) {
+  establish();
+  std::vector<uint8_t> d = send(a, 1, 1000, 0);
+  now += 100000;
+  deliver(b, d);
+  ack(b, a);
+  ASSERT_EQ(a.c.rtt.srtt, 100000u);
+  mroce_tx_slot s1;
+  send(a, 2, 1000, 1, &s1);  // path 1 swallows it
+  ASSERT_EQ(s1.path, 1);
+  const uint64_t t1 = now;
+  now += 1000;
+  d = send(a, 3, 1000, 0);
+  now += 100000;
+  deliver(b, d);
+  ack(b, a);  // a packet sent after path 1's got through on path 0
+  const uint64_t srtt = a.c.rtt.srtt;
+  const uint64_t at = t1 + std::max<uint64_t>(p.silent_rtts * srtt + p.ack_delay,
+                                              mroce_rtt_pto(&a.c.rtt, &p) + srtt);
+  ASSERT_LT(at, a.c.paths[1].rto_at);
+  mroce_timer_res r;
+  mroce_conn_on_timer(&a.c, at - 1, &r);
+  EXPECT_EQ(a.c.stats.silent, 0u);
+  mroce_conn_on_timer(&a.c, at, &r);
+  EXPECT_EQ(a.c.stats.silent, 1u);
+  EXPECT_EQ(a.c.paths[1].stats.silent, 1u);
+  EXPECT_EQ(a.c.stats.rtos, 0u);
+  ASSERT_EQ(a.lost.size(), 1u);
+  EXPECT_EQ(a.lost[0].first, 2u);
+  EXPECT_EQ(a.c.paths[1].gen, 1);  // re-keyed
+}
+
+TEST_F(Conn, ProbeCarriesTheBacklog) {
+  establish();
+  mroce_conn_set_backlog(&a.c, 1u << 20, now);
+  send(a, 1, 1000, 3);
+  mroce_tx_slot s;
+  ASSERT_TRUE(mroce_conn_probe(&a.c, 3, now, &s));
+  mroce_pkt pkt{};
+  pkt.c.opcode = MROCE_OP_PROBE;
+  mroce_conn_fill(&a.c, &s, &pkt);
+  EXPECT_EQ(pkt.u.probe.backlog, (1u << 20) >> MROCE_BACKLOG_UNIT_SHIFT);
+  uint8_t buf[MROCE_MAX_HDR_LEN];
+  uint32_t n = mroce_encode(&pkt, buf, sizeof(buf));
+  ASSERT_GT(n, 0u);
+  mroce_pkt got = decode(buf, n);
+  ASSERT_EQ(mroce_conn_rx_check(&b.c, &got), MROCE_RX_NEW);
+  mroce_conn_rx_accept(&b.c, &got, false, now);
+  EXPECT_EQ(b.c.rx_backlog, 1u << 20);
 }
 
 }  // namespace

@@ -54,11 +54,25 @@ TEST(Hint, UnderloadedReceiverDoesNotCap) {
   EXPECT_EQ(e[1].hint, ceff);
 }
 
-TEST(Hint, IdleConnectionsGetAnAdmissionShare) {
+TEST(Hint, IdleConnectionsGetTheirShareAmongAllConnections) {
   auto c = cfg(10000);
-  std::vector<mroce_hint_entry> e = {{50000, 0, 1, 0}, {50000, 0, 1, 0}, {0, 0, 1, 0}};
+  // Idle ones may all start at once: each may send C / (all of them).
+  std::vector<mroce_hint_entry> e = {
+      {50000, 0, 1, 0}, {50000, 0, 1, 0}, {0, 0, 1, 0}, {0, 0, 1, 0}};
   uint32_t ceff = mroce_hint_compute(&c, e.data(), e.size());
-  EXPECT_EQ(e[2].hint, ceff / 3);
+  EXPECT_EQ(e[2].hint, ceff / 4);
+  EXPECT_EQ(e[3].hint, ceff / 4);
+  EXPECT_EQ(e[0].hint, ceff / 2);  // the active ones share what is in use
+}
+
+TEST(Hint, NewcomerIsGrantedItsShareAmongAllConnections) {
+  auto c = cfg(10000);
+  uint32_t ceff = 10000u * c.util / MROCE_Q10;
+  EXPECT_EQ(mroce_hint_newcomer(&c, 1), ceff);
+  EXPECT_EQ(mroce_hint_newcomer(&c, 128), ceff / 128);
+  EXPECT_EQ(mroce_hint_newcomer(&c, 0), ceff);  // no connection yet: itself
+  auto tiny = cfg(1);
+  EXPECT_EQ(mroce_hint_newcomer(&tiny, 1000), 1u);  // never 0 ("no hint")
 }
 
 TEST(Hint, QueueingShrinksCapacityDownToHalf) {

@@ -126,7 +126,8 @@ void random_packet(Rng &r, uint8_t op, mroce_pkt *p, std::vector<uint8_t> *pl,
     p->c.dst_conn = nz32(r);
     p->u.ack.rate_hint = r.u32();
     p->u.ack.conn_ce = r.u32();
-    p->u.ack.n_blocks = static_cast<uint8_t>(r.range(1, MROCE_ACK_MAX_BLOCKS));
+    // 0 blocks: a hint-only ACK.
+    p->u.ack.n_blocks = static_cast<uint8_t>(r.range(0, MROCE_ACK_MAX_BLOCKS));
     blocks->assign(p->u.ack.n_blocks, mroce_ack_block{});
     for (auto &b : *blocks) {
       b.path_id = static_cast<uint8_t>(r.u32());
@@ -165,6 +166,7 @@ void random_packet(Rng &r, uint8_t op, mroce_pkt *p, std::vector<uint8_t> *pl,
     p->c.path_psn = edgy32(r);
     p->c.flags = r.chance(0.5) ? MROCE_F_AR : 0;
     p->u.probe.tx_ts = r.u32();
+    p->u.probe.backlog = static_cast<uint16_t>(r.u32());
   } else if (op == MROCE_OP_CONN_REQ || op == MROCE_OP_CONN_REP) {
     mroce_hs_msg *h = &p->u.hs;
     h->src_conn = nz32(r);
@@ -263,7 +265,7 @@ bool same_packet(const mroce_pkt &a, const mroce_pkt &b) {
              a.u.nak.stream_psn == b.u.nak.stream_psn && a.u.nak.ssn == b.u.nak.ssn &&
              a.u.nak.arg == b.u.nak.arg;
     case MROCE_OP_PROBE:
-      return a.u.probe.tx_ts == b.u.probe.tx_ts;
+      return a.u.probe.tx_ts == b.u.probe.tx_ts && a.u.probe.backlog == b.u.probe.backlog;
     case MROCE_OP_CONN_CLOSE:
       return a.u.hs.src_conn == b.u.hs.src_conn && a.u.hs.nonce == b.u.hs.nonce &&
              a.u.hs.reason == b.u.hs.reason;

@@ -101,7 +101,10 @@ TEST(WireEncode, RejectsFieldsWiderThanTheWire) {
   pkt.u.d.stream_id = 1;
   EXPECT_EQ(mroce_encode(&pkt, buf, sizeof(buf)), 0u);
   pkt.c.opcode = MROCE_OP_ACK;
-  pkt.u.ack.n_blocks = 0;
+  pkt.u.ack.n_blocks = MROCE_ACK_MAX_BLOCKS + 1;
+  EXPECT_EQ(mroce_encode(&pkt, buf, sizeof(buf)), 0u);
+  pkt.u.ack.n_blocks = 1;  // a block announced but none given
+  pkt.u.ack.blocks = nullptr;
   EXPECT_EQ(mroce_encode(&pkt, buf, sizeof(buf)), 0u);
 }
 

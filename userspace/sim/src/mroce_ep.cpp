@@ -53,7 +53,7 @@ bool mroce_param_set(mroce_params &p, const std::string &n, uint64_t v) {
     return true;                    \
   }
   F(n_paths) F(min_active) F(dupthresh) F(min_rto) F(max_rto) F(init_rto) F(min_pto)
-  F(ack_delay) F(ack_every) F(retry_limit) F(init_cwnd) F(min_cwnd) F(max_cwnd) F(init_pwnd)
+  F(ack_delay) F(ack_every) F(silent_rtts) F(retry_limit) F(init_cwnd) F(min_cwnd) F(max_cwnd) F(init_pwnd)
   F(min_pwnd) F(max_pwnd) F(ecn_gain_shift) F(ecn_loss_alpha) F(heavy_loss) F(hint_slack)
   F(pace_gain) F(pace_horizon) F(min_rate) F(suspect_loss) F(rekey_score) F(rekey_rounds)
   F(probe_fails) F(holdoff_min) F(holdoff_max) F(w_rtt) F(w_ecn) F(w_loss) F(hs_timeout)
@@ -541,6 +541,12 @@ MroceConn &MroceDev::create(uint32_t peer) {
   conns_.emplace_back(new MroceConn(*this, peer, uint32_t(conns_.size() + 1)));
   MroceConn &c = *conns_.back();
   by_peer_[peer] = &c;
+  if (cfg_.hints) {
+    // The handshake grants the newcomer its share among every connection
+    // this device serves (established or still in its handshake).
+    mroce_hint_cfg hc = hint_cfg();
+    mroce_conn_set_rx_hint(&c.c_, mroce_hint_newcomer(&hc, uint32_t(conns_.size())));
+  }
   if (!hint_running_ && cfg_.hints) {
     hint_running_ = true;
     f_.eq.call<&MroceDev::hint_tick>(f_.eq.now() + cfg_.hint_period, this);
@@ -619,15 +625,25 @@ void MroceDev::receive(Packet *p) {
   f_.pool.put(p);
 }
 
-void MroceDev::hint_tick() {
-  Time now = f_.eq.now();
+uint32_t MroceDev::capacity_mbps() {
   uint32_t cap = 0;
   for (uint32_t i = 0; i < host().planes(); i++)
     cap += uint32_t(host().nic(i).cfg().gbps * 1000);
+  return cap;
+}
+
+mroce_hint_cfg MroceDev::hint_cfg() {
   mroce_hint_cfg hc;
-  mroce_hint_cfg_default(&hc, cap);
+  mroce_hint_cfg_default(&hc, capacity_mbps());
   hc.rtt_min = uint32_t(cfg_.base_rtt);
   hc.q_target = uint32_t(cfg_.base_rtt / 2);
+  return hc;
+}
+
+void MroceDev::hint_tick() {
+  Time now = f_.eq.now();
+  uint32_t cap = capacity_mbps();
+  mroce_hint_cfg hc = hint_cfg();
   hint_scratch_.clear();
   std::vector<MroceConn *> up;
   for (auto &c : conns_) {
@@ -642,7 +658,12 @@ void MroceDev::hint_tick() {
   }
   if (!hint_scratch_.empty()) {
     mroce_hint_compute(&hc, hint_scratch_.data(), uint32_t(hint_scratch_.size()));
-    for (size_t i = 0; i < up.size(); i++) mroce_conn_set_rx_hint(&up[i]->c_, hint_scratch_[i].hint);
+    for (size_t i = 0; i < up.size(); i++) {
+      mroce_conn_set_rx_hint(&up[i]->c_, hint_scratch_[i].hint);
+      // A grant that fell is pushed at once (a hint-only ACK to an idle peer).
+      up[i]->flush_acks();
+      up[i]->arm();
+    }
   }
   f_.eq.call<&MroceDev::hint_tick>(now + cfg_.hint_period, this);
 }

@@ -198,6 +198,8 @@ class MroceDev : public Endpoint {
   MroceConn &create(uint32_t peer);
   MroceQp *new_qp(MroceConn &c, uint32_t stream_id);
   void hint_tick();
+  uint32_t capacity_mbps();
+  mroce_hint_cfg hint_cfg();
 
   Fabric &f_;
   uint32_t host_;

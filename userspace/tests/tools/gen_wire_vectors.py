@@ -11,6 +11,8 @@ Run it after changing the spec and commit the regenerated header.
 import struct
 import sys
 
+VERSION = 1  # docs/protocol.md, "wire v1"
+
 OP = dict(SEND=0x01, SEND_IMM=0x02, SEND_INV=0x03, WRITE=0x04, WRITE_IMM=0x05,
           READ_REQ=0x06, READ_RESP=0x07, ATOMIC_REQ=0x08, ATOMIC_RESP=0x09,
           ACK=0x10, NAK=0x11, PROBE=0x12, CONN_REQ=0x20, CONN_REP=0x21,
@@ -19,7 +21,7 @@ AR, RETX, SOM, EOM, SE = 0x1, 0x2, 0x4, 0x8, 0x10
 
 
 def common(op, flags=0, conn=0, pid=0, gen=0, floor=0, psn=0):
-    return struct.pack(">BBHIBBBBI", 0x00, OP[op], flags, conn, pid, gen,
+    return struct.pack(">BBHIBBBBI", VERSION << 4, OP[op], flags, conn, pid, gen,
                        floor, 0, psn)
 
 
@@ -44,7 +46,7 @@ FIELDS = ["OPCODE", "FLAGS", "DST_CONN", "PATH_ID", "PATH_GEN", "FLOOR",
           "NAK_PATH", "NAK_GEN", "NAK_PSN", "NAK_SID", "NAK_SPSN", "NAK_SSN",
           "NAK_ARG", "HS_SRC", "HS_NONCE", "HS_ECHO", "HS_MTU", "HS_PATHS",
           "HS_CAPS", "HS_RATE", "HS_REASON", "UD_DQPN", "UD_SQPN", "UD_QKEY",
-          "UD_PKEY", "UD_IMM", "PROBE_TS"]
+          "UD_PKEY", "UD_IMM", "PROBE_TS", "PROBE_BACKLOG"]
 
 
 # How each field id is read from a decoded struct mroce_pkt.
@@ -77,6 +79,7 @@ ACCESS = {
     "UD_DQPN": "pkt->u.ud.dst_qpn", "UD_SQPN": "pkt->u.ud.src_qpn",
     "UD_QKEY": "pkt->u.ud.qkey", "UD_PKEY": "pkt->u.ud.pkey",
     "UD_IMM": "pkt->u.ud.imm", "PROBE_TS": "pkt->u.probe.tx_ts",
+    "PROBE_BACKLOG": "pkt->u.probe.backlog",
 }
 
 
@@ -87,10 +90,12 @@ def accessor():
          "\tstruct mroce_ack_block blk;",
          "",
          "\tmemset(&blk, 0, sizeof(blk));",
-         "\tif (pkt->c.opcode == MROCE_OP_ACK && pkt->u.ack.raw_blocks)",
-         "\t\tmroce_ack_block_get(pkt, 0, &blk);",
-         "\telse if (pkt->c.opcode == MROCE_OP_ACK && pkt->u.ack.blocks)",
-         "\t\tblk = pkt->u.ack.blocks[0];",
+         "\tif (pkt->c.opcode == MROCE_OP_ACK && pkt->u.ack.n_blocks) {",
+         "\t\tif (pkt->u.ack.raw_blocks)",
+         "\t\t\tmroce_ack_block_get(pkt, 0, &blk);",
+         "\t\telse if (pkt->u.ack.blocks)",
+         "\t\t\tblk = pkt->u.ack.blocks[0];",
+         "\t}",
          "\tswitch (id) {"]
     for f in FIELDS:
         o.append("\tcase MROCE_VF_%s:" % f)
@@ -214,6 +219,11 @@ pos("ack_two_blocks", b, [("OPCODE", OP["ACK"]), ("DST_CONN", 0x1234),
                           ("BLK0_CE", 7), ("BLK0_RX", 65535)])
 ACK2 = b
 
+# A hint-only ACK: no block, the receiver's rate hint for an idle sender.
+b = common("ACK", 0, 0x77) + struct.pack(">IIBBH", 3125, 9, 0, 0, 0)
+pos("ack_hint_only", b, [("OPCODE", OP["ACK"]), ("DST_CONN", 0x77),
+                         ("ACK_HINT", 3125), ("ACK_CE", 9), ("ACK_NBLK", 0)])
+
 b = common("NAK", 0, 5) + struct.pack(">BBBBIIIII", 0x01, 6, 7, 0, 8, 9, 10,
                                        11, 120)
 pos("nak_rnr", b, [("OPCODE", OP["NAK"]), ("DST_CONN", 5), ("NAK_CODE", 1),
@@ -227,10 +237,11 @@ b = common("NAK", 0, 0) + struct.pack(">BBBBIIIII", 0x06, 1, 2, 0, 3, 4, 5, 6,
 pos("nak_unknown_conn", b, [("OPCODE", OP["NAK"]), ("DST_CONN", 0),
                             ("NAK_CODE", 6), ("NAK_ARG", 0x00abcdef)])
 
-b = common("PROBE", AR, 77, 5, 6, 2, 1000) + struct.pack(">II", 0x13572468, 0)
+b = common("PROBE", AR, 77, 5, 6, 2, 1000) + struct.pack(">IHH", 0x13572468, 0x1234, 0)
 pos("probe", b, [("OPCODE", OP["PROBE"]), ("FLAGS", AR), ("DST_CONN", 77),
                  ("PATH_ID", 5), ("PATH_GEN", 6), ("FLOOR", 2),
-                 ("PATH_PSN", 1000), ("PROBE_TS", 0x13572468)])
+                 ("PATH_PSN", 1000), ("PROBE_TS", 0x13572468),
+                 ("PROBE_BACKLOG", 0x1234)])
 PROBE = b
 
 b = common("CONN_REQ") + struct.pack(">IQQHBBII", 0x00000101, 0x0102030405060708,
@@ -289,8 +300,10 @@ def put(b, off, fmt, val):
 neg("empty", "ETRUNC", b"")
 neg("common_truncated", "ETRUNC", SEND_FIRST[:15])
 neg("send_header_truncated", "ETRUNC", SEND_FIRST[:43])
-neg("version_1", "EVERSION", put(SEND_FIRST, 0, ">B", 0x10))
-neg("version_reserved_nibble", "ERESERVED", put(SEND_FIRST, 0, ">B", 0x01))
+neg("version_0", "EVERSION", put(SEND_FIRST, 0, ">B", 0x00))
+neg("version_2", "EVERSION", put(SEND_FIRST, 0, ">B", 0x20))
+neg("version_reserved_nibble", "ERESERVED",
+    put(SEND_FIRST, 0, ">B", VERSION << 4 | 0x01))
 neg("common_reserved_byte", "ERESERVED", put(SEND_FIRST, 11, ">B", 1))
 neg("unknown_opcode", "EOPCODE", put(SEND_FIRST, 1, ">B", 0x0a))
 neg("opcode_ff", "EOPCODE", put(SEND_FIRST, 1, ">B", 0xff))
@@ -316,7 +329,7 @@ neg("atomic_with_payload", "ELENGTH", ATOMIC_REQ + b"\x00" * 8)
 neg("atomic_truncated", "ETRUNC", ATOMIC_REQ[:75])
 neg("atomic_resp_reserved", "ERESERVED", put(ATOMIC_RESP, 44, ">I", 1))
 neg("atomic_resp_not_solo", "EFLAGS", put(ATOMIC_RESP, 2, ">H", EOM))
-neg("ack_zero_blocks", "EBLOCKS", put(ACK2, 24, ">B", 0))
+neg("ack_zero_blocks_but_block_bytes", "ELENGTH", put(ACK2, 24, ">B", 0))
 neg("ack_17_blocks", "EBLOCKS", put(ACK2, 24, ">B", 17))
 neg("ack_block_count_exceeds_length", "ETRUNC", put(ACK2, 24, ">B", 3))
 neg("ack_trailing_bytes", "ELENGTH", ACK2 + b"\x00")
@@ -336,7 +349,7 @@ neg("nak_stale_gen_arg", "EFIELD",
 neg("nak_reserved", "ERESERVED", put(NAK_RNR, 19, ">B", 1))
 neg("nak_stream_id_over_24_bits", "ERESERVED", put(NAK_RNR, 24, ">B", 1))
 neg("nak_trailing", "ELENGTH", NAK_RNR + b"\x00")
-neg("probe_reserved", "ERESERVED", put(PROBE, 20, ">I", 1))
+neg("probe_reserved", "ERESERVED", put(PROBE, 22, ">H", 1))
 neg("probe_flag", "EFLAGS", put(PROBE, 2, ">H", EOM))
 neg("probe_short", "ETRUNC", PROBE[:20])
 neg("conn_req_addressed", "EFIELD", put(CONN_REQ, 4, ">I", 9))

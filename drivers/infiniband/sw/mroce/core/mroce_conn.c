@@ -73,6 +73,9 @@ static void rec_acked(void *ctx, const struct mroce_ptx_rec *r, u32 psn)
 {
 	struct blk_ctx *b = ctx;
 
+	/* Probes too: either shows that newer packets get through. */
+	if (r->tx_time > b->c->acked_tx)
+		b->c->acked_tx = r->tx_time;
 	if (r->cookie == MROCE_COOKIE_PROBE)
 		return;
 	b->c->inflight -= r->len;
@@ -159,6 +162,12 @@ void mroce_conn_reset_transport(struct mroce_conn *c, u64 now)
 {
 	u32 i;
 
+	/*
+	 * Whatever the peer said last about our rate still stands (a retry
+	 * exhaustion does not make it wrong); on_up() puts the handshake's.
+	 */
+	u32 hint = c->cc.hint ? c->cc.hint : c->hs.remote.init_rate;
+
 	for (i = 0; i < c->max_paths; i++)
 		c->paths[i].sport = 0;
 	for (i = 0; i < c->max_paths; i++) {
@@ -169,9 +178,11 @@ void mroce_conn_reset_transport(struct mroce_conn *c, u64 now)
 		mroce_health_init(&p->health, c->prm);
 		mroce_prx_init(&p->rx);
 	}
-	mroce_cc_conn_init(&c->cc, c->prm, c->hs.remote.init_rate);
+	mroce_cc_conn_init(&c->cc, c->prm, hint);
 	mroce_rtt_init(&c->rtt);
 	c->inflight = 0;
+	c->acked_tx = 0;
+	c->hint_push = false;
 	c->pace_next = 0;
 	c->progress_at = now;
 	c->watchdog_at = 0;
@@ -226,6 +237,9 @@ static void on_up(struct mroce_conn *c, u64 now)
 	c->mtu = mroce_hs_mtu(&c->hs);
 	c->mss = mroce_max_payload(MROCE_OP_WRITE, c->mtu);
 	mroce_conn_reset_transport(c, now);
+	/* Both grants are the handshake's: the peer's to us, ours to it. */
+	mroce_cc_conn_set_hint(&c->cc, c->hs.remote.init_rate);
+	c->rx_hint_sent = c->hs.local.init_rate;
 }
 
 static u32 hs_result(struct mroce_conn *c, u32 act, u64 now)
@@ -242,26 +256,36 @@ static u32 hs_result(struct mroce_conn *c, u32 act, u64 now)
 
 u32 mroce_conn_connect(struct mroce_conn *c, u64 now)
 {
-	return mroce_hs_connect(&c->hs, c->prm, now);
+	u32 act = mroce_hs_connect(&c->hs, c->prm, now);
+
+	if (act & MROCE_HS_SEND_REQ)
+		c->req_at = now;
+	return act;
 }
 
 u32 mroce_conn_on_hs(struct mroce_conn *c, const struct mroce_pkt *pkt,
 		     u64 now)
 {
-	/* Only a REP to a REQ sent once times a round trip unambiguously. */
-	bool timed = c->hs.state == MROCE_HS_REQ_SENT && !c->hs.retries &&
-		pkt->c.opcode == MROCE_OP_CONN_REP;
-	u64 sent = c->hs.deadline - c->hs.timeout;
 	u32 act = hs_result(c, mroce_hs_on_msg(&c->hs, pkt), now);
 
 	/*
 	 * The handshake is the connection's first RTT sample, so that a first
 	 * flight lost whole (an incast burst into a full buffer, where no data
 	 * ACK ever gives a sample) is probed after a few RTTs, not after
-	 * init_rto.
+	 * init_rto. Only a REP to a REQ sent once times a round trip
+	 * unambiguously; in a simultaneous open the peer's REQ establishes
+	 * us and the REP to our REQ arrives afterwards, still one round trip
+	 * after that REQ.
 	 */
-	if (timed && (act & MROCE_HS_UP) && now > sent && now - sent < U32_MAX)
-		mroce_rtt_sample(&c->rtt, (u32)(now - sent));
+	if (pkt->c.opcode == MROCE_OP_CONN_REP && c->req_at &&
+	    pkt->u.hs.echo_nonce == c->hs.local.nonce &&
+	    !(act & (MROCE_HS_RESTART | MROCE_HS_DOWN)) &&
+	    mroce_conn_established(c)) {
+		if (!c->rtt.srtt && now > c->req_at &&
+		    now - c->req_at < c->prm->max_rto)
+			mroce_rtt_sample(&c->rtt, (u32)(now - c->req_at));
+		c->req_at = 0;
+	}
 	return act;
 }
 
@@ -311,6 +335,23 @@ static void slot_fill(const struct mroce_conn *c, u8 idx, u32 len, u64 now,
 	s->rate = 0;
 }
 
+/*
+ * A paced connection that starts from idle leaves at a random point of its
+ * first packet interval, not at once. Senders that start at the same instant
+ * at the same granted rate (an incast) would otherwise send every packet in
+ * lockstep: a burst of one packet per sender each interval, which for many
+ * senders is a standing queue of many BDPs. The delay is at most one packet
+ * at the rate the receiver granted.
+ */
+static void pace_phase(struct mroce_conn *c, u32 rate, u32 len, u64 now)
+{
+	u64 gap = mroce_rate_ns(rate, len ? len : 1);
+
+	if (gap > U32_MAX)
+		gap = U32_MAX;
+	c->pace_next = now + (gap ? (u32)mroce_prng(&c->rng) % (u32)gap : 0);
+}
+
 enum mroce_tx_status mroce_conn_tx_reserve(struct mroce_conn *c, u64 now,
 					   u32 len, int pref_path,
 					   struct mroce_tx_slot *slot)
@@ -324,6 +365,8 @@ enum mroce_tx_status mroce_conn_tx_reserve(struct mroce_conn *c, u64 now,
 	if (c->inflight && (u64)c->inflight + len > w)
 		return MROCE_TX_WINDOW;
 	rate = mroce_cc_pace_rate(&c->cc, c->prm, c->rtt.srtt);
+	if (rate && !c->inflight && c->pace_next + mroce_rate_ns(rate, len) < now)
+		pace_phase(c, rate, len, now);
 	if (rate && c->pace_next > now + c->prm->pace_horizon) {
 		slot->depart = c->pace_next;
 		return MROCE_TX_PACED;
@@ -393,6 +436,7 @@ void mroce_conn_fill(const struct mroce_conn *c,
 	pkt->c.path_psn = slot->psn;
 	if (pkt->c.opcode == MROCE_OP_PROBE) {
 		pkt->u.probe.tx_ts = slot->tx_ts;
+		pkt->u.probe.backlog = slot->backlog;
 	} else {
 		pkt->u.d.tx_ts = slot->tx_ts;
 		pkt->u.d.backlog = slot->backlog;
@@ -554,8 +598,11 @@ void mroce_conn_on_ack(struct mroce_conn *c, const struct mroce_pkt *pkt,
 	}
 	if (!had_rtt && c->rtt.srtt)
 		first_rtt_rearm(c);
-	mroce_cc_conn_on_ack(&c->cc, c->prm, c->mss, res->acked_bytes,
-			     res->acked_pkts, res->ce_pkts, now, c->rtt.srtt);
+	/* A hint-only ACK acknowledges nothing and must not end a round. */
+	if (pkt->u.ack.n_blocks)
+		mroce_cc_conn_on_ack(&c->cc, c->prm, c->mss, res->acked_bytes,
+				     res->acked_pkts, res->ce_pkts, now,
+				     c->rtt.srtt);
 	if (res->acked_pkts) {
 		c->progress_at = now;
 		c->retries = 0;
@@ -673,10 +720,12 @@ bool mroce_conn_rx_accept(struct mroce_conn *c, const struct mroce_pkt *pkt,
 		c->rx_ce++;
 		c->stats.rx_ce++;
 	}
+	/* A probe's too: a sender stalled on a lost tail still wants its share. */
+	c->rx_backlog = (u32)(probe ? pkt->u.probe.backlog : pkt->u.d.backlog) <<
+		MROCE_BACKLOG_UNIT_SHIFT;
 	if (!probe) {
 		c->stats.rx_bytes += pkt->payload_len;
 		c->rx_period_bytes += pkt->payload_len;
-		c->rx_backlog = (u32)pkt->u.d.backlog << MROCE_BACKLOG_UNIT_SHIFT;
 		owd_update(c, tx_ts, now);
 	}
 	c->ack_dirty |= (u64)1 << p->id;
@@ -691,8 +740,10 @@ bool mroce_conn_rx_accept(struct mroce_conn *c, const struct mroce_pkt *pkt,
 
 bool mroce_conn_ack_due(const struct mroce_conn *c, u64 now)
 {
-	return mroce_conn_established(c) && c->ack_dirty &&
-		(c->ack_now || (c->ack_at && now >= c->ack_at));
+	if (!mroce_conn_established(c))
+		return false;
+	return c->hint_push || (c->ack_dirty &&
+		(c->ack_now || (c->ack_at && now >= c->ack_at)));
 }
 
 u32 mroce_conn_build_ack(struct mroce_conn *c, u64 now, u8 *buf, u32 cap)
@@ -700,8 +751,8 @@ u32 mroce_conn_build_ack(struct mroce_conn *c, u64 now, u8 *buf, u32 cap)
 	u32 room, n = 0, i, len;
 	u8 idx = c->ack_rr;
 
-	if (!mroce_conn_established(c) || !c->ack_dirty ||
-	    cap < MROCE_ACK_BASE_LEN + MROCE_ACK_BLOCK_LEN)
+	if (!mroce_conn_established(c) || (!c->ack_dirty && !c->hint_push) ||
+	    cap < MROCE_ACK_BASE_LEN + (c->ack_dirty ? MROCE_ACK_BLOCK_LEN : 0))
 		return 0;
 	room = (cap - MROCE_ACK_BASE_LEN) / MROCE_ACK_BLOCK_LEN;
 	if (room > MROCE_ACK_MAX_BLOCKS)
@@ -728,13 +779,30 @@ u32 mroce_conn_build_ack(struct mroce_conn *c, u64 now, u8 *buf, u32 cap)
 		c->ack_at = 0;
 		c->ack_pending = 0;
 	}
+	if (!n)
+		c->stats.hint_acks_tx++;
+	c->hint_push = false;
+	c->rx_hint_sent = c->rx_hint;
 	c->stats.acks_tx++;
 	return len;
 }
 
 void mroce_conn_set_rx_hint(struct mroce_conn *c, u32 mbps)
 {
+	u32 told = c->rx_hint_sent;
+
 	c->rx_hint = mbps;
+	if (!mbps)
+		return;
+	c->hs.local.init_rate = mbps;
+	/*
+	 * A grant that fell by more than an eighth is pushed at once: the
+	 * peer may be idle and would restart at what it last heard (0 there
+	 * means "no limit"). Rises wait for the next ACK; an idle peer asks
+	 * for more with its first packets.
+	 */
+	if (mroce_conn_established(c) && (!told || mbps < told - told / 8))
+		c->hint_push = true;
 }
 
 void mroce_conn_rx_sample(struct mroce_conn *c, u64 period_ns, u32 rtt,
@@ -747,6 +815,46 @@ void mroce_conn_rx_sample(struct mroce_conn *c, u64 period_ns, u32 rtt,
 	c->rx_period_bytes = 0;
 }
 
+/*
+ * When a path that carries data is judged silent (docs §5.5): its oldest
+ * outstanding packet has waited silent_rtts connection srtts (and at least a
+ * tail-loss probe's round trip) while some path acknowledged a packet sent
+ * after it. Paths are FIFO, so that packet is not merely late; waiting for
+ * the RTO (min_rto, many RTTs) could exhaust the stream windows first.
+ * U64_MAX if the rule does not apply now.
+ */
+static u64 silent_at(const struct mroce_conn *c, const struct mroce_path *p)
+{
+	u64 oldest, wait, probe;
+
+	if (!c->prm->silent_rtts || !c->rtt.srtt || !p->tx.n_out ||
+	    (p->health.state != MROCE_PATH_ACTIVE &&
+	     p->health.state != MROCE_PATH_SUSPECT))
+		return U64_MAX;
+	oldest = mroce_ptx_oldest(&p->tx);
+	if (!oldest || c->acked_tx <= oldest)
+		return U64_MAX;
+	wait = (u64)c->prm->silent_rtts * c->rtt.srtt + c->prm->ack_delay;
+	probe = (u64)path_pto(c, p) + c->rtt.srtt;
+	return oldest + (wait > probe ? wait : probe);
+}
+
+/* RTO, or silence: what is outstanding is lost and the path re-keyed. */
+static void path_expire(struct mroce_conn *c, struct mroce_path *p, u64 now,
+			struct sink *sk)
+{
+	struct blk_ctx b = { .c = c, .p = p };
+
+	p->rto_at = 0;
+	p->pto_at = 0;
+	mroce_ptx_lose_all(&p->tx, rec_lost, &b);
+	if (b.data_lost)
+		mroce_cc_conn_on_loss(&c->cc, c->prm, b.data_lost,
+				      mroce_cc_path_on_loss(&p->cc, c->prm));
+	mroce_health_outcome(&p->health, 0, b.data_lost);
+	health(c, p, MROCE_HEV_RTO, p->gen + 1, now, sk);
+}
+
 static void path_timer(struct mroce_conn *c, struct mroce_path *p, u64 now,
 		       struct sink *sk)
 {
@@ -756,19 +864,15 @@ static void path_timer(struct mroce_conn *c, struct mroce_path *p, u64 now,
 		return;
 	}
 	if (p->rto_at && now >= p->rto_at) {
-		struct blk_ctx b = { .c = c, .p = p };
-
-		p->rto_at = 0;
-		p->pto_at = 0;
 		p->stats.rtos++;
 		c->stats.rtos++;
-		mroce_ptx_lose_all(&p->tx, rec_lost, &b);
-		if (b.data_lost)
-			mroce_cc_conn_on_loss(&c->cc, c->prm, b.data_lost,
-					      mroce_cc_path_on_loss(&p->cc,
-								    c->prm));
-		mroce_health_outcome(&p->health, 0, b.data_lost);
-		health(c, p, MROCE_HEV_RTO, p->gen + 1, now, sk);
+		path_expire(c, p, now, sk);
+		return;
+	}
+	if (now >= silent_at(c, p)) {
+		p->stats.silent++;
+		c->stats.silent++;
+		path_expire(c, p, now, sk);
 		return;
 	}
 	if (p->pto_at && now >= p->pto_at) {
@@ -788,6 +892,8 @@ u64 mroce_conn_on_timer(struct mroce_conn *c, u64 now,
 
 	memset(res, 0, sizeof(*res));
 	res->hs = hs_result(c, mroce_hs_on_timer(&c->hs, c->prm, now), now);
+	if (res->hs & MROCE_HS_SEND_REQ)
+		c->req_at = 0;	/* a REP could now answer either REQ */
 	if (!mroce_conn_established(c))
 		return mroce_conn_next_deadline(c);
 
@@ -836,9 +942,13 @@ u64 mroce_conn_next_deadline(const struct mroce_conn *c)
 		}
 		t = earliest(t, p->rto_at);
 		t = earliest(t, p->pto_at);
+		t = earliest(t, silent_at(c, p));
 	}
 	t = earliest(t, c->watchdog_at);
 	if (c->ack_dirty)
 		t = earliest(t, c->ack_at);
+	/* Due at once: any time in the past will do. */
+	if (c->hint_push)
+		t = earliest(t, 1);
 	return t;
 }

@@ -43,6 +43,7 @@ struct mroce_path_stats {
 	u64 rekeys;
 	u64 ce_pkts;		/* CE marks the receiver reported */
 	u64 rx_pkts;		/* packets we accepted on the peer's path */
+	u64 silent;		/* declared silent while siblings were acked */
 };
 
 struct mroce_path {
@@ -94,6 +95,8 @@ struct mroce_conn_stats {
 	u64 rx_bad_path;
 	u64 rx_ce;
 	u64 acks_tx;
+	u64 hint_acks_tx;	/* ACKs sent only to lower the peer's grant */
+	u64 silent;		/* paths declared silent (docs §5.5) */
 };
 
 struct mroce_conn_cfg {
@@ -131,6 +134,8 @@ struct mroce_conn {
 	u64 watchdog_at;	/* connection-level retry timer, 0 = off */
 	u8 retries;		/* watchdog rounds without progress */
 	u64 rng;
+	u64 acked_tx;		/* newest tx time of any acknowledged packet */
+	u64 req_at;		/* our only CONN_REQ of this attempt, 0 = none */
 
 	/* Receiver */
 	u64 ack_dirty;		/* paths with news for the next ACK */
@@ -139,6 +144,8 @@ struct mroce_conn {
 	bool ack_now;
 	u8 ack_rr;
 	u32 rx_hint;		/* our rate hint for the peer, 0 = none */
+	u32 rx_hint_sent;	/* the grant the peer last heard from us */
+	bool hint_push;		/* the grant fell: an ACK is due, blocks or not */
 	u32 rx_ce;
 	u32 rx_backlog;		/* bytes the peer has queued for us */
 	u64 rx_period_bytes;	/* payload bytes since the last hint sample */
@@ -254,7 +261,12 @@ bool mroce_conn_rx_accept(struct mroce_conn *c, const struct mroce_pkt *pkt,
 bool mroce_conn_ack_due(const struct mroce_conn *c, u64 now);
 /* Encodes the next ACK into @buf; returns its length, 0 if none is due. */
 u32 mroce_conn_build_ack(struct mroce_conn *c, u64 now, u8 *buf, u32 cap);
-/* Sets the rate hint our ACKs carry (Mbit/s, 0 = none). */
+/*
+ * Sets the rate hint our ACKs carry (Mbit/s, 0 = none); it is also the
+ * init_rate of our next CONN_REQ or CONN_REP. If it fell well below what the
+ * peer last heard, an ACK becomes due at once (a hint-only ACK if there is
+ * no path news): an idle peer must not restart at a stale grant.
+ */
 void mroce_conn_set_rx_hint(struct mroce_conn *c, u32 mbps);
 /*
  * Demand and queueing of the peer's traffic since the previous call, for

@@ -37,7 +37,7 @@ u32 mroce_hint_compute(const struct mroce_hint_cfg *cfg,
 {
 	u64 c = (u64)cfg->capacity * cfg->util / MROCE_Q10;
 	u64 lo, hi;
-	u32 active = 0, i, qd = U32_MAX;
+	u32 i, qd = U32_MAX;
 
 	/*
 	 * A queue at our port delays every packet of every connection, so the
@@ -47,10 +47,7 @@ u32 mroce_hint_compute(const struct mroce_hint_cfg *cfg,
 	 * periods as that connection's packets are apart (many, in an incast).
 	 */
 	for (i = 0; i < n; i++) {
-		if (!e[i].demand)
-			continue;
-		active++;
-		if (e[i].qdelay < qd)
+		if (e[i].demand && e[i].qdelay < qd)
 			qd = e[i].qdelay;
 	}
 	if (qd == U32_MAX)
@@ -86,15 +83,29 @@ u32 mroce_hint_compute(const struct mroce_hint_cfg *cfg,
 	for (i = 0; i < n; i++) {
 		u64 h;
 
+		/*
+		 * An idle connection may start at any moment, and all of them
+		 * at once (an incast): its grant is its share of C among every
+		 * connection we serve, so that their first round trip together
+		 * sends about one BDP. The first ACK then gives it its share.
+		 */
 		if (e[i].demand)
 			h = lo * (e[i].weight ? e[i].weight : 1);
 		else
-			h = mroce_div_u64(c, active + 1);
+			h = mroce_div_u64(c, n);
 		if (h > c)
 			h = c;
 		e[i].hint = h ? (u32)h : 1;
 	}
 	return (u32)c;
+}
+
+u32 mroce_hint_newcomer(const struct mroce_hint_cfg *cfg, u32 n_conns)
+{
+	u64 c = (u64)cfg->capacity * cfg->util / MROCE_Q10;
+
+	c = mroce_div_u64(c, n_conns ? n_conns : 1);
+	return c ? (u32)c : 1;
 }
 
 u32 mroce_hint_demand(u64 bytes, u64 period_ns, u32 backlog_bytes, u32 rtt,

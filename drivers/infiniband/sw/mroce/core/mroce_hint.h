@@ -32,6 +32,12 @@ void mroce_hint_cfg_default(struct mroce_hint_cfg *cfg, u32 capacity);
 u32 mroce_hint_compute(const struct mroce_hint_cfg *cfg,
 		       struct mroce_hint_entry *e, u32 n);
 /*
+ * The grant of a connection that is being set up (its CONN_REQ or CONN_REP
+ * carries it as init_rate): the undrained capacity over @n_conns, every
+ * connection the device serves counting this one, like an idle one's hint.
+ */
+u32 mroce_hint_newcomer(const struct mroce_hint_cfg *cfg, u32 n_conns);
+/*
  * Demand of one connection: its arrival rate over @period_ns plus its
  * advertised backlog drained within one @rtt, capped at @line Mbit/s.
  */

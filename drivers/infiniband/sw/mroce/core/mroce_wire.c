@@ -217,7 +217,8 @@ static enum mroce_wire_err decode_ack(const u8 *b, u32 len,
 	a->n_blocks = b[24];
 	if (b[25] || mroce_get_be16(b + 26))
 		return MROCE_WIRE_ERESERVED;
-	if (a->n_blocks == 0 || a->n_blocks > MROCE_ACK_MAX_BLOCKS)
+	/* No block: a hint-only ACK (docs/protocol.md §3.6). */
+	if (a->n_blocks > MROCE_ACK_MAX_BLOCKS)
 		return MROCE_WIRE_EBLOCKS;
 	need = MROCE_ACK_BASE_LEN + a->n_blocks * MROCE_ACK_BLOCK_LEN;
 	if (len < need)
@@ -230,7 +231,7 @@ static enum mroce_wire_err decode_ack(const u8 *b, u32 len,
 		if (blk[2] || blk[3])
 			return MROCE_WIRE_ERESERVED;
 	}
-	a->raw_blocks = b + MROCE_ACK_BASE_LEN;
+	a->raw_blocks = a->n_blocks ? b + MROCE_ACK_BASE_LEN : NULL;
 	return MROCE_WIRE_OK;
 }
 
@@ -376,7 +377,8 @@ enum mroce_wire_err mroce_decode(const u8 *buf, u32 len, struct mroce_pkt *pkt)
 		return decode_nak(buf, pkt);
 	case KIND_PROBE:
 		pkt->u.probe.tx_ts = mroce_get_be32(buf + 16);
-		return mroce_get_be32(buf + 20) ? MROCE_WIRE_ERESERVED :
+		pkt->u.probe.backlog = mroce_get_be16(buf + 20);
+		return mroce_get_be16(buf + 22) ? MROCE_WIRE_ERESERVED :
 			MROCE_WIRE_OK;
 	default:
 		return decode_hs(buf, pkt);
@@ -420,8 +422,7 @@ void mroce_ack_block_put(const struct mroce_ack_block *blk, u8 *b)
 u32 mroce_encode_ack_head(u32 dst_conn, u32 rate_hint, u32 conn_ce,
 			  u8 n_blocks, u8 *buf, u32 cap)
 {
-	if (cap < MROCE_ACK_BASE_LEN || !n_blocks ||
-	    n_blocks > MROCE_ACK_MAX_BLOCKS)
+	if (cap < MROCE_ACK_BASE_LEN || n_blocks > MROCE_ACK_MAX_BLOCKS)
 		return 0;
 	memset(buf, 0, MROCE_ACK_BASE_LEN);
 	buf[0] = MROCE_WIRE_VERSION << 4;
@@ -502,6 +503,7 @@ static void encode_ctrl(const struct mroce_pkt *pkt, u8 *b, u8 kind)
 		break;
 	case KIND_PROBE:
 		mroce_put_be32(pkt->u.probe.tx_ts, b + 16);
+		mroce_put_be16(pkt->u.probe.backlog, b + 20);
 		break;
 	case KIND_HS:
 	case KIND_CLOSE:
@@ -541,9 +543,8 @@ static bool fields_fit(const struct mroce_pkt *pkt, u8 kind)
 		return !((pkt->u.ud.dst_qpn | pkt->u.ud.src_qpn) &
 			 ~MROCE_QPN_MASK);
 	case KIND_ACK:
-		return pkt->u.ack.n_blocks >= 1 &&
-			pkt->u.ack.n_blocks <= MROCE_ACK_MAX_BLOCKS &&
-			pkt->u.ack.blocks;
+		return pkt->u.ack.n_blocks <= MROCE_ACK_MAX_BLOCKS &&
+			(!pkt->u.ack.n_blocks || pkt->u.ack.blocks);
 	default:
 		return true;
 	}

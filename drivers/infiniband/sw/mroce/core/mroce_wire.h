@@ -12,7 +12,7 @@
 
 #include "mroce_env.h"
 
-#define MROCE_WIRE_VERSION	0
+#define MROCE_WIRE_VERSION	1
 #define MROCE_UDP_PORT_DEFAULT	61791
 #define MROCE_SPORT_MIN		0xC000
 #define MROCE_SPORT_MAX		0xFFFF
@@ -169,6 +169,7 @@ struct mroce_nak {
 
 struct mroce_probe {
 	u32 tx_ts;
+	u16 backlog;		/* as in the data header (a grant request) */
 };
 
 /* CONN_REQ, CONN_REP and CONN_CLOSE. */
