@@ -20,8 +20,12 @@ pkgs=(
 	iproute2 iputils-ping ethtool tcpdump iperf3
 	# kernel ULP and tracing tools (later issues)
 	nvme-cli fio ksmbd-tools cifs-utils bpftool bpftrace libbpf-dev
-	# user space (C++17, GoogleTest, sanitizers, fuzzers)
+	# user space (C++17, GoogleTest, sanitizers, fuzzers); the CLI's BPF
+	# skeleton finds libbpf through pkg-config (libbpf.pc needs libelf, zlib)
 	cmake g++ libgtest-dev libgmock-dev clang libclang-rt-14-dev python3
+	pkg-config libelf-dev zlib1g-dev
+	# make bench-sim plots
+	gnuplot-nox
 	"$@"
 )
 
