@@ -14,10 +14,13 @@
  * With a peer device, RC traffic between the two exercises what the ULPs
  * rely on: 1 MiB RDMA WRITE and READ through a fast-registered MR and the
  * local DMA lkey, Send with Invalidate reported in the receive completion,
- * re-registration, and local invalidation refusing the stale rkey.
+ * re-registration, local invalidation refusing the stale rkey, and a chain
+ * of writes each posted from the previous one's completion handler in
+ * softirq, through a remote DMA MR (the unsafe global rkey).
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
+#include <linux/completion.h>
 #include <linux/module.h>
 #include <linux/scatterlist.h>
 #include <linux/slab.h>
@@ -856,6 +859,117 @@ static void xfer_teardown(struct xfer *x)
 	kfree(x->msg);
 }
 
+/*
+ * ULPs post from their completion handlers, in softirq (IB_POLL_SOFTIRQ):
+ * a chain of RDMA WRITEs where each completion posts the next, into a
+ * peer buffer reached through its PD's unsafe global rkey (a remote DMA
+ * MR, as some ULPs use).
+ */
+#define CHAIN_N		16
+#define CHAIN_CHUNK	SZ_64K
+
+struct chain {
+	struct ib_cqe		cqe;
+	struct ib_qp		*qp;
+	u8			*src;
+	u64			dst;
+	u32			rkey;
+	u32			lkey;
+	int			done;
+	int			status;
+	bool			all_softirq;
+	struct completion	finished;
+};
+
+static int chain_post(struct chain *ch)
+{
+	struct ib_sge sge = { (u64)(uintptr_t)ch->src + ch->done * CHAIN_CHUNK,
+			      CHAIN_CHUNK, ch->lkey };
+	struct ib_rdma_wr wr = {
+		.wr.wr_cqe = &ch->cqe, .wr.opcode = IB_WR_RDMA_WRITE,
+		.wr.send_flags = IB_SEND_SIGNALED, .wr.sg_list = &sge,
+		.wr.num_sge = 1, .remote_addr = ch->dst + ch->done * CHAIN_CHUNK,
+		.rkey = ch->rkey,
+	};
+	const struct ib_send_wr *bad;
+
+	return ib_post_send(ch->qp, &wr.wr, &bad);
+}
+
+static void chain_done(struct ib_cq *cq, struct ib_wc *wc)
+{
+	struct chain *ch = container_of(wc->wr_cqe, struct chain, cqe);
+
+	ch->all_softirq = ch->all_softirq && in_serving_softirq();
+	if (wc->status != IB_WC_SUCCESS) {
+		ch->status = wc->status;
+		complete(&ch->finished);
+		return;
+	}
+	if (++ch->done == CHAIN_N) {
+		complete(&ch->finished);
+		return;
+	}
+	if (chain_post(ch)) {
+		ch->status = IB_WC_GENERAL_ERR;
+		complete(&ch->finished);
+	}
+}
+
+static void test_softirq_chain(struct ctx *a, struct ctx *b, u8 *src)
+{
+	struct ib_qp_attr qa = { .qp_state = IB_QPS_ERR };
+	struct ctx sa = *a, sb = *b;
+	struct chain ch = { .cqe.done = chain_done, .src = src,
+			    .all_softirq = true };
+	struct ib_qp *qb = NULL;
+	struct page *dst;
+	bool ok;
+
+	init_completion(&ch.finished);
+	dst = alloc_pages(GFP_KERNEL | __GFP_ZERO, get_order(SZ_1M));
+	sa.cq = ib_alloc_cq(a->ibdev, NULL, 64, 0, IB_POLL_SOFTIRQ);
+	sb.pd = ib_alloc_pd(b->ibdev, IB_PD_UNSAFE_GLOBAL_RKEY);
+	if (!dst || IS_ERR(sa.cq) || IS_ERR(sb.pd)) {
+		CHECK(false, "softirq chain: buffer, SOFTIRQ CQ, PD with a global rkey");
+		goto out;
+	}
+	ch.qp = mk_qp(&sa, IB_QPT_RC, NULL, NULL);
+	qb = mk_qp(&sb, IB_QPT_RC, NULL, NULL);
+	if (IS_ERR(ch.qp) || IS_ERR(qb) ||
+	    connect_qp(&sa, ch.qp, qb->qp_num, &b->gid) ||
+	    connect_qp(&sb, qb, ch.qp->qp_num, &a->gid)) {
+		CHECK(false, "softirq chain: two connected RC QPs");
+		goto out;
+	}
+	ch.dst = (u64)(uintptr_t)page_address(dst);
+	ch.rkey = sb.pd->unsafe_global_rkey;
+	ch.lkey = a->pd->local_dma_lkey;
+	if (chain_post(&ch)) {
+		CHECK(false, "softirq chain: the first post");
+		goto out;
+	}
+	ok = wait_for_completion_timeout(&ch.finished, 60 * HZ);
+	CHECK(ok && ch.status == IB_WC_SUCCESS && ch.done == CHAIN_N &&
+	      !memcmp(page_address(dst), src, CHAIN_N * CHAIN_CHUNK),
+	      "softirq chain: %d x 64 KiB WRITEs, each posted by the previous one's handler, bytes checked (%d done, %s)",
+	      CHAIN_N, ch.done, ib_wc_status_msg(ch.status));
+	CHECK(ok && ch.all_softirq, "softirq chain: every handler ran in softirq");
+out:
+	if (!IS_ERR_OR_NULL(ch.qp)) {
+		ib_modify_qp(ch.qp, &qa, IB_QP_STATE);
+		ib_destroy_qp(ch.qp);	/* after the flush it waited for */
+	}
+	if (!IS_ERR_OR_NULL(qb))
+		ib_destroy_qp(qb);
+	if (!IS_ERR_OR_NULL(sa.cq))
+		ib_free_cq(sa.cq);
+	if (!IS_ERR_OR_NULL(sb.pd))
+		ib_dealloc_pd(sb.pd);
+	if (dst)
+		__free_pages(dst, get_order(SZ_1M));
+}
+
 static void test_traffic(struct ctx *a, struct ctx *b)
 {
 	struct xfer *x = kzalloc(sizeof(*x), GFP_KERNEL);
@@ -915,6 +1029,8 @@ static void test_traffic(struct ctx *a, struct ctx *b)
 	CHECK(st == IB_WC_REM_ACCESS_ERR,
 	      "traffic: a WRITE with the locally invalidated rkey fails: %s",
 	      ib_wc_status_msg(st));
+
+	test_softirq_chain(a, b, x->src);
 out:
 	xfer_teardown(x);
 	kfree(x);
