@@ -659,4 +659,48 @@ TEST_F(Conn, ProbeCarriesTheBacklog) {
   EXPECT_EQ(b.c.rx_backlog, 1u << 20);
 }
 
+TEST_F(Conn, APeerThatStartsSendingIsHeldAtItsGrantForTwoRttsAndAPacket) {
+  mroce_conn_set_rx_hint(&b.c, 1000);
+  establish();
+  const uint64_t period = 5000;
+  const uint32_t rtt = 10000;
+  const uint64_t hold = 2 * rtt + mroce_rate_ns(1000, b.c.mss);
+  uint32_t demand, qd;
+  uint64_t busy = 0;
+  uint64_t cookie = 1;
+  auto feed = [&] {  // a packet from a reaches b and is acknowledged
+    deliver(b, send(a, cookie++, 1000));
+    ack(b, a);
+  };
+  // Idle: the receiver may lower the grant, and raise it again.
+  mroce_conn_rx_sample(&b.c, period, rtt, 100000, &demand, &qd);
+  mroce_conn_set_rx_hint(&b.c, 3000);
+  EXPECT_EQ(b.c.rx_hint, 3000u);
+  mroce_conn_set_rx_hint(&b.c, 1000);
+  // It starts: the others granted alike may not have been heard yet.
+  while (busy + period < hold) {
+    feed();
+    mroce_conn_rx_sample(&b.c, period, rtt, 100000, &demand, &qd);
+    busy += period;
+    EXPECT_GT(demand, 0u);
+    mroce_conn_set_rx_hint(&b.c, 5000);
+    EXPECT_EQ(b.c.rx_hint, 1000u) << "after " << busy << " ns";
+    mroce_conn_set_rx_hint(&b.c, 500);  // falls are never held
+    EXPECT_EQ(b.c.rx_hint, 500u);
+    mroce_conn_set_rx_hint(&b.c, 1000);
+    now += period;
+  }
+  feed();
+  mroce_conn_rx_sample(&b.c, period, rtt, 100000, &demand, &qd);
+  mroce_conn_set_rx_hint(&b.c, 5000);
+  EXPECT_EQ(b.c.rx_hint, 5000u);  // two RTTs and a packet later: its share
+  // A pause ends the spell; the next start is held at the grant it then has.
+  mroce_conn_rx_sample(&b.c, period, rtt, 100000, &demand, &qd);
+  EXPECT_EQ(demand, 0u);
+  feed();
+  mroce_conn_rx_sample(&b.c, period, rtt, 100000, &demand, &qd);
+  mroce_conn_set_rx_hint(&b.c, 9000);
+  EXPECT_EQ(b.c.rx_hint, 5000u);
+}
+
 }  // namespace

@@ -195,6 +195,8 @@ void mroce_conn_reset_transport(struct mroce_conn *c, u64 now)
 	c->rx_ce = 0;
 	c->rx_backlog = 0;
 	c->rx_period_bytes = 0;
+	c->rx_busy = 0;
+	c->rx_cap = 0;
 	c->owd_valid = false;
 	c->qdelay = 0;
 	c->q_min = U32_MAX;
@@ -791,6 +793,8 @@ void mroce_conn_set_rx_hint(struct mroce_conn *c, u32 mbps)
 {
 	u32 told = c->rx_hint_sent;
 
+	if (c->rx_cap && mbps > c->rx_cap)
+		mbps = c->rx_cap;
 	c->rx_hint = mbps;
 	if (!mbps)
 		return;
@@ -810,6 +814,25 @@ void mroce_conn_rx_sample(struct mroce_conn *c, u64 period_ns, u32 rtt,
 {
 	*demand = mroce_hint_demand(c->rx_period_bytes, period_ns,
 				    c->rx_backlog, rtt, line);
+	if (c->rx_period_bytes || c->rx_backlog) {
+		/*
+		 * A peer that starts sending (again) keeps the grant it
+		 * started with for two round trips and one packet interval at
+		 * that grant: the others granted alike may not have been heard
+		 * yet (paced, each with a random phase), and the first of an
+		 * incast to be heard would otherwise split all of C between
+		 * them and overshoot when the rest arrive.
+		 */
+		if (!c->rx_busy)
+			c->rx_cap = c->rx_hint;
+		c->rx_busy += period_ns;
+		if (c->rx_cap && c->rx_busy >= 2 * (u64)rtt +
+		    mroce_rate_ns(c->rx_cap, c->mss))
+			c->rx_cap = 0;
+	} else {
+		c->rx_busy = 0;
+		c->rx_cap = 0;
+	}
 	*qdelay = c->q_min;
 	c->q_min = U32_MAX;
 	c->rx_period_bytes = 0;

@@ -149,6 +149,8 @@ struct mroce_conn {
 	u32 rx_ce;
 	u32 rx_backlog;		/* bytes the peer has queued for us */
 	u64 rx_period_bytes;	/* payload bytes since the last hint sample */
+	u64 rx_busy;		/* ns of hint samples with the peer's data, in a row */
+	u32 rx_cap;		/* grant a newly busy peer may not exceed, 0 = none */
 	u32 owd_base;
 	s32 owd_min;
 	u32 qdelay;		/* EWMA of OWD above its minimum, ns */
@@ -262,7 +264,8 @@ bool mroce_conn_ack_due(const struct mroce_conn *c, u64 now);
 /* Encodes the next ACK into @buf; returns its length, 0 if none is due. */
 u32 mroce_conn_build_ack(struct mroce_conn *c, u64 now, u8 *buf, u32 cap);
 /*
- * Sets the rate hint our ACKs carry (Mbit/s, 0 = none); it is also the
+ * Sets the rate hint our ACKs carry (Mbit/s, 0 = none; a peer that just
+ * started sending is held at the grant it started with, docs §6.4); it is also the
  * init_rate of our next CONN_REQ or CONN_REP. If it fell well below what the
  * peer last heard, an ACK becomes due at once (a hint-only ACK if there is
  * no path news): an idle peer must not restart at a stale grant.
