@@ -189,6 +189,9 @@ int mroce_retransmit(struct bpf_raw_tracepoint_args *ctx)
 	v = path_at(a, (__u32)a[MROCE_RTX_PATH]);
 	if (v)
 		mroce_tp_on_retx_out(v, a);
+	/* U32_MAX: the transport does not know where the chunk was lost */
+	if ((__u32)a[MROCE_RTX_OLD_PATH] == MROCE_TP_NO_PATH)
+		return 0;
 	v = path_at(a, (__u32)a[MROCE_RTX_OLD_PATH]);
 	if (v)
 		mroce_tp_on_retx_lost(v, a);

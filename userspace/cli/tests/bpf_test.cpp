@@ -41,6 +41,8 @@ TEST_F(BpfFixture, Programs__AggregateSyntheticRecordsIntoTheMaps)
 	run("mroce_path_stats", {3, 9, 2 | 1 << 8, 1000, 4096000, 990, 12, 1, 2, 3, 4});
 	/* a chunk lost on path 2 (SACK) goes out again on path 5 */
 	run("mroce_retransmit", {3, 9, 5, 100, 17, 200, 2 | 1 << 8, 42, 4096, 0});
+	/* resent on path 5, lost who knows where: no phantom path 255 row */
+	run("mroce_retransmit", {3, 9, 5, 101, 17, 201, 0xffffffffu, 0, 4096, 0});
 	run("mroce_path_state", {3, 9, 5, 49156, 0, 1});
 	run("mroce_conn_state", {3, 9, 4, 0, 0x0000ffff0a000002ull, 1, 2, 8});
 	run("mroce_cc_update", {3, 9, 262144, 131072, 100, 1000, 950, 8192, 1});
@@ -69,8 +71,8 @@ TEST_F(BpfFixture, Programs__AggregateSyntheticRecordsIntoTheMaps)
 	EXPECT_EQ(p2->val.retx_out, 0u);
 	EXPECT_GE(p2->val.sample_ns, t0) << "timestamps are CLOCK_MONOTONIC";
 	EXPECT_LE(p2->val.sample_ns, s.ns);
-	EXPECT_EQ(p5->val.retx_out, 1u);
-	EXPECT_EQ(p5->val.retx_out_bytes, 4096u);
+	EXPECT_EQ(p5->val.retx_out, 2u);
+	EXPECT_EQ(p5->val.retx_out_bytes, 8192u);
 	EXPECT_EQ(p5->val.state, 1u);
 	EXPECT_EQ(p5->val.state_changes, 1u);
 
