@@ -8,9 +8,14 @@
 #   transport_ready NS DEV     mroce DEV in NS can carry traffic; prints why not
 #   gid_index DEV IP           GID table index of IP's RoCE v2 GID on DEV
 #   ipv4_gid_index DEV         GID table index of DEV's IPv4 (RoCE v2) GID
+#   perftest_pair NSA DEVA NSB DEVB SERVER_IP TOOL ARGS...
+#                              a perftest or ibv_*_pingpong TOOL: server on DEVB
+#                              (NSB), client on DEVA (NSA) connecting to
+#                              SERVER_IP, each on its IPv4 GID; both must pass.
+#                              Logs $MROCE_TEST_OUT/$PERFTEST_LOG.{server,client}
+#                              (default "perftest"); PERFTEST_TIMEOUT (180 s)
 #   rc_pingpong NSA DEVA NSB DEVB SERVER_IP ARGS...
-#                              ibv_rc_pingpong server on DEVB (NSB), client on
-#                              DEVA (NSA) connecting to SERVER_IP; both must pass
+#                              perftest_pair with ibv_rc_pingpong
 #   verify_pair NSA DEVA NSB DEVB SERVER_IP ARGS...
 #                              mroce_verify between the two (server on B)
 #   build_tools TOOL...        selftests/tools programs: the host's build/tools
@@ -45,25 +50,32 @@ ipv4_gid_index() {
 	gid_list "$1" | awk '$2 ~ /^0000:0000:0000:0000:0000:ffff:/ && $3 == "RoCE_v2" { print $1; exit }'
 }
 
-# ibv_rc_pingpong exits 0 on both sides only if every iteration completed;
-# it does not check data, mroce_verify does.
-rc_pingpong() {
-	local nsa=$1 deva=$2 nsb=$3 devb=$4 ip=$5 ga gb spid rc
-	shift 5
+# perftest and the pingpongs exit non-zero on an error completion or a
+# stall; neither checks data (mroce_verify does). The client starts once
+# the server listens on its TCP port (the VM may be slow to start it).
+perftest_pair() {
+	local nsa=$1 deva=$2 nsb=$3 devb=$4 ip=$5 tool=$6 gopt=-x ga gb spid rc
+	local log=$MROCE_TEST_OUT/${PERFTEST_LOG:-perftest} tmo=${PERFTEST_TIMEOUT:-180}
+	shift 6
+	[[ $tool == ibv_* ]] && gopt=-g
 	gb=$(ipv4_gid_index "$devb") && ga=$(ipv4_gid_index "$deva") || {
 		echo "no IPv4 GID on $deva or $devb"
 		return 1
 	}
-	nsexec "$nsb" timeout 120 ibv_rc_pingpong -d "$devb" -g "$gb" "$@" \
-		> "$MROCE_TEST_OUT/pingpong-server.log" 2>&1 &
+	nsexec "$nsb" timeout "$tmo" "$tool" -d "$devb" "$gopt" "$gb" "$@" > "$log.server" 2>&1 &
 	spid=$!
-	sleep 0.5
-	nsexec "$nsa" timeout 120 ibv_rc_pingpong -d "$deva" -g "$ga" "$@" "$ip" \
-		> "$MROCE_TEST_OUT/pingpong-client.log" 2>&1
+	wait_for 30 nsexec "$nsb" bash -c "ss -Htln 'sport = :18515' | grep -q ."
+	nsexec "$nsa" timeout "$tmo" "$tool" -d "$deva" "$gopt" "$ga" "$@" "$ip" > "$log.client" 2>&1
 	rc=$?
 	wait "$spid" || rc=1
-	[ $rc -eq 0 ] || sed 's/^/#   /' "$MROCE_TEST_OUT"/pingpong-*.log
+	_last_output=$(tail -n 4 "$log.client"; tail -n 4 "$log.server")
+	[ $rc -eq 0 ] || printf '%s\n' "$_last_output" | sed 's/^/#   /'
 	return $rc
+}
+
+rc_pingpong() {
+	local args=("$@")
+	PERFTEST_LOG=pingpong perftest_pair "${args[@]:0:5}" ibv_rc_pingpong "${args[@]:5}"
 }
 
 build_tools() {

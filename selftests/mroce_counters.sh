@@ -7,7 +7,7 @@
 # and a BPF program can attach to them. Once the transport carries traffic:
 # packet and byte counters match the traffic, retransmission counters move
 # under netem loss and stay put without it.
-# vm-timeout: 240
+# vm-timeout: 420
 . "$(dirname "$0")/lib.sh"
 require_root
 require_cmd rdma ip tc
@@ -130,13 +130,16 @@ if ! why=$(transport_ready a mroce_a); then
 fi
 
 delta() { echo $(( $(hw_counter "$1" "$2") - ${3:-0} )); }
-snap() { for c in sent_pkts rcvd_pkts sent_bytes rcvd_bytes retrans_pkts sack_gaps; do
+snap() { for c in sent_pkts rcvd_pkts sent_bytes rcvd_bytes retrans_pkts sack_gaps \
+	duplicate_request rto_timeouts pto_timeouts; do
 	printf '%s_%s=%s\n' "$1" "$c" "$(hw_counter "$1" "$c")"; done; }
 eval "$(snap mroce_a)"
 eval "$(snap mroce_b)"
 tx_before=$(nsexec a cat /sys/class/net/va/statistics/tx_packets)
 check "ibv_rc_pingpong 1000 x 4 KiB" rc_pingpong a mroce_a b mroce_b 10.0.0.2 -n 1000 -s 4096
-sleep 0.1
+# The last ACKs (and any late retransmission) may still be on the wire.
+pkts_settled() { [ "$(delta mroce_a sent_pkts "$mroce_a_sent_pkts")" = "$(delta mroce_b rcvd_pkts "$mroce_b_rcvd_pkts")" ]; }
+wait_for 10 pkts_settled
 sent=$(delta mroce_a sent_pkts "$mroce_a_sent_pkts")
 rcvd=$(delta mroce_b rcvd_pkts "$mroce_b_rcvd_pkts")
 tx=$(( $(nsexec a cat /sys/class/net/va/statistics/tx_packets) - tx_before ))
@@ -148,7 +151,21 @@ check "sent_bytes covers the payload (4 MB)" test \
 	"$(delta mroce_a sent_bytes "$mroce_a_sent_bytes")" -ge 4096000
 check_eq "sent_bytes(a) = rcvd_bytes(b)" "$(delta mroce_a sent_bytes "$mroce_a_sent_bytes")" \
 	"$(delta mroce_b rcvd_bytes "$mroce_b_rcvd_bytes")"
-check_eq "no retransmission without loss" 0 "$(delta mroce_a retrans_pkts "$mroce_a_retrans_pkts")"
+# Nothing is lost on the veth, but a loaded host can delay a packet or an
+# ACK past a timer, or reorder two CPUs' packets: a retransmission then
+# is spurious, so its original arrived too and the receiver must drop
+# exactly one of the two as a duplicate.
+retx_now() { echo $(( $(delta mroce_a retrans_pkts "$mroce_a_retrans_pkts") + $(delta mroce_b retrans_pkts "$mroce_b_retrans_pkts") )); }
+dups_now() { echo $(( $(delta mroce_a duplicate_request "$mroce_a_duplicate_request") + $(delta mroce_b duplicate_request "$mroce_b_duplicate_request") )); }
+# A late timer may still be resending the last message: let it land.
+retx_settled() { [ "$(retx_now)" = "$(dups_now)" ]; }
+wait_for 10 retx_settled
+retx=$(retx_now)
+ktap_info "without loss: $retx retransmissions; a: $(delta mroce_a rto_timeouts "$mroce_a_rto_timeouts") RTO," \
+	"$(delta mroce_a pto_timeouts "$mroce_a_pto_timeouts") PTO, $(delta mroce_a sack_gaps "$mroce_a_sack_gaps") SACK gaps;" \
+	"b: $(delta mroce_b rto_timeouts "$mroce_b_rto_timeouts") RTO, $(delta mroce_b pto_timeouts "$mroce_b_pto_timeouts") PTO," \
+	"$(delta mroce_b sack_gaps "$mroce_b_sack_gaps") SACK gaps"
+check_eq "without loss, every retransmission arrived as a duplicate" "$retx" "$(dups_now)"
 
 # The documented bpftrace example (docs/telemetry.md) watches what follows:
 # a lossy run (retransmissions) and five 1-byte packets (drop_truncated).
@@ -162,7 +179,7 @@ fi
 eval "$(snap mroce_a)"
 trunc0=$(hw_counter mroce_b drop_truncated)
 netem_set a va loss 5%
-check "ibv_rc_pingpong under 5 % loss" rc_pingpong a mroce_a b mroce_b 10.0.0.2 -n 1000 -s 4096
+check "ibv_rc_pingpong under 5 % loss" rc_pingpong a mroce_a b mroce_b 10.0.0.2 -n 300 -s 4096
 netem_clear a va
 for i in 1 2 3 4 5; do
 	nsexec a bash -c 'echo -n x > /dev/udp/10.0.0.2/61791'
