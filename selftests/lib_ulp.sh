@@ -153,3 +153,17 @@ ulp_pkts() {
 		echo "?/?"
 	fi
 }
+
+# As check, but CMD runs in this shell, so it may set variables, start and
+# wait for background jobs. Returns whether the subtest passed.
+ulp_check_here() {
+	local desc=$1 log=$MROCE_TEST_OUT/.ulp_check.log
+	shift
+	if "$@" > "$log" 2>&1; then
+		ktap_ok "$desc"
+		return 0
+	fi
+	ktap_fail "$desc" "command failed: $*"
+	sed 's/^/#   /' "$log"
+	return 1
+}
