@@ -206,16 +206,32 @@ int64_t realtime_ns(uint64_t mono_ns)
 	return now_real - (now_mono - static_cast<int64_t>(mono_ns));
 }
 
-std::string wall_time(uint64_t mono_ns)
+namespace {
+
+/* strftime(fmt) of a CLOCK_MONOTONIC time, then ".mmm" and suffix */
+std::string format_time(uint64_t mono_ns, bool utc, const char *fmt, const char *suffix)
 {
 	int64_t t = realtime_ns(mono_ns);
 	time_t secs = static_cast<time_t>(t / 1000000000);
 	struct tm tm;
-	localtime_r(&secs, &tm);
-	char buf[32];
-	snprintf(buf, sizeof(buf), "%02d:%02d:%02d.%03d", tm.tm_hour, tm.tm_min, tm.tm_sec,
-		 static_cast<int>((t % 1000000000) / 1000000));
+	utc ? gmtime_r(&secs, &tm) : localtime_r(&secs, &tm);
+	char buf[48];
+	size_t n = strftime(buf, sizeof(buf), fmt, &tm);
+	snprintf(buf + n, sizeof(buf) - n, ".%03d%s", static_cast<int>((t % 1000000000) / 1000000),
+		 suffix);
 	return buf;
+}
+
+} // namespace
+
+std::string wall_time(uint64_t mono_ns)
+{
+	return format_time(mono_ns, false, "%H:%M:%S", "");
+}
+
+std::string iso_time(uint64_t mono_ns)
+{
+	return format_time(mono_ns, true, "%Y-%m-%dT%H:%M:%S", "Z");
 }
 
 void Context::defaults()

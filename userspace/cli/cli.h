@@ -125,6 +125,8 @@ bool matches(const std::string &word, const char *full);
 bool pick_devices(Context &ctx, const std::string &dev, std::vector<std::string> &out, int &rc);
 /* Wall-clock "HH:MM:SS.mmm" of a CLOCK_MONOTONIC time. */
 std::string wall_time(uint64_t mono_ns);
+/* "2026-11-30T02:10:00.123Z": the same as UTC, for log shippers. */
+std::string iso_time(uint64_t mono_ns);
 /* The same instant as CLOCK_REALTIME ns (Unix time). */
 int64_t realtime_ns(uint64_t mono_ns);
 

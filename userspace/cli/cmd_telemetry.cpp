@@ -3,8 +3,6 @@
  * mroce telemetry export: Prometheus text to stdout, a textfile or HTTP.
  * mroce telemetry stream: one JSON object per interval and line.
  */
-#include <ctime>
-
 #include "cli.h"
 #include "json.h"
 #include "prom.h"
@@ -59,19 +57,6 @@ struct Exporter {
 			src->expire(now - age);
 	}
 };
-
-/* "2026-11-30T02:10:00.123Z": a CLOCK_MONOTONIC time as UTC, for log shippers. */
-std::string iso_time(uint64_t mono_ns)
-{
-	int64_t t = realtime_ns(mono_ns);
-	time_t secs = static_cast<time_t>(t / 1000000000);
-	struct tm tm;
-	gmtime_r(&secs, &tm);
-	char buf[32];
-	size_t n = strftime(buf, sizeof(buf), "%Y-%m-%dT%H:%M:%S", &tm);
-	snprintf(buf + n, sizeof(buf) - n, ".%03dZ", static_cast<int>((t % 1000000000) / 1000000));
-	return buf;
-}
 
 /* The counters of every mroce device (or f.dev), by name. */
 std::map<std::string, std::pair<unsigned, CounterList>> read_counters(Context &ctx,
