@@ -1,0 +1,378 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# The mroce CLI against the live module: a clear error while the module is
+# not loaded; dev show and stats show agree with sysfs and rdma; the
+# Prometheus export equals the counters; the BPF programs load and attach
+# on this kernel (no module BTF). Then ib_write_bw runs three times (clean,
+# every data packet CE-marked, 5 % loss) while path watch, telemetry
+# stream, the textfile exporter and the documented bpftrace example
+# (selftests/tools/bpf/mroce_events.bt) watch: per-path RTTs, packets,
+# ECN marks and losses must be non-zero, plausible and bounded by the hw
+# counters of the same run.
+# vm-prepare: userspace/cli/vm-prepare.sh
+# vm-timeout: 600
+. "$(dirname "$0")/lib.sh"
+require_root
+require_cmd rdma ip tc ss python3 ib_write_bw
+
+# The optimized build vm-prepare makes (an ASan binary starts in seconds
+# under TCG); the sanitized one `make unit` builds, when there, runs the
+# path telemetry under traffic.
+MROCE_CLI=${MROCE_CLI:-$MROCE_REPO/build/cli-vm/cli/mroce}
+MROCE_CLI_ASAN=${MROCE_CLI_ASAN:-$MROCE_REPO/build/userspace/cli/mroce}
+[ -x "$MROCE_CLI" ] || MROCE_CLI=$MROCE_CLI_ASAN
+[ -x "$MROCE_CLI" ] || skip_all "the CLI is not built (userspace/cli/vm-prepare.sh or make unit)"
+[ -x "$MROCE_CLI_ASAN" ] || MROCE_CLI_ASAN=$MROCE_CLI
+. "$(dirname "$0")/lib_traffic.sh"
+
+cli() { "$MROCE_CLI" "$@"; }
+out=$MROCE_TEST_OUT
+
+# py SCRIPT ARGS...: a python3 check reading files given as arguments;
+# prints why on failure.
+py() { python3 -c "$@"; }
+
+exit_is() { # exit_is CODE CMD...
+	local want=$1 rc
+	shift
+	"$@" > /dev/null 2>&1
+	rc=$?
+	[ "$rc" -eq "$want" ] || { echo "exit $rc, want $want"; return 1; }
+}
+
+# --- without the module ------------------------------------------------------
+if mroce_unload; then
+	check "dev show without the module: exit 1, says modprobe mroce" \
+		fails_with '^mroce: the mroce module is not loaded \(modprobe mroce\)$' cli dev show
+	check "path show without the module: exit 1, says modprobe mroce" \
+		fails_with 'module is not loaded \(modprobe mroce\)' cli path show -t 0
+else
+	ktap_skip "errors without the module" "mroce is in use and cannot be unloaded"
+fi
+
+mroce_load
+dmesg_mark
+topo_netns
+mroce_link_add mroce_a va a
+mroce_link_add mroce_b vb b
+wait_for 5 port_active mroce_a
+
+# --- devices -----------------------------------------------------------------
+cli -j dev show > "$out/dev.json" 2> "$out/dev.err"
+check_eq "dev show -j exits 0" 0 $?
+rdma -j dev show > "$out/rdma-dev.json"
+check "dev show -j: both devices, netdev, ACTIVE, MTU 1024, rdma's index, IPv4 GID" py '
+import json, sys
+devs = {d["ifname"]: d for d in json.load(open(sys.argv[1]))}
+rdma = {d["ifname"]: d["ifindex"] for d in json.load(open(sys.argv[2]))}
+assert sorted(devs) == ["mroce_a", "mroce_b"], sorted(devs)
+for name, nd in (("mroce_a", "va"), ("mroce_b", "vb")):
+    d = devs[name]
+    assert d["netdev"] == nd and d["port"] == 1, d
+    assert d["state"] == "ACTIVE" and d["physical_state"] == "LinkUp", d
+    assert d["active_mtu"] == 1024 and d["max_mtu"] >= 1024, d
+    assert d["ifindex"] == rdma[name], (d, rdma)
+gids = [g["gid"] for g in devs["mroce_a"]["gids"] if g["type"] == "RoCE v2"]
+assert "::ffff:10.0.0.1" in gids and "fd00::1" in gids, gids
+' "$out/dev.json" "$out/rdma-dev.json"
+check "dev show (text) gives netdev and state" \
+	bash -c "'$MROCE_CLI' dev show mroce_b | grep -q '^[0-9]*: mroce_b: netdev vb port 1 state ACTIVE'"
+check "dev show of a missing device exits 1" exit_is 1 cli dev show nodev
+check "an unknown object exits 2" exit_is 2 cli frobnicate
+check "help at every level exits 0" bash -c "for o in '' dev stats path telemetry; do \"$MROCE_CLI\" \$o help > /dev/null || exit 1; done"
+
+# --- counters ----------------------------------------------------------------
+sysfs_json() { # every counter of DEV as JSON, straight from sysfs
+	(cd "/sys/class/infiniband/$1/ports/1/hw_counters" && grep -H . -- *) | python3 -c '
+import json, sys
+print(json.dumps({k: int(v) for k, v in (l.strip().split(":", 1) for l in sys.stdin) if k != "lifespan"}))'
+}
+cli -j stats show mroce_a > "$out/stats.json"
+sysfs_json mroce_a > "$out/sysfs.json"
+check "stats show -j equals sysfs, every counter" py '
+import json, sys
+cli = json.load(open(sys.argv[1]))[0]
+sysfs = json.load(open(sys.argv[2]))
+assert cli.pop("ifname") == "mroce_a" and cli.pop("port") == 1
+assert cli == sysfs, set(cli.items()) ^ set(sysfs.items())
+assert len(sysfs) >= 40
+' "$out/stats.json" "$out/sysfs.json"
+check "stats show -d documents every counter" \
+	bash -c "! \"$MROCE_CLI\" stats show -d | grep -q 'not documented'"
+check "stats show -i 0.2 -n 2 runs two intervals" \
+	bash -c "[ \$(\"$MROCE_CLI\" stats show mroce_a -i 0.2 -n 2 | grep -c '^mroce_a/1 over') -eq 2 ]"
+
+cli telemetry export --no-bpf > "$out/export.prom"
+check "export --no-bpf: mroce_port_*_total equal sysfs" py '
+import json, re, sys
+sysfs = json.load(open(sys.argv[2]))
+got = {}
+for l in open(sys.argv[1]):
+    m = re.match(r"mroce_port_(\w+)_total\{device=\"mroce_a\",port=\"1\"\} (\d+)$", l)
+    if m:
+        got[m.group(1)] = int(m.group(2))
+assert got == sysfs, set(got.items()) ^ set(sysfs.items())
+' "$out/export.prom" "$out/sysfs.json"
+cli telemetry export --no-bpf --textfile "$out/textfile.prom" -n 1
+check "export --textfile writes the file atomically (no temporary left)" \
+	bash -c "grep -q '^mroce_port_up{device=\"mroce_a\",port=\"1\"} 1$' $out/textfile.prom && ! ls $out/textfile.prom.tmp.* 2> /dev/null"
+
+# --- BPF on this kernel, without traffic ------------------------------------
+cli -j path show -t 0.5 > "$out/path-idle.json" 2> "$out/path-idle.err"
+rc=$?
+check_eq "path show attaches its BPF programs (raw_tp, no module BTF)" "0" "$rc"
+[ "$rc" -eq 0 ] || sed 's/^/#   /' "$out/path-idle.err"
+check_eq "no traffic, no paths" "[]" "$(cat "$out/path-idle.json")"
+check "every mroce tracepoint the CLI reads exists" \
+	bash -c "! grep -q 'lacks the tracepoints' $out/path-idle.err"
+cli telemetry export > "$out/export-bpf.prom" 2> "$out/export-bpf.err"
+check "export with BPF says mroce_exporter_bpf_up 1" grep -qx 'mroce_exporter_bpf_up 1' "$out/export-bpf.prom"
+
+# --- with traffic ------------------------------------------------------------
+finish_skip() {
+	echo "# SKIP: $1"
+	check "kernel log clean" dmesg_clean
+	[ "$_ktap_fail" -eq 0 ] || ktap_finish
+	exit "$KSFT_SKIP"
+}
+if ! why=$(transport_ready a mroce_a); then
+	finish_skip "$why"
+fi
+
+# write_bw TAG ARGS...: ib_write_bw from mroce_a to mroce_b (logs in
+# $out/TAG.bw.{client,server}). perftest calibrates its cycle counter
+# after the transfer to compute the bandwidth and, on a loaded TCG host,
+# often gives up ("Can't produce a report", exit 1; the server, left
+# without the final handshake, fails too): the transfer completed, which
+# is all this test needs (the path counters must then show its bytes).
+write_bw() {
+	local tag=$1 rc
+	shift
+	PERFTEST_LOG=$tag.bw perftest_pair a mroce_a b mroce_b 10.0.0.2 ib_write_bw "$@" \
+		> "$out/$tag.bw.why"
+	rc=$?
+	if [ $rc -ne 0 ] && grep -q "Can't produce a report" "$out/$tag.bw.client" &&
+	   ! grep -Eqi "error|failed|timeout" "$out/$tag.bw.client"; then
+		ktap_info "ib_write_bw could not calibrate its clock for the report; the transfer completed"
+		return 0
+	fi
+	[ $rc -eq 0 ] || cat "$out/$tag.bw.why"
+	return $rc
+}
+
+# exited PID: gone, or a zombie waiting for its wait
+exited() { [ ! -e "/proc/$1/stat" ] || [ "$(sed 's/.*) //' "/proc/$1/stat" | cut -c1)" = Z ]; }
+
+# stop_bg SIG PID: signal a background job, print its exit status (or
+# "killed" if it did not stop within 30 s).
+stop_bg() {
+	kill -"$1" "$2"
+	if wait_for 30 exited "$2"; then
+		wait "$2"
+		echo $?
+	else
+		kill -KILL "$2"
+		wait "$2"
+		echo killed
+	fi
+}
+
+lines() { [ -s "$1" ] && wc -l < "$1" || echo 0; }
+grew() { [ "$(lines "$1")" -gt "$2" ]; }	# grew FILE LINES
+
+tracing=/sys/kernel/tracing
+# tracefs counts mroce_path_sample events independently of the CLI, to
+# tell "the transport emits none" from "the CLI lost them".
+tracefs_samples_begin() {
+	echo 0 > $tracing/tracing_on
+	echo > $tracing/trace
+	echo 1 > $tracing/events/mroce/mroce_path_sample/enable
+	echo 1 > $tracing/tracing_on
+}
+tracefs_samples_end() {
+	echo 0 > $tracing/events/mroce/mroce_path_sample/enable
+	grep -c 'mroce_path_sample:' $tracing/trace
+}
+
+# traffic TAG ARGS...: ib_write_bw ARGS while path watch -j (sanitized
+# CLI), telemetry stream, the textfile exporter and (clean run) the
+# bpftrace example run; all are attached before the traffic starts and
+# see one more interval after it. Leaves $out/TAG.{watch,jsonl,prom,bt,
+# rc,tracefs} and the counters before and after in TAG-{before,after}.json.
+traffic() {
+	local tag=$1 wpid spid epid bpid=
+	shift
+	sysfs_json mroce_a > "$out/$tag-before.json"
+	sysfs_json mroce_b > "$out/$tag-before-b.json"
+	tracefs_samples_begin
+	"$MROCE_CLI_ASAN" -j path watch dev mroce_a -i 1 > "$out/$tag.watch" 2> "$out/$tag.watch.err" &
+	wpid=$!
+	# not through cli(): a backgrounded function is a subshell, and the
+	# signal would stop the subshell instead of mroce
+	"$MROCE_CLI" telemetry stream mroce_a -i 1 > "$out/$tag.jsonl" 2> "$out/$tag.jsonl.err" &
+	spid=$!
+	"$MROCE_CLI" telemetry export --textfile "$out/$tag.prom" -i 0.5 -t 0 \
+		2> "$out/$tag.prom.err" &
+	epid=$!
+	if [ "$tag" = clean ] && command -v bpftrace > /dev/null; then
+		bpftrace "$MROCE_SELFTESTS_DIR/tools/bpf/mroce_events.bt" 300 > "$out/$tag.bt" 2>&1 &
+		bpid=$!
+		wait_for 60 grep -q 'tracing mroce' "$out/$tag.bt"
+	fi
+	wait_for 60 test -s "$out/$tag.watch"
+	wait_for 60 test -s "$out/$tag.jsonl"
+	wait_for 60 test -s "$out/$tag.prom"
+	write_bw "$tag" "$@"
+	echo $? > "$out/$tag.rc"
+	# one more interval each, so the last line has the final values
+	local w s
+	w=$(lines "$out/$tag.watch") s=$(lines "$out/$tag.jsonl")
+	wait_for 30 grew "$out/$tag.watch" "$w"
+	wait_for 30 grew "$out/$tag.jsonl" "$s"
+	sleep 1		# the exporter writes the final values once more
+	stop_bg INT "$wpid" > "$out/$tag.watch.rc"
+	stop_bg INT "$spid" > "$out/$tag.jsonl.rc"
+	stop_bg TERM "$epid" > "$out/$tag.prom.rc"
+	[ -z "$bpid" ] || stop_bg INT "$bpid" > /dev/null
+	tracefs_samples_end > "$out/$tag.tracefs"
+	sysfs_json mroce_a > "$out/$tag-after.json"
+	sysfs_json mroce_b > "$out/$tag-after-b.json"
+}
+
+# Per path of the last watch interval: RTTs non-zero and below a second,
+# min <= smoothed (+4 rttvar), a window; packets and bytes on the paths at
+# least what ib_write_bw moved and at most what the device sent.
+plausible='
+import json, sys
+last = json.loads(open(sys.argv[1]).read().splitlines()[-1])
+before, after = json.load(open(sys.argv[2])), json.load(open(sys.argv[3]))
+payload = int(sys.argv[4])
+conns = [c for c in last["connections"] if c["ifname"] == "mroce_a"]
+paths = [p for c in conns for p in c["paths"]]
+sampled = [p for p in paths if p["samples"] > 0]
+assert sampled, "no path was sampled: %s" % conns
+for p in sampled:
+    assert 0 < p["srtt_ns"] < 1e9 and 0 < p["min_rtt_ns"] < 1e9, p
+    assert p["min_rtt_ns"] <= p["srtt_ns"] + 4 * p["rttvar_ns"] + 1000, p
+    assert p["window_bytes"] > 0 and p["inflight_bytes"] >= 0, p
+    assert 1024 <= p["sport"] <= 65535 and p["state"] in ("ACTIVE", "SUSPECT", "PROBING", "FAILED"), p
+tx = sum(p["tx_pkts"] for p in sampled)
+txb = sum(p["tx_bytes"] for p in sampled)
+sent = after["sent_pkts"] - before["sent_pkts"]
+assert txb >= payload, ("bytes on the paths", txb, "< payload", payload)
+assert tx * 1500 >= txb, ("packets", tx, "bytes", txb, "but the netdev MTU is 1500")
+assert tx <= sent, ("packets on the paths", tx, "> sent_pkts delta", sent)
+print("%d paths carried data; srtt %s us; %d pkts / %d bytes on the paths; sent_pkts +%d" % (
+    len([p for p in sampled if p["tx_pkts"]]), sorted(round(p["srtt_ns"] / 1000) for p in sampled), tx, txb, sent))
+'
+
+# clean: 100 x 64 KiB (6.5 MB)
+traffic clean -s 65536 -n 100
+check_eq "ib_write_bw 100 x 64 KiB passes" 0 "$(cat "$out/clean.rc")"
+ktap_info "tracefs saw $(cat "$out/clean.tracefs") mroce_path_sample events"
+if [ "$(cat "$out/clean.rc")" -ne 0 ]; then
+	finish_skip "ib_write_bw does not complete over mroce"
+fi
+if [ "$(cat "$out/clean.tracefs")" -eq 0 ]; then
+	finish_skip "the transport carries traffic but emits no mroce_path_sample"
+fi
+check_eq "path watch during traffic stops cleanly on SIGINT" 0 "$(cat "$out/clean.watch.rc")"
+check_eq "telemetry stream stops cleanly on SIGINT" 0 "$(cat "$out/clean.jsonl.rc")"
+check_eq "the exporter stops cleanly on SIGTERM" 0 "$(cat "$out/clean.prom.rc")"
+check "path watch: per-path RTT and packets non-zero, plausible, within the hw counters" \
+	py "$plausible" "$out/clean.watch" "$out/clean-before.json" "$out/clean-after.json" 6553600
+ktap_info "$(py "$plausible" "$out/clean.watch" "$out/clean-before.json" "$out/clean-after.json" 6553600 2>&1 | tail -n 1)"
+# (a connection lives as long as QPs use it: each ib_write_bw opens one)
+check "path watch: a connection to 10.0.0.2 opened during the run, ESTABLISHED" py '
+import json, sys
+docs = [json.loads(l) for l in open(sys.argv[1])]
+est = [c for d in docs for c in d["connections"]
+       if c["peer"] == "10.0.0.2" and c["state"] == "ESTABLISHED" and c["n_paths"] >= 1]
+assert est, docs[-1]["connections"]
+ev = [e["text"] for d in docs for e in d["events"]]
+assert any("ESTABLISHED" in t for t in ev), ev
+' "$out/clean.watch"
+check "telemetry stream: device rates and per-path rates while the data moved" py '
+import json, sys
+docs = [json.loads(l) for l in open(sys.argv[1])]
+assert all(d["bpf"] and d["module_loaded"] and d["time"].endswith("Z") for d in docs), docs[0]
+busy = [d for d in docs if d["devices"][0]["rates"]["sent_pkts"] > 0]
+assert busy, [d["devices"] for d in docs]
+moved = sum(p["rates"]["tx_pkts"] * d["interval"] for d in docs for c in d["connections"] for p in c["paths"])
+assert moved >= 6553600 / 4096, moved
+' "$out/clean.jsonl"
+check "export during traffic: port counters equal sysfs afterwards" py '
+import json, re, sys
+sysfs = json.load(open(sys.argv[2]))
+got = {m.group(1): int(m.group(2)) for m in re.finditer(
+    r"^mroce_port_(\w+)_total\{device=\"mroce_a\",port=\"1\"\} (\d+)$", open(sys.argv[1]).read(), re.M)}
+diff = {k: (got.get(k), sysfs[k]) for k in sysfs if got.get(k) != sysfs[k]}
+assert not diff, diff
+' "$out/clean.prom" "$out/clean-after.json"
+check "export during traffic: per-path srtt and packets of mroce_a" py '
+import re, sys
+t = open(sys.argv[1]).read()
+srtt = [float(v) for v in re.findall(r"^mroce_path_srtt_seconds\{device=\"mroce_a\",[^}]*\} (\S+)$", t, re.M)]
+pk = [int(v) for v in re.findall(r"^mroce_path_sent_packets_total\{device=\"mroce_a\",[^}]*\} (\d+)$", t, re.M)]
+assert srtt and all(0 < s < 1 for s in srtt), srtt
+assert pk and sum(pk) >= 6553600 / 4096, pk
+' "$out/clean.prom"
+if [ -s "$out/clean.bt" ]; then
+	check "bpftrace example: the connection became ESTABLISHED (2), sRTT histograms per path" py '
+import re, sys
+t = open(sys.argv[1]).read()
+assert re.search(r"^dev \d+ conn \d+ \(peer conn \d+\): \d -> 2, \d+ paths$", t, re.M), t
+assert re.search(r"^@srtt_us\[\d+, \d+, \d+\]:", t, re.M), t
+' "$out/clean.bt"
+fi
+
+# CE: the egress of va marks every mroce data packet Congestion Experienced
+# (pedit on the IP ECN bits, then the IP checksum again).
+ce_set() {
+	nsexec a tc qdisc add dev va clsact &&
+	nsexec a tc filter add dev va egress protocol ip u32 \
+		match ip protocol 17 0xff match ip dport 61791 0xffff \
+		action pedit ex munge ip tos set 3 retain 3 pipe action csum ip
+}
+if ce_set 2> "$out/ce.err"; then
+	traffic ce -s 65536 -n 30
+	nsexec a tc qdisc del dev va clsact
+	check_eq "ib_write_bw with every packet CE-marked passes" 0 "$(cat "$out/ce.rc")"
+	check "path watch: ECN marks on every path that carried data, within ecn_ce_rcvd" py '
+import json, sys
+last = json.loads(open(sys.argv[1]).read().splitlines()[-1])
+b, a = json.load(open(sys.argv[2])), json.load(open(sys.argv[3]))
+paths = [p for c in last["connections"] if c["ifname"] == "mroce_a" for p in c["paths"] if p["tx_pkts"]]
+assert paths, last
+assert all(p["ecn_marks"] > 0 for p in paths), [(p["path"], p["ecn_marks"]) for p in paths]
+ce = sum(p["ecn_marks"] for p in paths)
+rcvd = a["ecn_ce_rcvd"] - b["ecn_ce_rcvd"]
+assert 0 < rcvd and ce <= a["ecn_ce_rcvd"], (ce, rcvd)
+print("ECN marks per path %s; mroce_b ecn_ce_rcvd +%d" % ([p["ecn_marks"] for p in paths], rcvd))
+' "$out/ce.watch" "$out/ce-before-b.json" "$out/ce-after-b.json"
+else
+	ktap_skip "ECN marks per path" "no tc pedit/csum here: $(head -n 1 "$out/ce.err")"
+fi
+
+netem_set a va loss 5%
+traffic lossy -s 65536 -n 30
+netem_clear a va
+check_eq "ib_write_bw under 5 % loss passes" 0 "$(cat "$out/lossy.rc")"
+check "path watch under 5 % loss: losses and retransmissions per path, within retrans_pkts" py '
+import json, sys
+last = json.loads(open(sys.argv[1]).read().splitlines()[-1])
+paths = [p for c in last["connections"] if c["ifname"] == "mroce_a" for p in c["paths"]]
+before, after = json.load(open(sys.argv[2])), json.load(open(sys.argv[3]))
+lost = sum(p["lost_pkts"] or 0 for p in paths)
+retx = sum(sum(p["retransmits"].values()) for p in paths)
+sent = sum(p["retransmits_sent"] for p in paths)
+d = after["retrans_pkts"] - before["retrans_pkts"]
+assert lost > 0 or retx > 0, paths
+assert 0 < sent <= d, (sent, d)
+print("lost %d on %d paths, resent %d (hw retrans_pkts +%d)" % (
+    lost, len([p for p in paths if p["lost_pkts"]]), sent, d))
+' "$out/lossy.watch" "$out/lossy-before.json" "$out/lossy-after.json"
+
+check "kernel log clean" dmesg_clean
+ktap_finish
