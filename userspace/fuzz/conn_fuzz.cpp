@@ -11,7 +11,10 @@
 //   kind % 4 == 1  advance the clock by the record's first 4 bytes (ns,
 //                  at most ~1 s) and run the timers
 //   kind % 4 == 2  send (first byte % 16) more data packets
-//   kind % 4 == 3  build an ACK for what we received
+//   kind % 4 == 3  build an ACK for what we received; with kind bit 2 set,
+//                  first take a hint sample (period from bytes 0-1, µs) and
+//                  set the rate hint (bytes 2-5, Mbit/s), and hand the ACK
+//                  to the peer, which has nothing in flight
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
@@ -172,11 +175,33 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         send_some(a, ctx, now, rec.empty() ? 1 : rec[0] % 16);
         break;
       case 3: {
+        const bool hint = (kind & 4) && rec.size() >= 6;
+        if (hint) {
+          uint32_t demand, qd, mbps = 0, line = 100000;
+          uint64_t period = (uint64_t(rec[0]) << 8 | rec[1]) * 1000;
+          for (size_t i = 2; i < 6; i++) mbps = mbps << 8 | rec[i];
+          mroce_conn_rx_sample(&a, period, 10000, line, &demand, &qd);
+          CHECK(demand <= line);
+          mroce_conn_set_rx_hint(&a, mbps);
+          // A peer that just started is held at its grant; falls apply.
+          CHECK(a.rx_hint <= mbps);
+          CHECK(!mbps || a.rx_hint);
+          if (a.rx_hint && a.rx_hint_sent &&
+              a.rx_hint < a.rx_hint_sent - a.rx_hint_sent / 8)
+            CHECK(mroce_conn_ack_due(&a, now));
+        }
         uint8_t buf[MROCE_MAX_HDR_LEN];
         uint32_t n = mroce_conn_build_ack(&a, now, buf, sizeof(buf));
         if (n) {
           mroce_pkt pkt;
           CHECK(mroce_decode(buf, n, &pkt) == MROCE_WIRE_OK);
+          CHECK(pkt.u.ack.rate_hint == a.rx_hint);
+          CHECK(!a.hint_push);
+          if (hint) {
+            mroce_ack_res res;
+            mroce_conn_on_ack(&b, &pkt, now, &res);
+            CHECK(res.acked_pkts == 0 && b.inflight == 0);
+          }
         }
         break;
       }

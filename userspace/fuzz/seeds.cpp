@@ -75,6 +75,14 @@ int main(int argc, char **argv) {
     rec(seq, 2, more, 1);
     rec(seq, 1, dt, 4);
     rec(seq, 3, nullptr, 0);
+    // Hint samples and grants that rise, are held and fall (hint-only ACKs).
+    const uint8_t grant[3][6] = {{0, 5, 0, 0, 0x27, 0x10},   // 5 us, 10 Gb/s
+                                 {0, 5, 0, 1, 0x86, 0xa0},   // 100 Gb/s
+                                 {0, 50, 0, 0, 0x03, 0xe8}};  // 1 Gb/s
+    for (const auto &g : grant) {
+      rec(seq, 2, more, 1);
+      rec(seq, 7, g, 6);
+    }
     write_file(conn + "/seq" + std::to_string(variant), seq);
   }
   return 0;

@@ -57,7 +57,7 @@ static void random_data(Rng &r, mroce_pkt *p, std::vector<uint8_t> *pl) {
               op == MROCE_OP_ATOMIC_RESP;
 
   p->c.dst_conn = nz32(r);
-  p->c.path_id = static_cast<uint8_t>(r.u32());
+  p->c.path_id = static_cast<uint8_t>(r.range(0, MROCE_MAX_PATHS - 1));
   p->c.path_gen = static_cast<uint8_t>(r.u32());
   p->c.floor_delta = static_cast<uint8_t>(r.u32());
   p->c.path_psn = edgy32(r);
@@ -130,7 +130,7 @@ void random_packet(Rng &r, uint8_t op, mroce_pkt *p, std::vector<uint8_t> *pl,
     p->u.ack.n_blocks = static_cast<uint8_t>(r.range(0, MROCE_ACK_MAX_BLOCKS));
     blocks->assign(p->u.ack.n_blocks, mroce_ack_block{});
     for (auto &b : *blocks) {
-      b.path_id = static_cast<uint8_t>(r.u32());
+      b.path_id = static_cast<uint8_t>(r.range(0, MROCE_MAX_PATHS - 1));
       b.path_gen = static_cast<uint8_t>(r.u32());
       b.cum_psn = edgy32(r);
       for (auto &w : b.sack) w = r.chance(0.3) ? 0 : r.u64();
@@ -143,7 +143,7 @@ void random_packet(Rng &r, uint8_t op, mroce_pkt *p, std::vector<uint8_t> *pl,
   } else if (op == MROCE_OP_NAK) {
     mroce_nak *n = &p->u.nak;
     n->code = static_cast<uint8_t>(r.range(1, MROCE_NAK_CODE_MAX));
-    n->path_id = static_cast<uint8_t>(r.u32());
+    n->path_id = static_cast<uint8_t>(r.range(0, MROCE_MAX_PATHS - 1));
     n->path_gen = static_cast<uint8_t>(r.u32());
     n->path_psn = r.u32();
     n->stream_id = r.u32() & MROCE_QPN_MASK;
@@ -160,7 +160,7 @@ void random_packet(Rng &r, uint8_t op, mroce_pkt *p, std::vector<uint8_t> *pl,
     }
   } else if (op == MROCE_OP_PROBE) {
     p->c.dst_conn = nz32(r);
-    p->c.path_id = static_cast<uint8_t>(r.u32());
+    p->c.path_id = static_cast<uint8_t>(r.range(0, MROCE_MAX_PATHS - 1));
     p->c.path_gen = static_cast<uint8_t>(r.u32());
     p->c.floor_delta = static_cast<uint8_t>(r.u32());
     p->c.path_psn = edgy32(r);

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * mroce wire format v0 codec. Layouts and validation rules are specified in
+ * mroce wire format v1 codec. Layouts and validation rules are specified in
  * docs/protocol.md ("Wire format"); the comments here only explain choices.
  *
  * Decoding is strict on purpose: a packet is either exactly one canonical
@@ -230,6 +230,8 @@ static enum mroce_wire_err decode_ack(const u8 *b, u32 len,
 
 		if (blk[2] || blk[3])
 			return MROCE_WIRE_ERESERVED;
+		if (blk[0] >= MROCE_MAX_PATHS)
+			return MROCE_WIRE_EFIELD;
 	}
 	a->raw_blocks = a->n_blocks ? b + MROCE_ACK_BASE_LEN : NULL;
 	return MROCE_WIRE_OK;
@@ -249,7 +251,8 @@ static enum mroce_wire_err decode_nak(const u8 *b, struct mroce_pkt *pkt)
 	n->arg = mroce_get_be32(b + 36);
 	if (b[19] || b[24])
 		return MROCE_WIRE_ERESERVED;
-	if (n->code == 0 || n->code > MROCE_NAK_CODE_MAX)
+	if (n->code == 0 || n->code > MROCE_NAK_CODE_MAX ||
+	    n->path_id >= MROCE_MAX_PATHS)
 		return MROCE_WIRE_EFIELD;
 	/* Whoever does not know a connection cannot address the reply to it. */
 	if (n->code == MROCE_NAK_UNKNOWN_CONN)
@@ -349,7 +352,9 @@ enum mroce_wire_err mroce_decode(const u8 *buf, u32 len, struct mroce_pkt *pkt)
 	path_op = desc->kind == KIND_DATA || desc->kind == KIND_PROBE;
 	if (!path_op && (buf[8] || buf[9] || buf[10] || pkt->c.path_psn))
 		return MROCE_WIRE_ERESERVED;
-	if (path_op && pkt->c.dst_conn == 0)
+	/* No connection has more paths; the path count is checked later. */
+	if (path_op && (pkt->c.dst_conn == 0 ||
+			pkt->c.path_id >= MROCE_MAX_PATHS))
 		return MROCE_WIRE_EFIELD;
 
 	switch (desc->kind) {
@@ -530,21 +535,35 @@ static void encode_ctrl(const struct mroce_pkt *pkt, u8 *b, u8 kind)
 	}
 }
 
-/* Values wider than their wire field cannot be encoded faithfully. */
+/*
+ * Values wider than their wire field cannot be encoded faithfully, and a
+ * path id no connection can have would not decode.
+ */
 static bool fields_fit(const struct mroce_pkt *pkt, u8 kind)
 {
+	u32 i;
+
 	switch (kind) {
 	case KIND_DATA:
 		return !(pkt->u.d.stream_id & ~MROCE_QPN_MASK) &&
-			pkt->u.d.atomic_op <= MROCE_ATOMIC_FETCH_ADD;
+			pkt->u.d.atomic_op <= MROCE_ATOMIC_FETCH_ADD &&
+			pkt->c.path_id < MROCE_MAX_PATHS;
+	case KIND_PROBE:
+		return pkt->c.path_id < MROCE_MAX_PATHS;
 	case KIND_NAK:
-		return !(pkt->u.nak.stream_id & ~MROCE_QPN_MASK);
+		return !(pkt->u.nak.stream_id & ~MROCE_QPN_MASK) &&
+			pkt->u.nak.path_id < MROCE_MAX_PATHS;
 	case KIND_UD:
 		return !((pkt->u.ud.dst_qpn | pkt->u.ud.src_qpn) &
 			 ~MROCE_QPN_MASK);
 	case KIND_ACK:
-		return pkt->u.ack.n_blocks <= MROCE_ACK_MAX_BLOCKS &&
-			(!pkt->u.ack.n_blocks || pkt->u.ack.blocks);
+		if (pkt->u.ack.n_blocks > MROCE_ACK_MAX_BLOCKS ||
+		    (pkt->u.ack.n_blocks && !pkt->u.ack.blocks))
+			return false;
+		for (i = 0; i < pkt->u.ack.n_blocks; i++)
+			if (pkt->u.ack.blocks[i].path_id >= MROCE_MAX_PATHS)
+				return false;
+		return true;
 	default:
 		return true;
 	}
