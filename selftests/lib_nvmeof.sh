@@ -131,3 +131,11 @@ fio_stat() {
 fio_bw() { # fio_bw LOG JOB read|write
 	echo "$(( $(fio_stat "$1" "$2" "$3" bw) / 1024 )) MiB/s, $(fio_stat "$1" "$2" "$3" iops) IOPS"
 }
+
+# nvmet destroys a listener whose RDMA device went away and does not listen
+# again by itself (it repairs only address changes): take the port down and
+# up, as an administrator would.
+target_port_cycle() {
+	rm -f "$CFG/ports/1/subsystems/$NQN" &&
+		ln -s "$CFG/subsystems/$NQN" "$CFG/ports/1/subsystems/$NQN"
+}
