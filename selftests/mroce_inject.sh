@@ -14,7 +14,9 @@
 #     out-of-bounds and wrong-rights WRITE/READ/ATOMIC on real MRs, stream
 #     PSN beyond the window, stale generation, replays, a foreign NAK and
 #     CONN_CLOSE) each move their counter and complete nothing; real traffic
-#     still works and every MR holds exactly what legit traffic wrote;
+#     still works; the refusals the protocol makes fatal (rkey, bounds,
+#     rights, misaligned atomic) also put the target's QP in error, each on
+#     a fresh QP pair; every MR holds exactly what legit traffic wrote;
 #  4. verified traffic between the devices afterwards, and a clean kernel log.
 # vm-timeout: 600
 . "$(dirname "$0")/lib.sh"
@@ -60,7 +62,7 @@ while read -r _ d _; do drops=$((drops + 16#$d)); done < /proc/net/softnet_stat
 ktap_info "softnet backlog drops: $drops"
 
 nsexec a ip addr add 10.0.0.3/24 dev va
-nsexec b "$inject" target -d mroce_b > "$MROCE_TEST_OUT/target.out" 2>&1 &
+nsexec b timeout 420 "$inject" target -d mroce_b > "$MROCE_TEST_OUT/target.out" 2>&1 &
 tpid=$!
 in_a "$inject" attack -d mroce_a -c 10.0.0.2 -t mroce_b -i va --from2 10.0.0.3 \
 	> "$MROCE_TEST_OUT/attack.out" 2>&1

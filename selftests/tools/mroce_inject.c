@@ -30,8 +30,12 @@
  *	wrong-rights writes and reads aimed at the real MRs, out-of-window
  *	stream PSN, stale generation, replayed packets, forged ACKs and NAKs.
  *	Each must move its counter on TARGET_DEV and complete nothing at the
- *	target; afterwards real traffic must still work and every MR must
- *	hold exactly what legitimate traffic put there.
+ *	target. Refusals the protocol makes fatal (bad rkey, bounds, rights,
+ *	misaligned atomic: docs/protocol.md §4.4) must also put the target's
+ *	QP in the error state, as an IB responder's class C errors do, so
+ *	each of those runs on a fresh QP pair of the same connection. Real
+ *	traffic must work after the non-fatal ones, and every MR must hold
+ *	exactly what legitimate traffic put there.
  *
  * Output: one line per check, "ok<TAB>what" or "fail<TAB>what<TAB>why";
  * exit status 1 if any check failed, 2 on a setup error.
@@ -269,7 +273,10 @@ static struct craft *add(int want, const u8 *b, u32 len, const char *fmt, ...)
 	return c;
 }
 
-/* One base packet with one field changed. */
+/* One base packet with byte off set to val (NO_MOD: none), then extra
+ * bytes appended (> 0) or cut off (< 0). */
+#define NO_MOD		(~0u)
+
 static void add_mod(int want, u8 op, const char *what, u32 off, u8 val, int extra)
 {
 	u8 b[MAX_PKT];
@@ -419,17 +426,17 @@ static void build_cases(int mutations)
 	add_mod(MROCE_WIRE_ERESERVED, MROCE_OP_UD_SEND, "reserved byte 20", 20, 1, 0);
 
 	/* Lengths. */
-	add_mod(MROCE_WIRE_ELENGTH, MROCE_OP_PROBE, "one trailing byte", 0, 0, 1);
-	add_mod(MROCE_WIRE_ELENGTH, MROCE_OP_NAK, "one trailing byte", 0, 0, 1);
-	add_mod(MROCE_WIRE_ELENGTH, MROCE_OP_CONN_REQ, "one trailing byte", 0, 0, 1);
-	add_mod(MROCE_WIRE_ELENGTH, MROCE_OP_CONN_CLOSE, "one trailing byte", 0, 0, 1);
-	add_mod(MROCE_WIRE_ELENGTH, MROCE_OP_ACK, "one byte after the blocks", 0, 0, 1);
-	add_mod(MROCE_WIRE_ELENGTH, MROCE_OP_READ_REQ, "one byte of payload", 0, 0, 1);
-	add_mod(MROCE_WIRE_ELENGTH, MROCE_OP_ATOMIC_REQ, "one byte of payload", 0, 0, 1);
-	add_mod(MROCE_WIRE_ELENGTH, MROCE_OP_ATOMIC_RESP, "one byte of payload", 0, 0, 1);
-	add_mod(MROCE_WIRE_ELENGTH, MROCE_OP_WRITE, "payload beyond the length", 0, 0, 8);
-	add_mod(MROCE_WIRE_ELENGTH, MROCE_OP_MAD, "255-byte MAD", 0, 0, -1);
-	add_mod(MROCE_WIRE_ELENGTH, MROCE_OP_MAD, "257-byte MAD", 0, 0, 1);
+	add_mod(MROCE_WIRE_ELENGTH, MROCE_OP_PROBE, "one trailing byte", NO_MOD, 0, 1);
+	add_mod(MROCE_WIRE_ELENGTH, MROCE_OP_NAK, "one trailing byte", NO_MOD, 0, 1);
+	add_mod(MROCE_WIRE_ELENGTH, MROCE_OP_CONN_REQ, "one trailing byte", NO_MOD, 0, 1);
+	add_mod(MROCE_WIRE_ELENGTH, MROCE_OP_CONN_CLOSE, "one trailing byte", NO_MOD, 0, 1);
+	add_mod(MROCE_WIRE_ELENGTH, MROCE_OP_ACK, "one byte after the blocks", NO_MOD, 0, 1);
+	add_mod(MROCE_WIRE_ELENGTH, MROCE_OP_READ_REQ, "one byte of payload", NO_MOD, 0, 1);
+	add_mod(MROCE_WIRE_ELENGTH, MROCE_OP_ATOMIC_REQ, "one byte of payload", NO_MOD, 0, 1);
+	add_mod(MROCE_WIRE_ELENGTH, MROCE_OP_ATOMIC_RESP, "one byte of payload", NO_MOD, 0, 1);
+	add_mod(MROCE_WIRE_ELENGTH, MROCE_OP_WRITE, "payload beyond the length", NO_MOD, 0, 8);
+	add_mod(MROCE_WIRE_ELENGTH, MROCE_OP_MAD, "255-byte MAD", NO_MOD, 0, -1);
+	add_mod(MROCE_WIRE_ELENGTH, MROCE_OP_MAD, "257-byte MAD", NO_MOD, 0, 1);
 	tmpl_init(MROCE_OP_WRITE, &t);
 	t.u.d.va = ~0ull - 15;			/* [va, va + 32) wraps */
 	add_tmpl(MROCE_WIRE_ELENGTH, MROCE_OP_WRITE, &t, "address range wraps");
@@ -767,7 +774,7 @@ static void ctl_recv(char *line, size_t len)
 		ssize_t n = recv(ctl, line + o, 1, 0);
 
 		if (n <= 0)
-			die("control connection closed");
+			die("control connection: %s", n ? strerror(errno) : "closed by the peer");
 		if (line[o] == '\n')
 			break;
 		o++;
@@ -800,20 +807,18 @@ struct dev {
 	uint8_t gid[16];
 };
 
-static void dev_open(struct dev *d, const char *name)
+/* A fresh RC QP (and CQ) on d, replacing the one it had. */
+static void dev_qp_new(struct dev *d)
 {
 	struct ibv_qp_init_attr ia = { 0 };
 
-	d->ctx = tc_open_device(name);
-	if (ibv_query_device(d->ctx, &d->attr) || ibv_query_port(d->ctx, 1, &d->port))
-		die("cannot query %s", name);
-	d->gid_idx = tc_find_ipv4_gid(d->ctx, d->port.gid_tbl_len);
-	if (d->gid_idx < 0 || ibv_query_gid(d->ctx, 1, d->gid_idx, (union ibv_gid *)d->gid))
-		die("%s has no IPv4 GID", name);
-	d->pd = ibv_alloc_pd(d->ctx);
+	if (d->qp && ibv_destroy_qp(d->qp))
+		die("ibv_destroy_qp: %s", strerror(errno));
+	if (d->cq && ibv_destroy_cq(d->cq))
+		die("ibv_destroy_cq: %s", strerror(errno));
 	d->cq = ibv_create_cq(d->ctx, 256, NULL, NULL, 0);
-	if (!d->pd || !d->cq)
-		die("PD/CQ on %s: %s", name, strerror(errno));
+	if (!d->cq)
+		die("ibv_create_cq: %s", strerror(errno));
 	ia.send_cq = ia.recv_cq = d->cq;
 	ia.qp_type = IBV_QPT_RC;
 	ia.sq_sig_all = 1;
@@ -822,7 +827,22 @@ static void dev_open(struct dev *d, const char *name)
 	ia.cap.max_send_sge = ia.cap.max_recv_sge = 1;
 	d->qp = ibv_create_qp(d->pd, &ia);
 	if (!d->qp)
-		die("ibv_create_qp on %s: %s", name, strerror(errno));
+		die("ibv_create_qp: %s", strerror(errno));
+}
+
+static void dev_open(struct dev *d, const char *name)
+{
+	memset(d, 0, sizeof(*d));
+	d->ctx = tc_open_device(name);
+	if (ibv_query_device(d->ctx, &d->attr) || ibv_query_port(d->ctx, 1, &d->port))
+		die("cannot query %s", name);
+	d->gid_idx = tc_find_ipv4_gid(d->ctx, d->port.gid_tbl_len);
+	if (d->gid_idx < 0 || ibv_query_gid(d->ctx, 1, d->gid_idx, (union ibv_gid *)d->gid))
+		die("%s has no IPv4 GID", name);
+	d->pd = ibv_alloc_pd(d->ctx);
+	if (!d->pd)
+		die("ibv_alloc_pd on %s: %s", name, strerror(errno));
+	dev_qp_new(d);
 }
 
 static void dev_connect(struct dev *d, uint32_t dqpn, uint32_t rq_psn, uint32_t sq_psn,
@@ -862,10 +882,25 @@ static struct ibv_mr *mr_new(struct dev *d, size_t len, int access, uint64_t key
 	return mr;
 }
 
+static void post_recvs(struct dev *d, struct ibv_mr *rb)
+{
+	int i;
+
+	for (i = 0; i < NRECV; i++) {
+		struct ibv_sge sge = { (uintptr_t)rb->addr + i * RECV_LEN, RECV_LEN, rb->lkey };
+		struct ibv_recv_wr wr = { .wr_id = i, .sg_list = &sge, .num_sge = 1 }, *bad;
+
+		if (ibv_post_recv(d->qp, &wr, &bad))
+			die("ibv_post_recv failed");
+	}
+}
+
 /*
  * Target: serve the attacker's control commands until QUIT.
- *   POLL           -> "n <count>" + one "wc ..." line per completion since
- *                     the last POLL
+ *   POLL           -> "n <count> ok <successful> state <ibv_qp_state>" +
+ *                     one "wc ..." line per completion since the last POLL
+ *   NEWQP qpn psn  -> "qp <qpn>": a fresh QP connected to the attacker's
+ *                     fresh QP (an access error kills the responder's QP)
  *   CHECK          -> "ok" or "bad <what>": rw holds the pattern except
  *                     the two legit WRITEs, ro/lo/at never change
  */
@@ -904,31 +939,40 @@ static int cmd_target(const char *devname, int port)
 		die("control connection: %s", strerror(errno));
 	recv_exact(&pi, sizeof(pi));
 	dev_connect(&d, ntohl(pi.qpn), ntohl(pi.psn), 0x1000, pi.gid, ntohl(ti.mtu));
-	for (i = 0; i < NRECV; i++) {
-		struct ibv_sge sge = { (uintptr_t)rb->addr + i * RECV_LEN, RECV_LEN, rb->lkey };
-		struct ibv_recv_wr wr = { .wr_id = i, .sg_list = &sge, .num_sge = 1 }, *bad;
-
-		if (ibv_post_recv(d.qp, &wr, &bad))
-			die("ibv_post_recv failed");
-	}
+	post_recvs(&d, rb);
 	ctl_send("ready");
 
 	for (;;) {
 		ctl_recv(line, sizeof(line));
 		if (!strcmp(line, "POLL")) {
 			char buf[16][128];
-			int total = 0;
+			struct ibv_qp_attr qa;
+			struct ibv_qp_init_attr qia;
+			int total = 0, ok = 0, kept = 0;
 
 			while ((n = ibv_poll_cq(d.cq, 16, wc)) > 0) {
-				for (i = 0; i < n && total < 16; i++, total++)
-					snprintf(buf[total], sizeof(buf[total]),
+				for (i = 0; i < n; i++, total++) {
+					ok += wc[i].status == IBV_WC_SUCCESS;
+					if (kept == 16)
+						continue;
+					snprintf(buf[kept++], sizeof(buf[0]),
 						 "wc wr_id %" PRIu64 " %s opcode %d byte_len %u",
 						 (uint64_t)wc[i].wr_id, ibv_wc_status_str(wc[i].status),
 						 wc[i].opcode, wc[i].byte_len);
+				}
 			}
-			ctl_send("n %d", total);
-			for (i = 0; i < total; i++)
+			if (ibv_query_qp(d.qp, &qa, IBV_QP_STATE, &qia))
+				qa.qp_state = -1;
+			ctl_send("n %d ok %d state %d", total, ok, qa.qp_state);
+			for (i = 0; i < kept; i++)
 				ctl_send("%s", buf[i]);
+		} else if (sscanf(line, "NEWQP %u %u", &pi.qpn, &pi.psn) == 2) {
+			fprintf(stderr, "%.3f replacing QP %u\n", now_s(), d.qp->qp_num);
+			dev_qp_new(&d);
+			fprintf(stderr, "%.3f new QP %u\n", now_s(), d.qp->qp_num);
+			dev_connect(&d, pi.qpn, pi.psn, 0x1000, pi.gid, ntohl(ti.mtu));
+			post_recvs(&d, rb);
+			ctl_send("qp %u", d.qp->qp_num);
 		} else if (!strcmp(line, "CHECK")) {
 			uint8_t *w = rw->addr;
 			long long off;
@@ -1001,11 +1045,12 @@ static void sniff_open(const char *ifname)
  */
 static void sniff(int port)
 {
+	double deadline = now_s() + 2;
 	uint8_t f[2048];
 	struct mroce_pkt p;
 	ssize_t n;
 
-	while ((n = recv(pkt_fd, f, sizeof(f), 0)) > 0) {
+	while ((n = recv(pkt_fd, f, sizeof(f), 0)) > 0 && now_s() < deadline) {
 		const uint8_t *ip = f + ETH_HLEN, *udp, *m;
 		uint32_t ihl, len;
 
@@ -1090,16 +1135,23 @@ static bool legit(enum ibv_wr_opcode op, uint32_t len, uint64_t raddr, uint32_t 
 	return true;
 }
 
-/* Completions the target saw since the last call (-1: the target is gone). */
-static int target_completions(char *first, size_t len)
+/*
+ * Completions the target saw since the last call (-1: the target is gone);
+ * how many of them succeeded and its QP's state go to *ok and *state.
+ */
+static int target_poll(char *first, size_t len, int *ok, int *state)
 {
 	char line[256];
-	int n, i;
+	int n, i, o, st;
 
 	ctl_send("POLL");
 	ctl_recv(line, sizeof(line));
-	if (sscanf(line, "n %d", &n) != 1)
+	if (sscanf(line, "n %d ok %d state %d", &n, &o, &st) != 3)
 		return -1;
+	if (ok)
+		*ok = o;
+	if (state)
+		*state = st;
 	if (first)
 		*first = 0;
 	for (i = 0; i < n; i++) {
@@ -1108,6 +1160,11 @@ static int target_completions(char *first, size_t len)
 			snprintf(first, len, "%s", line);
 	}
 	return n;
+}
+
+static int target_completions(char *first, size_t len)
+{
+	return target_poll(first, len, NULL, NULL);
 }
 
 /* Forge a data packet on the learned connection and path. */
@@ -1147,16 +1204,15 @@ static uint32_t forge(uint8_t *b, u8 op, uint32_t stream_id, uint32_t spsn,
  * Send one forged packet (or a prepared buffer) and expect counter @ctr of
  * the target device to move, and no completion at the target.
  */
-static void attack(const char *what, const uint8_t *b, uint32_t len, const char *ctr, int fd)
+/* Send b and wait until counter ctr of the target moves; false if not. */
+static bool fire(const char *what, const uint8_t *b, uint32_t len, const char *ctr, int fd)
 {
 	long long c0 = counter(ctr), c1 = c0;
 	double deadline;
-	char first[256];
-	int n;
 
 	if (c0 < 0) {
 		result(false, what, "the target device has no counter %s", ctr);
-		return;
+		return false;
 	}
 	snap_all();
 	if (sendto(fd, b, len, 0, (struct sockaddr *)&to_addr, sizeof(to_addr)) != (ssize_t)len)
@@ -1167,13 +1223,108 @@ static void attack(const char *what, const uint8_t *b, uint32_t len, const char 
 		c1 = counter(ctr);
 	}
 	usleep(100000);
-	n = target_completions(first, sizeof(first));
-	if (c1 == c0)
+	if (c1 == c0) {
 		result(false, what, "%s did not move; moved:%s", ctr, moved());
-	else if (n)
+		return false;
+	}
+	return true;
+}
+
+static void attack(const char *what, const uint8_t *b, uint32_t len, const char *ctr, int fd)
+{
+	char first[256];
+	int n;
+
+	if (!fire(what, b, len, ctr, fd))
+		return;
+	n = target_completions(first, sizeof(first));
+	if (n)
 		result(false, what, "the target got %d completion(s): %s", n, first);
 	else
 		result(true, what, NULL);
+}
+
+/*
+ * An access the target must refuse with a fatal NAK: like any IB
+ * responder (class C errors) its QP goes to the error state, so nothing
+ * may complete successfully there: its receives are flushed.
+ */
+static void attack_fatal(const char *what, const uint8_t *b, uint32_t len, const char *ctr,
+			 int fd)
+{
+	char first[256];
+	int n, ok = 0, state = -1;
+	double deadline;
+
+	if (!fire(what, b, len, ctr, fd))
+		return;
+	deadline = now_s() + 5;
+	n = target_poll(first, sizeof(first), &ok, &state);
+	while (n >= 0 && !ok && state != IBV_QPS_ERR && now_s() < deadline) {
+		usleep(50000);
+		n = target_poll(NULL, 0, &ok, &state);
+	}
+	if (ok)
+		result(false, what, "the target completed %d work request(s): %s", ok, first);
+	else if (state != IBV_QPS_ERR)
+		result(false, what, "the target's QP is in state %d, not error", state);
+	else
+		result(true, what, NULL);
+}
+
+/* Discard what the tap holds: our forged packets must not be learned. */
+static void sniff_drain(void)
+{
+	double deadline = now_s() + 0.5;
+	uint8_t f[2048];
+
+	/* Bounded: the tap keeps filling while the connection is busy. */
+	while (recv(pkt_fd, f, sizeof(f), 0) > 0 && now_s() < deadline)
+		;
+}
+
+/*
+ * A legit WRITE (the first one's data again) and learn from the wire where
+ * the stream to the target's current QP stands. Returns the next stream
+ * PSN, 0 if it could not be learned.
+ */
+static uint32_t learn(int udp_port, uint64_t rw, uint32_t rw_rkey, const char *what)
+{
+	char why[256];
+
+	sniff_drain();
+	L.stream_known = false;
+	L.write_len = 0;
+	if (!legit(IBV_WR_RDMA_WRITE, W_LEN, rw + W1_OFF, rw_rkey, PAT_W1, why, sizeof(why))) {
+		result(false, what, "the legit WRITE before it failed: %s", why);
+		return 0;
+	}
+	usleep(200000);
+	sniff(udp_port);
+	printf("# learned: stream PSN next %u\n", L.stream_psn + 1);
+	fflush(stdout);
+	if (!L.stream_known) {
+		result(false, what, "did not see the legit WRITE on the wire");
+		return 0;
+	}
+	return L.stream_psn + 1;
+}
+
+/* Both ends replace their QP: the next refusal will kill the target's. */
+static void new_pair(const uint8_t *tgid, uint32_t mtu)
+{
+	char line[256];
+
+	printf("# new QP pair: replacing QP %u\n", A.qp->qp_num);
+	fflush(stdout);
+	dev_qp_new(&A);
+	ctl_send("NEWQP %u %u", A.qp->qp_num, 0x2000);
+	ctl_recv(line, sizeof(line));
+	if (sscanf(line, "qp %u", &target_qpn) != 1)
+		die("the target could not make a new QP: %s", line);
+	dev_connect(&A, target_qpn, 0x1000, 0x2000, tgid, mtu);
+	printf("# new QP pair: %u -> %u\n", A.qp->qp_num, target_qpn);
+	fflush(stdout);
 }
 
 static int cmd_attack(const char *devname, const char *target, int port, int udp_port,
@@ -1191,6 +1342,12 @@ static int cmd_attack(const char *devname, const char *target, int port, int udp
 	if (inet_pton(AF_INET, target, &target_ip) != 1)
 		die("bad target address %s", target);
 	ctl = tc_tcp_connect(target, port);
+	{
+		/* A target stuck in the kernel must fail the run, not hang it. */
+		struct timeval tv = { .tv_sec = 90 };
+
+		setsockopt(ctl, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+	}
 	recv_exact(&T, sizeof(T));
 	target_qpn = ntohl(T.qpn);
 	rw = be64toh(T.rw_addr);
@@ -1254,24 +1411,6 @@ static int cmd_attack(const char *devname, const char *target, int port, int udp
 	attack("WRITE on a path that was never negotiated", b, len, "drop_bad_path", udp_fd);
 	len = forge(b, MROCE_OP_WRITE, target_qpn ^ 0x800, base, rw, rw_rkey, 64, path, 0);
 	attack("WRITE to an unknown QP", b, len, "drop_unknown_qp", udp_fd);
-	len = forge(b, MROCE_OP_WRITE, target_qpn, base, rw, rw_rkey ^ 0x5a, 64, path, 0);
-	attack("WRITE with a stale key byte", b, len, "drop_bad_rkey", udp_fd);
-	len = forge(b, MROCE_OP_WRITE, target_qpn, base, rw, rw_rkey + 0x7700, 64, path, 0);
-	attack("WRITE with an rkey no MR has", b, len, "drop_bad_rkey", udp_fd);
-	len = forge(b, MROCE_OP_WRITE, target_qpn, base, rw + MR_LEN - 16, rw_rkey, 64, path, 0);
-	attack("WRITE across the end of the MR", b, len, "drop_mr_bounds", udp_fd);
-	len = forge(b, MROCE_OP_WRITE, target_qpn, base, rw - 64, rw_rkey, 64, path, 0);
-	attack("WRITE below the start of the MR", b, len, "drop_mr_bounds", udp_fd);
-	len = forge(b, MROCE_OP_READ_REQ, target_qpn, base, rw + 4096, rw_rkey, MR_LEN, path, 0);
-	attack("READ across the end of the MR", b, len, "drop_mr_bounds", udp_fd);
-	len = forge(b, MROCE_OP_WRITE, target_qpn, base, ro, ntohl(T.ro_rkey), 64, path, 0);
-	attack("WRITE into a read-only MR", b, len, "drop_access", udp_fd);
-	len = forge(b, MROCE_OP_READ_REQ, target_qpn, base, lo, ntohl(T.lo_rkey), 64, path, 0);
-	attack("READ from an MR without remote rights", b, len, "drop_access", udp_fd);
-	len = forge(b, MROCE_OP_READ_REQ, target_qpn, base, at, ntohl(T.at_rkey), 64, path, 0);
-	attack("READ from an atomic-only MR", b, len, "drop_access", udp_fd);
-	len = forge(b, MROCE_OP_ATOMIC_REQ, target_qpn, base, at + 4, ntohl(T.at_rkey), 0, path, 0);
-	attack("misaligned ATOMIC", b, len, "drop_bad_atomic", udp_fd);
 	len = forge(b, MROCE_OP_WRITE, target_qpn, base + 5000, rw, rw_rkey, 64, path, 0);
 	attack("WRITE with a stream PSN far beyond the window", b, len, "out_of_window", udp_fd);
 	len = forge(b, MROCE_OP_WRITE, target_qpn, base - 1, rw, rw_rkey, 64, path, -1);
@@ -1321,6 +1460,66 @@ static int cmd_attack(const char *devname, const char *target, int port, int udp
 	n = target_completions(line, sizeof(line));
 	result(n == 1, "the target completed exactly the second legit SEND", "%d completions: %s",
 	       n, line);
+
+	/*
+	 * Refusals that are fatal to the target's QP (docs/protocol.md §4.4,
+	 * IB class C), each on a fresh QP pair of the same connection.
+	 */
+	new_pair(T.gid, ntohl(T.mtu));
+	base = learn(udp_port, rw, rw_rkey, "fresh QP pair");
+	if (!base)
+		goto done;
+	len = forge(b, MROCE_OP_WRITE, target_qpn, base, rw, rw_rkey ^ 0x5a, 64, path, 0);
+	attack_fatal("WRITE with a stale key byte", b, len, "drop_bad_rkey", udp_fd);
+	new_pair(T.gid, ntohl(T.mtu));
+	base = learn(udp_port, rw, rw_rkey, "fresh QP pair");
+	if (!base)
+		goto done;
+	len = forge(b, MROCE_OP_WRITE, target_qpn, base, rw, rw_rkey + 0x7700, 64, path, 0);
+	attack_fatal("WRITE with an rkey no MR has", b, len, "drop_bad_rkey", udp_fd);
+	new_pair(T.gid, ntohl(T.mtu));
+	base = learn(udp_port, rw, rw_rkey, "fresh QP pair");
+	if (!base)
+		goto done;
+	len = forge(b, MROCE_OP_WRITE, target_qpn, base, rw + MR_LEN - 16, rw_rkey, 64, path, 0);
+	attack_fatal("WRITE across the end of the MR", b, len, "drop_mr_bounds", udp_fd);
+	new_pair(T.gid, ntohl(T.mtu));
+	base = learn(udp_port, rw, rw_rkey, "fresh QP pair");
+	if (!base)
+		goto done;
+	len = forge(b, MROCE_OP_WRITE, target_qpn, base, rw - 64, rw_rkey, 64, path, 0);
+	attack_fatal("WRITE below the start of the MR", b, len, "drop_mr_bounds", udp_fd);
+	new_pair(T.gid, ntohl(T.mtu));
+	base = learn(udp_port, rw, rw_rkey, "fresh QP pair");
+	if (!base)
+		goto done;
+	len = forge(b, MROCE_OP_READ_REQ, target_qpn, base, rw + 4096, rw_rkey, MR_LEN, path, 0);
+	attack_fatal("READ across the end of the MR", b, len, "drop_mr_bounds", udp_fd);
+	new_pair(T.gid, ntohl(T.mtu));
+	base = learn(udp_port, rw, rw_rkey, "fresh QP pair");
+	if (!base)
+		goto done;
+	len = forge(b, MROCE_OP_WRITE, target_qpn, base, ro, ntohl(T.ro_rkey), 64, path, 0);
+	attack_fatal("WRITE into a read-only MR", b, len, "drop_access", udp_fd);
+	new_pair(T.gid, ntohl(T.mtu));
+	base = learn(udp_port, rw, rw_rkey, "fresh QP pair");
+	if (!base)
+		goto done;
+	len = forge(b, MROCE_OP_READ_REQ, target_qpn, base, lo, ntohl(T.lo_rkey), 64, path, 0);
+	attack_fatal("READ from an MR without remote rights", b, len, "drop_access", udp_fd);
+	new_pair(T.gid, ntohl(T.mtu));
+	base = learn(udp_port, rw, rw_rkey, "fresh QP pair");
+	if (!base)
+		goto done;
+	len = forge(b, MROCE_OP_READ_REQ, target_qpn, base, at, ntohl(T.at_rkey), 64, path, 0);
+	attack_fatal("READ from an atomic-only MR", b, len, "drop_access", udp_fd);
+	new_pair(T.gid, ntohl(T.mtu));
+	base = learn(udp_port, rw, rw_rkey, "fresh QP pair");
+	if (!base)
+		goto done;
+	len = forge(b, MROCE_OP_ATOMIC_REQ, target_qpn, base, at + 4, ntohl(T.at_rkey), 0, path, 0);
+	attack_fatal("misaligned ATOMIC", b, len, "drop_bad_atomic", udp_fd);
+done:
 	ctl_send("CHECK");
 	ctl_recv(line, sizeof(line));
 	result(!strcmp(line, "ok"), "every MR holds exactly what legit traffic put there", "%s",
