@@ -18,7 +18,7 @@
 # window, window = DURATION - 2 x perftest's margin (2 s): perftest's own BW
 # column reads 0 in some lossy runs (docs/testing.md). Progress lines are
 # printed as it goes, the table at the end, CSV in $MROCE_TEST_OUT (copied to
-# build/bench/ by selftests/bench/collect.sh).
+# build/bench/ by selftests/bench/collect-results).
 #
 # Knobs: BENCH_DURATION (default 10), BENCH_LOSSES ("0 1 10"),
 # BENCH_DRIVERS ("rxe mroce"), BENCH_TESTS ("write send read lat tcp").
@@ -75,17 +75,12 @@ set_loss() { # set_loss PCT DEV... (0 clears)
 	done
 }
 
-# perftest server on dev1, client on dev0 -> 10.0.0.2; prints the client log.
+# perftest server on dev1, client on dev0 -> 10.0.0.2; logs LOG.{server,client}.
 perftest() { # perftest TOOL LOG ARGS...
-	local tool=$1 log=$2 spid rc
+	local tool=$1 log=$2
 	shift 2
-	timeout $((DURATION + 90)) "$tool" -d dev1 -x "$gid1" -F "$@" > "$log.server" 2>&1 &
-	spid=$!
-	wait_for 10 bash -c "ss -Htln 'sport = :18515' | grep -q ."
-	timeout $((DURATION + 90)) "$tool" -d dev0 -x "$gid0" -F "$@" 10.0.0.2 > "$log.client" 2>&1
-	rc=$?
-	wait "$spid" || rc=1
-	return $rc
+	PERFTEST_LOG=${log#"$MROCE_TEST_OUT"/} PERFTEST_TIMEOUT=$((DURATION + 90)) \
+		perftest_pair "" dev0 "" dev1 10.0.0.2 "$tool" -F "$@" > /dev/null
 }
 
 run_bw() { # run_bw DRV TEST LOSS
@@ -159,8 +154,7 @@ setup() {
 		mroce_link_add dev0 veth00 && mroce_link_add dev1 veth01
 		;;
 	esac || return 1
-	wait_for 5 has_gid dev0 "$(gid_of_ip 10.0.0.1)" && wait_for 5 has_gid dev1 "$(gid_of_ip 10.0.0.2)" || return 1
-	gid0=$(gid_index dev0 10.0.0.1) && gid1=$(gid_index dev1 10.0.0.2)
+	wait_for 5 has_gid dev0 "$(gid_of_ip 10.0.0.1)" && wait_for 5 has_gid dev1 "$(gid_of_ip 10.0.0.2)"
 }
 
 teardown() {
