@@ -74,6 +74,8 @@
 #include <linux/xarray.h>
 #include <rdma/ib_verbs.h>
 
+#include "mroce_xport.h"
+
 #define MROCE_DRV_NAME		"mroce"
 
 /* rdma-core's rxe provider binds to this driver id and ABI version. */
@@ -126,6 +128,9 @@ struct mroce_dev {
 
 	/* hw counters, per CPU (mroce_counters.h); no lock. */
 	struct mroce_counters __percpu *counters;
+
+	/* The wire transport (mroce_xport.h): connections, sockets. */
+	struct mroce_xport_dev	xport;
 };
 
 struct mroce_ucontext {

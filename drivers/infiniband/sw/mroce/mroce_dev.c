@@ -28,7 +28,8 @@ static void mroce_init_caps(struct mroce_dev *mdev)
 	attr->vendor_id = 0xffffff;
 	attr->kernel_cap_flags = IBK_ALLOW_USER_UNREG;
 	attr->max_pkeys = 1;
-	attr->atomic_cap = IB_ATOMIC_NONE;
+	/* Responder atomics use cmpxchg on the target: atomic for CPUs too. */
+	attr->atomic_cap = IB_ATOMIC_HCA;
 	/*
 	 * Only feeds the connection manager's retransmit-timeout arithmetic
 	 * (4.096 us * 2^n); 15 (~134 ms) suits a software device.
@@ -67,7 +68,7 @@ static const struct ib_port_attr mroce_port_caps = {
 	.gid_tbl_len	= MROCE_GID_TBL_LEN,
 	.pkey_tbl_len	= 1,
 	.max_vl_num	= 1,		/* VL0 only */
-	.max_msg_sz	= MROCE_MAX_MSG_SIZE,	/* what post_send accepts */
+	.max_msg_sz	= 1U << 31,	/* byte_len is 32 bits */
 	.port_cap_flags	= 0,		/* IB_PORT_CM_SUP comes with RDMA CM */
 };
 
@@ -282,6 +283,7 @@ static void mroce_dealloc_driver(struct ib_device *ibdev)
 {
 	struct mroce_dev *mdev = to_mdev(ibdev);
 
+	mroce_xport_dev_fini(mdev);
 	mroce_counters_fini(mdev);
 	mroce_verbs_dev_fini(mdev);
 	netdev_put(mdev->ndev, &mdev->ndev_tracker);
@@ -408,6 +410,9 @@ int mroce_dev_add(const char *ibdev_name, struct net_device *ndev)
 	mroce_init_caps(mdev);
 	mroce_init_ibdev(mdev);
 	err = mroce_counters_init(mdev);
+	if (err)
+		goto err_dealloc;
+	err = mroce_xport_dev_init(mdev);
 	if (err)
 		goto err_dealloc;
 

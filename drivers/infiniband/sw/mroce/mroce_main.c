@@ -73,14 +73,20 @@ static int __init mroce_init(void)
 	if (err)
 		return err;
 
-	err = mroce_netdev_init();
+	err = mroce_xport_init();
 	if (err)
 		goto err_exclusive;
+
+	err = mroce_netdev_init();
+	if (err)
+		goto err_xport;
 
 	rdma_link_register(&mroce_link_ops);
 	pr_info("loaded\n");
 	return 0;
 
+err_xport:
+	mroce_xport_exit();
 err_exclusive:
 	mroce_exclusive_exit();
 	return err;
@@ -93,6 +99,7 @@ static void __exit mroce_exit(void)
 	/* ... then remove ours; only mroce may use this id, see mroce.h. */
 	ib_unregister_driver(MROCE_DRIVER_ID);
 	mroce_netdev_exit();
+	mroce_xport_exit();
 	mroce_exclusive_exit();
 	pr_info("unloaded\n");
 }

@@ -1,0 +1,300 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Completions.
+ *
+ * Requester: a SEND or WRITE completes when every chunk of it has been
+ * acknowledged, i.e. when the stream's lowest unacknowledged PSN passed its
+ * last chunk; a READ or ATOMIC when its answer has been placed. The verbs
+ * layer posts the CQEs in SQ order whatever order we complete in.
+ *
+ * Responder: chunks are placed wherever and whenever they arrive, but the
+ * stream window (mroce_srx) releases them in stream order, reporting the
+ * ones we tagged: the last chunk of a receive-consuming message (its
+ * receive WQE completes: every earlier chunk is in by then), a READ or
+ * ATOMIC request (it executes now, after every earlier WRITE landed, as IB
+ * orders them), and the last chunk of an answer to one of our requests.
+ * Since the peer numbers messages and chunks in the same order, the n-th
+ * tag of a kind belongs to the n-th message of that kind; the PSN recorded
+ * at arrival double-checks it.
+ */
+#include "mroce_counters.h"
+#include "mroce_peer.h"
+
+void mroce_comp_mark(struct mroce_peer *peer, struct mroce_qp *qp)
+{
+	struct mroce_qp_xport *xp = &qp->xport;
+
+	lockdep_assert_held(&peer->lock);
+	if (list_empty(&xp->comp_node))
+		list_add_tail(&xp->comp_node, &peer->comp_list);
+}
+
+static void mroce_comp_advance(struct mroce_qp_xport *xp, struct mroce_qp *qp)
+{
+	while (xp->sq_done != xp->sq_next &&
+	       ((struct mroce_swqe *)mroce_wq_slot(&qp->sq, xp->sq_done))
+			->xport.state == MROCE_SW_DONE)
+		xp->sq_done++;
+}
+
+static void mroce_comp_one(struct mroce_peer *peer, struct mroce_qp *qp,
+			   struct mroce_swqe *w)
+{
+	w->xport.state = MROCE_SW_DONE;
+	qp->xport.rnr_left = qp->xport.rnr_retry;
+	mroce_counter_inc(peer->mdev, MROCE_CNT_RDMA_SENDS);
+	mroce_sq_complete(qp, w, IB_WC_SUCCESS);
+}
+
+/* Complete the SENDs and WRITEs whose chunks are all acknowledged. */
+static void mroce_comp_scan(struct mroce_peer *peer, struct mroce_qp *qp)
+{
+	struct mroce_qp_xport *xp = &qp->xport;
+	u32 ssn;
+
+	mroce_comp_advance(xp, qp);
+	for (ssn = xp->sq_done; ssn != xp->sq_next; ssn++) {
+		struct mroce_swqe *w = mroce_wq_slot(&qp->sq, ssn);
+
+		if (w->xport.state == MROCE_SW_DONE ||
+		    w->xport.state == MROCE_SW_WAIT_RESP)
+			continue;
+		if (w->xport.state != MROCE_SW_SENT ||
+		    !mroce_psn_before(w->xport.last_psn, xp->stx.una))
+			break;
+		mroce_comp_one(peer, qp, w);
+		if (xp->state != MROCE_XQP_RTS)
+			return;
+	}
+	mroce_comp_advance(xp, qp);
+}
+
+/* Process the QPs whose acknowledgements moved since the last call. */
+void mroce_comp_run(struct mroce_peer *peer)
+{
+	struct mroce_qp *qp;
+
+	lockdep_assert_held(&peer->lock);
+	while (!list_empty(&peer->comp_list)) {
+		qp = list_first_entry(&peer->comp_list, struct mroce_qp,
+				      xport.comp_node);
+		list_del_init(&qp->xport.comp_node);
+		if (qp->xport.state == MROCE_XQP_RTS)
+			mroce_comp_scan(peer, qp);
+		/* Stream window, fence or READ limit may have opened. */
+		mroce_tx_queue_qp(peer, qp);
+	}
+}
+
+/* ------------------------------------------------------ in stream order */
+
+static bool mroce_comp_recv(struct mroce_peer *peer, struct mroce_qp *qp,
+			    u32 psn)
+{
+	struct mroce_qp_xport *xp = &qp->xport;
+	struct mroce_rmsg *m = &xp->rmsg[xp->rq_base & xp->rmsg_mask];
+	struct ib_wc wc = {};
+
+	if (!m->rwqe || !(m->flags & MROCE_RMSG_EOM) || m->eom_psn != psn)
+		return false;
+	wc.status = IB_WC_SUCCESS;
+	wc.byte_len = m->len;
+	wc.src_qp = xp->remote_qpn;
+	wc.port_num = MROCE_PORT;
+	if (m->flags & MROCE_RMSG_WRITE) {
+		wc.opcode = IB_WC_RECV_RDMA_WITH_IMM;
+		wc.wc_flags = IB_WC_WITH_IMM;
+		wc.ex.imm_data = cpu_to_be32(m->ex);
+	} else {
+		wc.opcode = IB_WC_RECV;
+		if (m->flags & MROCE_RMSG_IMM) {
+			wc.wc_flags = IB_WC_WITH_IMM;
+			wc.ex.imm_data = cpu_to_be32(m->ex);
+		} else if (m->flags & MROCE_RMSG_INV) {
+			wc.wc_flags = IB_WC_WITH_INVALIDATE;
+			wc.ex.invalidate_rkey = m->ex;
+		}
+	}
+	mroce_rq_complete(qp, m->rwqe, &wc, m->flags & MROCE_RMSG_SE);
+	mroce_counter_inc(peer->mdev, MROCE_CNT_RDMA_RECVS);
+	memset(m, 0, sizeof(*m));
+	xp->rq_base++;
+	return true;
+}
+
+static bool mroce_comp_request(struct mroce_peer *peer, struct mroce_qp *qp,
+			       u32 psn)
+{
+	struct mroce_qp_xport *xp = &qp->xport;
+	struct mroce_rdreq *rd = &xp->rd[xp->rd_exec & (MROCE_RD_SLOTS - 1)];
+
+	if (rd->state != MROCE_RD_STORED || rd->ord != xp->rd_exec ||
+	    rd->req_psn != psn)
+		return false;
+	if (rd->op != MROCE_OP_READ_REQ && !mroce_rx_atomic_exec(peer, qp, rd))
+		return false;
+	rd->state = MROCE_RD_READY;
+	xp->rd_exec++;
+	mroce_tx_queue_qp(peer, qp);
+	return true;
+}
+
+static bool mroce_comp_answer(struct mroce_peer *peer, struct mroce_qp *qp,
+			      u32 psn)
+{
+	struct mroce_qp_xport *xp = &qp->xport;
+	struct mroce_swqe *w;
+	u32 ssn;
+
+	if (xp->rd_done == xp->rd_next)
+		return false;
+	ssn = xp->rd_ssn[xp->rd_done & (MROCE_MAX_RD_ATOM - 1)];
+	w = mroce_wq_slot(&qp->sq, ssn);
+	if (w->ssn != ssn || w->xport.state != MROCE_SW_WAIT_RESP ||
+	    w->xport.resp_psn != psn)
+		return false;
+	/* The answer proves the request arrived, whatever its ACK says. */
+	mroce_stx_ack(&xp->stx, w->xport.first_psn);
+	xp->rd_done++;
+	mroce_comp_one(peer, qp, w);
+	mroce_comp_mark(peer, qp);
+	return true;
+}
+
+/**
+ * mroce_comp_pop() - act on the chunks the stream window releases in order
+ * @peer: the connection, locked
+ * @qp: a QP that just accepted a chunk
+ *
+ * A tag that does not match what we recorded at arrival means the peer
+ * broke the protocol; the QP goes to error rather than completing the
+ * wrong work request.
+ */
+void mroce_comp_pop(struct mroce_peer *peer, struct mroce_qp *qp)
+{
+	struct mroce_qp_xport *xp = &qp->xport;
+	bool ok;
+	u32 psn;
+	u8 tag;
+
+	lockdep_assert_held(&peer->lock);
+	while (xp->state != MROCE_XQP_DEAD &&
+	       mroce_srx_pop(&xp->srx, &psn, &tag)) {
+		switch (tag) {
+		case MROCE_TAG_RECV:
+			ok = mroce_comp_recv(peer, qp, psn);
+			break;
+		case MROCE_TAG_REQ:
+			ok = mroce_comp_request(peer, qp, psn);
+			break;
+		default:
+			ok = mroce_comp_answer(peer, qp, psn);
+			break;
+		}
+		if (!ok) {
+			mroce_counter_inc(peer->mdev, MROCE_CNT_DROP_UNEXPECTED);
+			mroce_comp_fail_qp(peer, qp, NULL, IB_WC_REM_OP_ERR);
+		}
+	}
+}
+
+/* --------------------------------------------------------------- errors */
+
+/* The transport lets go of everything the QP had (it stays attached). */
+void mroce_comp_release(struct mroce_peer *peer, struct mroce_qp *qp)
+{
+	struct mroce_qp_xport *xp = &qp->xport;
+
+	lockdep_assert_held(&peer->lock);
+	xp->state = MROCE_XQP_DEAD;
+	xp->cur = NULL;
+	xp->hold_until = 0;
+	if (xp->resend)
+		bitmap_zero(xp->resend, MROCE_STREAM_WINDOW);
+	xp->n_resend = 0;
+	list_del_init(&xp->tx_node);
+	list_del_init(&xp->comp_node);
+	if (xp->rmsg)
+		memset(xp->rmsg, 0, (xp->rmsg_mask + 1) * sizeof(*xp->rmsg));
+	if (xp->rd)
+		memset(xp->rd, 0, MROCE_RD_SLOTS * sizeof(*xp->rd));
+}
+
+/**
+ * mroce_comp_fail_qp() - the transport gives up on a QP
+ * @peer: its connection, locked
+ * @qp: the QP
+ * @swqe: the send WQE that failed (completes with @status), or NULL when
+ *	  the failure belongs to no WQE of ours (responder errors)
+ * @status: the completion status
+ *
+ * Everything else outstanding is flushed by the verbs layer, in order.
+ */
+void mroce_comp_fail_qp(struct mroce_peer *peer, struct mroce_qp *qp,
+			struct mroce_swqe *swqe, enum ib_wc_status status)
+{
+	struct mroce_qp_xport *xp = &qp->xport;
+
+	lockdep_assert_held(&peer->lock);
+	if (xp->state == MROCE_XQP_DEAD)
+		return;
+	if (status == IB_WC_RETRY_EXC_ERR)
+		mroce_counter_inc(peer->mdev, MROCE_CNT_RETRY_EXCEEDED);
+	else if (status == IB_WC_RNR_RETRY_EXC_ERR)
+		mroce_counter_inc(peer->mdev, MROCE_CNT_RNR_RETRY_EXCEEDED);
+	mroce_comp_release(peer, qp);
+	if (swqe && swqe->xport.state != MROCE_SW_DONE) {
+		swqe->xport.state = MROCE_SW_DONE;
+		mroce_sq_complete(qp, swqe, status);
+	}
+	mroce_qp_set_error(qp, !swqe);
+}
+
+/* A responder-side violation (IB class C): the QP fails without a WQE. */
+void mroce_comp_fail_access(struct mroce_peer *peer, struct mroce_qp *qp)
+{
+	lockdep_assert_held(&peer->lock);
+	if (qp->xport.state == MROCE_XQP_DEAD)
+		return;
+	mroce_comp_release(peer, qp);
+	mroce_qp_set_error(qp, false);
+	mroce_qp_event(qp, IB_EVENT_QP_ACCESS_ERR);
+}
+
+/* The oldest send WQE we have not completed, or NULL. */
+static struct mroce_swqe *mroce_comp_oldest(struct mroce_qp *qp)
+{
+	struct mroce_qp_xport *xp = &qp->xport;
+	u32 ssn;
+
+	for (ssn = xp->sq_done; ssn != xp->sq_next; ssn++) {
+		struct mroce_swqe *w = mroce_wq_slot(&qp->sq, ssn);
+
+		if (w->xport.state != MROCE_SW_DONE)
+			return w;
+	}
+	return xp->cur;
+}
+
+/*
+ * The connection gave up (retries exhausted, handshake failed): every QP
+ * with work outstanding fails its oldest WQE with @status.
+ */
+void mroce_comp_fail_peer(struct mroce_peer *peer, enum ib_wc_status status)
+{
+	struct mroce_qp *qp, *tmp;
+
+	lockdep_assert_held(&peer->lock);
+	list_for_each_entry_safe(qp, tmp, &peer->qps, xport.peer_node) {
+		struct mroce_qp_xport *xp = &qp->xport;
+		struct mroce_swqe *w;
+
+		if (!mroce_xqp_sends(xp))
+			continue;
+		w = xp->state == MROCE_XQP_RTS ? mroce_comp_oldest(qp) : NULL;
+		if (!w && xp->stx.una == xp->stx.next &&
+		    list_empty(&xp->tx_node))
+			continue;
+		mroce_comp_fail_qp(peer, qp, w, status);
+	}
+}

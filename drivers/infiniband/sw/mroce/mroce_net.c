@@ -1,0 +1,415 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * UDP tunnel sockets, routes and the IP/UDP encapsulation of mroce packets.
+ *
+ * Receive: every network namespace that has an mroce device gets one IPv4
+ * and one IPv6 kernel UDP socket on the mroce port (module parameter
+ * udp_port), refcounted by its devices. The UDP stack verifies the checksum
+ * and hands each datagram to mroce_encap_recv() in softirq; that reads the
+ * outer addresses and the ECN field while the IP header is still in place
+ * and passes the mroce header on to mroce_rx_skb().
+ *
+ * Transmit: the transport builds the mroce header and payload; this file
+ * adds UDP (checksum offloaded as CHECKSUM_PARTIAL) and IP, with a route
+ * looked up in the device's namespace with the device's netdev as the
+ * egress and cached per path (the source port is part of the flow, so an
+ * ECMP fabric may route each path differently).
+ */
+#include <linux/ipv6.h>
+#include <linux/module.h>
+#include <linux/udp.h>
+#include <net/dst_cache.h>
+#include <net/inet_ecn.h>
+#include <net/ip.h>
+#include <net/ip6_checksum.h>
+#include <net/ip6_route.h>
+#include <net/ipv6.h>
+#include <net/net_namespace.h>
+#include <net/netns/generic.h>
+#include <net/route.h>
+#include <net/udp.h>
+#include <net/udp_tunnel.h>
+
+#include "mroce_counters.h"
+#include "mroce_peer.h"
+
+static ushort mroce_udp_port = MROCE_UDP_PORT_DEFAULT;
+module_param_named(udp_port, mroce_udp_port, ushort, 0444);
+MODULE_PARM_DESC(udp_port, "UDP port of the mroce transport (default 61791)");
+
+/* The sockets of one namespace; lives in the namespace's generic area. */
+struct mroce_netns {
+	struct net	*net;
+	unsigned int	users;		/* devices in this namespace */
+	struct socket	*sock4;
+	struct socket	*sock6;		/* NULL when IPv6 is unavailable */
+};
+
+static unsigned int mroce_net_id;
+static DEFINE_MUTEX(mroce_net_mutex);	/* users, sock4, sock6 */
+
+u16 mroce_net_port(void)
+{
+	return mroce_udp_port;
+}
+
+/* Largest mroce packet (UDP payload) the netdev carries unfragmented. */
+u16 mroce_net_mtu(const struct mroce_dev *mdev, bool v6)
+{
+	u32 mtu = READ_ONCE(mdev->ndev->mtu);
+	u32 hdrs = (v6 ? sizeof(struct ipv6hdr) : sizeof(struct iphdr)) +
+		   sizeof(struct udphdr);
+
+	mtu = mtu > hdrs ? mtu - hdrs : 0;
+	return min_t(u32, mtu, U16_MAX);
+}
+
+static int mroce_encap_recv(struct sock *sk, struct sk_buff *skb)
+{
+	struct mroce_rx_meta meta;
+
+	meta.net = sock_net(sk);
+	meta.dev = skb->dev;
+	meta.sport = udp_hdr(skb)->source;
+	/* ECN first: the IP header is about to be pulled off. */
+	if (skb->protocol == htons(ETH_P_IP)) {
+		const struct iphdr *iph = ip_hdr(skb);
+
+		meta.v6 = false;
+		meta.ce = INET_ECN_is_ce(iph->tos);
+		ipv6_addr_set_v4mapped(iph->saddr, &meta.saddr);
+		ipv6_addr_set_v4mapped(iph->daddr, &meta.daddr);
+	} else {
+		const struct ipv6hdr *ip6h = ipv6_hdr(skb);
+
+		meta.v6 = true;
+		meta.ce = INET_ECN_is_ce(ipv6_get_dsfield(ip6h));
+		meta.saddr = ip6h->saddr;
+		meta.daddr = ip6h->daddr;
+	}
+	__skb_pull(skb, sizeof(struct udphdr));
+	mroce_rx_skb(skb, &meta);
+	return 0;
+}
+
+static struct socket *mroce_sock_open(struct net *net, bool v6)
+{
+	struct udp_tunnel_sock_cfg tcfg = {
+		.encap_type = 1,
+		.encap_rcv = mroce_encap_recv,
+	};
+	struct udp_port_cfg cfg = {
+		.local_udp_port = htons(mroce_udp_port),
+	};
+	struct socket *sock;
+	int err;
+
+	if (v6) {
+		cfg.family = AF_INET6;
+		cfg.local_ip6 = in6addr_any;
+		cfg.ipv6_v6only = 1;
+	} else {
+		cfg.family = AF_INET;
+		cfg.local_ip.s_addr = htonl(INADDR_ANY);
+	}
+	err = udp_sock_create(net, &cfg, &sock);
+	if (err)
+		return ERR_PTR(err);
+	setup_udp_tunnel_sock(net, sock, &tcfg);
+	return sock;
+}
+
+static void mroce_socks_close(struct mroce_netns *nn)
+{
+	if (nn->sock6)
+		udp_tunnel_sock_release(nn->sock6);
+	if (nn->sock4)
+		udp_tunnel_sock_release(nn->sock4);
+	nn->sock6 = NULL;
+	nn->sock4 = NULL;
+}
+
+/**
+ * mroce_net_get() - make sure the device's namespace has our sockets
+ * @mdev: a device being set up (process context)
+ *
+ * Return: 0, or the error of opening the IPv4 socket (port in use, ...).
+ */
+int mroce_net_get(struct mroce_dev *mdev)
+{
+	struct net *net = dev_net(mdev->ndev);
+	struct mroce_netns *nn = net_generic(net, mroce_net_id);
+	struct socket *sock;
+	int err = 0;
+
+	mutex_lock(&mroce_net_mutex);
+	if (!nn->users) {
+		sock = mroce_sock_open(net, false);
+		if (IS_ERR(sock)) {
+			err = PTR_ERR(sock);
+			pr_err("cannot open UDP port %u: %d\n", mroce_udp_port,
+			       err);
+			goto out;
+		}
+		nn->sock4 = sock;
+		sock = mroce_sock_open(net, true);
+		if (IS_ERR(sock))
+			pr_info("no IPv6 socket on UDP port %u (%ld): IPv4 only\n",
+				mroce_udp_port, PTR_ERR(sock));
+		else
+			nn->sock6 = sock;
+	}
+	nn->users++;
+	mdev->xport.nn = nn;
+out:
+	mutex_unlock(&mroce_net_mutex);
+	return err;
+}
+
+void mroce_net_put(struct mroce_dev *mdev)
+{
+	struct mroce_netns *nn = mdev->xport.nn;
+
+	if (!nn)
+		return;
+	mutex_lock(&mroce_net_mutex);
+	if (!--nn->users)
+		mroce_socks_close(nn);
+	mutex_unlock(&mroce_net_mutex);
+	mdev->xport.nn = NULL;
+}
+
+static __net_init int mroce_netns_init(struct net *net)
+{
+	struct mroce_netns *nn = net_generic(net, mroce_net_id);
+
+	nn->net = net;
+	return 0;
+}
+
+static __net_exit void mroce_netns_exit(struct net *net)
+{
+	struct mroce_netns *nn = net_generic(net, mroce_net_id);
+
+	/*
+	 * The namespace's netdevs, and with them our devices, are gone by now
+	 * (netdev unregistration waits for the reference each device holds).
+	 * Anything left means a device outlived its netdev: don't leak the
+	 * sockets of a dead namespace.
+	 */
+	mutex_lock(&mroce_net_mutex);
+	WARN_ON_ONCE(nn->users);
+	mroce_socks_close(nn);
+	nn->users = 0;
+	mutex_unlock(&mroce_net_mutex);
+}
+
+static struct pernet_operations mroce_net_ops = {
+	.init = mroce_netns_init,
+	.exit = mroce_netns_exit,
+	.id = &mroce_net_id,
+	.size = sizeof(struct mroce_netns),
+};
+
+int mroce_net_init(void)
+{
+	return register_pernet_subsys(&mroce_net_ops);
+}
+
+void mroce_net_exit(void)
+{
+	unregister_pernet_subsys(&mroce_net_ops);
+}
+
+/* Payload bytes after the headers; headroom for link, IP and UDP. */
+struct sk_buff *mroce_net_alloc_skb(struct mroce_dev *mdev, u32 len, gfp_t gfp)
+{
+	unsigned int headroom = MROCE_SKB_HEADROOM(mdev->ndev);
+	struct sk_buff *skb;
+
+	skb = alloc_skb(headroom + len, gfp);
+	if (skb)
+		skb_reserve(skb, headroom);
+	return skb;
+}
+
+/* Route from @laddr to @raddr leaving through the device's netdev. */
+static struct dst_entry *mroce_route(struct net *net, struct mroce_dev *mdev,
+				     bool v6, const struct in6_addr *laddr,
+				     const struct in6_addr *raddr,
+				     __be16 sport, struct dst_cache *dc,
+				     struct in6_addr *saddr)
+{
+	struct dst_entry *dst;
+
+	if (!v6) {
+		struct flowi4 fl4 = {
+			.flowi4_oif = mdev->ndev->ifindex,
+			.flowi4_proto = IPPROTO_UDP,
+			.daddr = raddr->s6_addr32[3],
+			.saddr = laddr->s6_addr32[3],
+			.fl4_sport = sport,
+			.fl4_dport = htons(mroce_udp_port),
+		};
+		struct rtable *rt;
+		__be32 src;
+
+		if (dc) {
+			rt = dst_cache_get_ip4(dc, &src);
+			if (rt) {
+				ipv6_addr_set_v4mapped(src, saddr);
+				return &rt->dst;
+			}
+		}
+		rt = ip_route_output_key(net, &fl4);
+		if (IS_ERR(rt))
+			return ERR_CAST(rt);
+		if (dc)
+			dst_cache_set_ip4(dc, &rt->dst, fl4.saddr);
+		ipv6_addr_set_v4mapped(fl4.saddr, saddr);
+		return &rt->dst;
+	}
+
+	if (dc) {
+		dst = dst_cache_get_ip6(dc, saddr);
+		if (dst)
+			return dst;
+	}
+	{
+		struct flowi6 fl6 = {
+			.flowi6_oif = mdev->ndev->ifindex,
+			.flowi6_proto = IPPROTO_UDP,
+			.daddr = *raddr,
+			.saddr = *laddr,
+			.fl6_sport = sport,
+			.fl6_dport = htons(mroce_udp_port),
+		};
+
+		dst = ip6_dst_lookup_flow(net, NULL, &fl6, NULL);
+		if (IS_ERR(dst))
+			return dst;
+		if (dc)
+			dst_cache_set_ip6(dc, dst, &fl6.saddr);
+		*saddr = fl6.saddr;
+	}
+	return dst;
+}
+
+/* Push UDP and IP onto an mroce packet and hand it to the IP layer. */
+static void mroce_encap_xmit(struct net *net, struct mroce_dev *mdev,
+			     struct sk_buff *skb, struct dst_entry *dst,
+			     bool v6, const struct in6_addr *saddr,
+			     const struct in6_addr *daddr, __be16 sport, u8 tos)
+{
+	unsigned int len = skb->len;
+	struct udphdr *uh;
+	int err;
+
+	skb_dst_set(skb, dst);
+
+	uh = skb_push(skb, sizeof(*uh));
+	skb_reset_transport_header(skb);
+	uh->source = sport;
+	uh->dest = htons(mroce_udp_port);
+	uh->len = htons(skb->len);
+	uh->check = 0;
+
+	if (!v6) {
+		struct iphdr *iph;
+
+		udp_set_csum(false, skb, saddr->s6_addr32[3],
+			     daddr->s6_addr32[3], skb->len);
+		iph = skb_push(skb, sizeof(*iph));
+		skb_reset_network_header(skb);
+		iph->version = 4;
+		iph->ihl = sizeof(*iph) >> 2;
+		iph->tos = tos;
+		iph->frag_off = htons(IP_DF);
+		iph->ttl = ip4_dst_hoplimit(dst);
+		iph->protocol = IPPROTO_UDP;
+		iph->saddr = saddr->s6_addr32[3];
+		iph->daddr = daddr->s6_addr32[3];
+		__ip_select_ident(net, iph, 1);
+		skb->protocol = htons(ETH_P_IP);
+		memset(IPCB(skb), 0, sizeof(*IPCB(skb)));
+		err = ip_local_out(net, NULL, skb);
+	} else {
+		struct ipv6hdr *ip6h;
+
+		udp6_set_csum(false, skb, saddr, daddr, skb->len);
+		ip6h = skb_push(skb, sizeof(*ip6h));
+		skb_reset_network_header(skb);
+		ip6_flow_hdr(ip6h, tos, 0);
+		ip6h->payload_len = htons(skb->len - sizeof(*ip6h));
+		ip6h->nexthdr = IPPROTO_UDP;
+		ip6h->hop_limit = ip6_dst_hoplimit(dst);
+		ip6h->saddr = *saddr;
+		ip6h->daddr = *daddr;
+		skb->protocol = htons(ETH_P_IPV6);
+		memset(IP6CB(skb), 0, sizeof(*IP6CB(skb)));
+		err = ip6_local_out(net, NULL, skb);
+	}
+
+	if (unlikely(net_xmit_eval(err))) {
+		mroce_counter_inc(mdev, MROCE_CNT_SEND_ERR);
+		return;
+	}
+	mroce_counter_inc(mdev, MROCE_CNT_SENT_PKTS);
+	mroce_counter_add(mdev, MROCE_CNT_SENT_BYTES, len);
+}
+
+/**
+ * mroce_net_xmit() - send one packet the peer built
+ * @peer: the connection
+ * @skb: mroce header and payload; mroce_cb() says path, port and ECN
+ *
+ * Process or softirq context, peer->lock not held (the IP layer may take
+ * its time, and loopback delivery must not find the lock taken).
+ */
+void mroce_net_xmit(struct mroce_peer *peer, struct sk_buff *skb)
+{
+	struct mroce_skb_cb *cb = mroce_cb(skb);
+	__be16 sport = htons(cb->sport);
+	struct dst_entry *dst;
+	struct in6_addr saddr;
+
+	dst = mroce_route(peer->net, peer->mdev, peer->v6, &peer->laddr,
+			  &peer->raddr, sport, &peer->dst[cb->dst], &saddr);
+	if (IS_ERR(dst)) {
+		mroce_counter_inc(peer->mdev, MROCE_CNT_SEND_ERR);
+		kfree_skb(skb);
+		return;
+	}
+	mroce_encap_xmit(peer->net, peer->mdev, skb, dst, peer->v6, &saddr,
+			 &peer->raddr, sport, cb->tos);
+}
+
+/* Reply to the sender of a received packet without a connection (NAK). */
+void mroce_net_xmit_oneshot(struct mroce_dev *mdev,
+			    const struct mroce_rx_meta *meta,
+			    struct sk_buff *skb)
+{
+	__be16 sport = htons(get_random_u32_inclusive(MROCE_SPORT_MIN,
+						      MROCE_SPORT_MAX));
+	struct dst_entry *dst;
+	struct in6_addr saddr;
+
+	dst = mroce_route(meta->net, mdev, meta->v6, &meta->daddr,
+			  &meta->saddr, sport, NULL, &saddr);
+	if (IS_ERR(dst)) {
+		mroce_counter_inc(mdev, MROCE_CNT_SEND_ERR);
+		kfree_skb(skb);
+		return;
+	}
+	mroce_encap_xmit(meta->net, mdev, skb, dst, meta->v6, &saddr,
+			 &meta->saddr, sport, 0);
+}
+
+/* Forget cached routes (the netdev or its addresses changed). */
+void mroce_net_reset_routes(struct mroce_peer *peer)
+{
+	unsigned int i;
+
+	for (i = 0; i < ARRAY_SIZE(peer->dst); i++)
+		dst_cache_reset(&peer->dst[i]);
+}

@@ -1,0 +1,746 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Peers: the kernel side of mroce connections (see mroce_peer.h). The
+ * table of a device, creation (at a QP's RTR, or when a peer's CONN_REQ
+ * arrives), the handshake as the core drives it, the per-peer timer and
+ * transmit work, the transmit queue, and teardown.
+ */
+#include <linux/jhash.h>
+#include <linux/slab.h>
+#include <linux/vmalloc.h>
+
+#include "mroce_counters.h"
+#include "mroce_peer.h"
+#include "mroce_trace.h"
+
+struct mroce_params mroce_prm;
+struct workqueue_struct *mroce_wq;
+
+/* Connection ids are global, so receive finds a peer by dst_conn alone. */
+static DEFINE_XARRAY_ALLOC1(mroce_conn_ids);
+static u32 mroce_conn_next;
+
+static u32 mroce_addr_hash(const struct in6_addr *a)
+{
+	return jhash2(a->s6_addr32, 4, 0);
+}
+
+/* Caller holds rcu_read_lock() or the device's peer_lock. */
+struct mroce_peer *mroce_peer_lookup(struct mroce_dev *mdev,
+				     const struct in6_addr *raddr)
+{
+	struct mroce_peer *peer;
+
+	hash_for_each_possible_rcu(mdev->xport.peers, peer, hnode,
+				   mroce_addr_hash(raddr)) {
+		if (ipv6_addr_equal(&peer->raddr, raddr))
+			return peer;
+	}
+	return NULL;
+}
+
+/* Caller holds rcu_read_lock(); the peer may be dead (check under lock). */
+struct mroce_peer *mroce_peer_find_id(u32 id)
+{
+	return xa_load(&mroce_conn_ids, id);
+}
+
+static void mroce_peer_free_work(struct work_struct *work)
+{
+	struct mroce_peer *peer = container_of(work, struct mroce_peer,
+					       free_work);
+	unsigned int i;
+
+	/*
+	 * Dead and out of every table: wait out the receive paths and
+	 * doorbells that found it under RCU, then its timer and works (which
+	 * see ->dead and re-arm nothing).
+	 */
+	synchronize_rcu();
+	hrtimer_cancel(&peer->timer);
+	cancel_work_sync(&peer->tx_work);
+	cancel_work_sync(&peer->xmit_work);
+	cancel_delayed_work_sync(&peer->gc_work);
+	hrtimer_cancel(&peer->timer);
+	skb_queue_purge(&peer->xmitq);
+	xa_destroy(&peer->qp_xa);
+	for (i = 0; i < ARRAY_SIZE(peer->dst); i++)
+		dst_cache_destroy(&peer->dst[i]);
+	kvfree(peer);
+}
+
+/* Process or softirq context; the memory goes from a work item. */
+void mroce_peer_put(struct mroce_peer *peer)
+{
+	if (refcount_dec_and_test(&peer->ref))
+		queue_work(mroce_wq, &peer->free_work);
+}
+
+static void mroce_peer_timer_fn(struct hrtimer *timer);
+static void mroce_peer_tx_work(struct work_struct *work);
+static void mroce_peer_xmit_work(struct work_struct *work);
+static void mroce_peer_gc_work(struct work_struct *work);
+
+static enum hrtimer_restart mroce_peer_timer(struct hrtimer *timer)
+{
+	mroce_peer_timer_fn(timer);
+	return HRTIMER_NORESTART;
+}
+
+static struct mroce_peer *mroce_peer_alloc(struct mroce_dev *mdev,
+					   const struct in6_addr *raddr,
+					   const struct in6_addr *laddr,
+					   bool v6)
+{
+	struct mroce_conn_cfg cfg = {};
+	struct mroce_peer *peer;
+	unsigned int i;
+	u64 nonce;
+	int err;
+
+	peer = kvzalloc(sizeof(*peer), GFP_KERNEL);
+	if (!peer)
+		return NULL;
+	for (i = 0; i < ARRAY_SIZE(peer->dst); i++) {
+		if (dst_cache_init(&peer->dst[i], GFP_KERNEL))
+			goto err_dst;
+	}
+	err = xa_alloc_cyclic(&mroce_conn_ids, &peer->id, NULL,
+			      XA_LIMIT(1, U32_MAX), &mroce_conn_next,
+			      GFP_KERNEL);
+	if (err < 0)
+		goto err_dst;
+
+	peer->mdev = mdev;
+	peer->v6 = v6;
+	peer->raddr = *raddr;
+	peer->laddr = *laddr;
+	peer->net = dev_net(mdev->ndev);
+	peer->ctl_sport = get_random_u32_inclusive(MROCE_SPORT_MIN,
+						   MROCE_SPORT_MAX);
+	refcount_set(&peer->ref, 1);
+	spin_lock_init(&peer->lock);
+	xa_init(&peer->qp_xa);
+	INIT_LIST_HEAD(&peer->qps);
+	INIT_LIST_HEAD(&peer->tx_list);
+	INIT_LIST_HEAD(&peer->comp_list);
+	skb_queue_head_init(&peer->xmitq);
+	peer->timer_at = U64_MAX;
+	peer->wake_at = U64_MAX;
+	hrtimer_init(&peer->timer, CLOCK_MONOTONIC, HRTIMER_MODE_ABS_SOFT);
+	peer->timer.function = mroce_peer_timer;
+	INIT_WORK(&peer->tx_work, mroce_peer_tx_work);
+	INIT_WORK(&peer->free_work, mroce_peer_free_work);
+	INIT_WORK(&peer->xmit_work, mroce_peer_xmit_work);
+	peer->tx_cpu = raw_smp_processor_id();
+	INIT_DELAYED_WORK(&peer->gc_work, mroce_peer_gc_work);
+
+	do {
+		nonce = get_random_u64();
+	} while (!nonce);
+	cfg.prm = &mroce_prm;
+	cfg.ops = &mroce_peer_conn_ops;
+	cfg.ctx = peer;
+	cfg.paths = peer->paths;
+	cfg.max_paths = MROCE_PEER_PATHS;
+	cfg.local_id = peer->id;
+	cfg.nonce = nonce;
+	cfg.seed = get_random_u64();
+	cfg.mtu = mroce_net_mtu(mdev, v6);
+	cfg.caps = MROCE_CAP_ATOMIC;
+	mroce_conn_init(&peer->conn, &cfg);
+	return peer;
+
+err_dst:
+	while (i--)
+		dst_cache_destroy(&peer->dst[i]);
+	kvfree(peer);
+	return NULL;
+}
+
+/* A peer that lost the race to be created: never published. */
+static void mroce_peer_discard(struct mroce_peer *peer)
+{
+	unsigned int i;
+
+	xa_erase(&mroce_conn_ids, peer->id);
+	for (i = 0; i < ARRAY_SIZE(peer->dst); i++)
+		dst_cache_destroy(&peer->dst[i]);
+	kvfree(peer);
+}
+
+/**
+ * mroce_peer_get() - the connection to a remote address, created if needed
+ * @mdev: the device
+ * @raddr: remote address (v4-mapped for IPv4)
+ * @laddr: our source address for a new connection
+ * @v6: the addresses are IPv6
+ *
+ * Process context. Return: the peer with a reference, or NULL (no memory,
+ * too many peers, device going away).
+ */
+struct mroce_peer *mroce_peer_get(struct mroce_dev *mdev,
+				  const struct in6_addr *raddr,
+				  const struct in6_addr *laddr, bool v6)
+{
+	struct mroce_xport_dev *xd = &mdev->xport;
+	struct mroce_peer *peer, *fresh;
+
+	rcu_read_lock();
+	peer = mroce_peer_lookup(mdev, raddr);
+	if (peer && !refcount_inc_not_zero(&peer->ref))
+		peer = NULL;
+	rcu_read_unlock();
+	if (peer)
+		return peer;
+
+	fresh = mroce_peer_alloc(mdev, raddr, laddr, v6);
+	if (!fresh)
+		return NULL;
+
+	spin_lock_bh(&xd->peer_lock);
+	peer = mroce_peer_lookup(mdev, raddr);
+	if (peer && refcount_inc_not_zero(&peer->ref)) {
+		spin_unlock_bh(&xd->peer_lock);
+		mroce_peer_discard(fresh);
+		return peer;
+	}
+	if (xd->closing || xd->n_peers >= MROCE_MAX_PEERS) {
+		spin_unlock_bh(&xd->peer_lock);
+		mroce_peer_discard(fresh);
+		return NULL;
+	}
+	hash_add_rcu(xd->peers, &fresh->hnode, mroce_addr_hash(raddr));
+	xd->n_peers++;
+	refcount_inc(&fresh->ref);	/* the caller's */
+	xa_store(&mroce_conn_ids, fresh->id, fresh, GFP_ATOMIC);
+	spin_unlock_bh(&xd->peer_lock);
+	return fresh;
+}
+
+/* Take the peer out of the table and kill it; drops the table's reference. */
+static void mroce_peer_close(struct mroce_peer *peer, u32 reason)
+{
+	struct mroce_xport_dev *xd = &peer->mdev->xport;
+
+	spin_lock_bh(&peer->lock);
+	if (peer->dead) {
+		spin_unlock_bh(&peer->lock);
+		return;
+	}
+	if (mroce_conn_established(&peer->conn))
+		mroce_peer_send_hs(peer, MROCE_OP_CONN_CLOSE, reason);
+	peer->dead = true;
+	spin_unlock_bh(&peer->lock);
+	/* Still ours to send: nobody else transmits for a dead peer. */
+	mroce_peer_flush(peer);
+
+	spin_lock_bh(&xd->peer_lock);
+	hash_del_rcu(&peer->hnode);
+	xd->n_peers--;
+	spin_unlock_bh(&xd->peer_lock);
+	xa_erase(&mroce_conn_ids, peer->id);
+	mroce_peer_put(peer);
+}
+
+/* A peer without QPs for MROCE_PEER_LINGER closes. */
+static void mroce_peer_gc_work(struct work_struct *work)
+{
+	struct mroce_peer *peer = container_of(to_delayed_work(work),
+					       struct mroce_peer, gc_work);
+	bool idle;
+
+	spin_lock_bh(&peer->lock);
+	idle = !peer->n_qps && !peer->dead;
+	spin_unlock_bh(&peer->lock);
+	if (idle)
+		mroce_peer_close(peer, 0);
+}
+
+/* Device teardown: every QP is gone; close what is left. */
+void mroce_peers_close_all(struct mroce_dev *mdev)
+{
+	struct mroce_xport_dev *xd = &mdev->xport;
+	struct mroce_peer *peer;
+	struct hlist_node *tmp;
+	unsigned int bkt;
+
+	spin_lock_bh(&xd->peer_lock);
+	xd->closing = true;
+	spin_unlock_bh(&xd->peer_lock);
+
+	/* No peer can be added any more; the table only shrinks. */
+	for (;;) {
+		peer = NULL;
+		spin_lock_bh(&xd->peer_lock);
+		hash_for_each_safe(xd->peers, bkt, tmp, peer, hnode) {
+			refcount_inc(&peer->ref);
+			break;
+		}
+		spin_unlock_bh(&xd->peer_lock);
+		if (!peer)
+			break;
+		cancel_delayed_work_sync(&peer->gc_work);
+		mroce_peer_close(peer, 1);
+		mroce_peer_put(peer);
+	}
+	/* The free works reference the device's netns through the peers. */
+	flush_workqueue(mroce_wq);
+}
+
+/* --------------------------------------------------------- transmit queue */
+
+void mroce_peer_queue(struct mroce_peer *peer, struct sk_buff *skb)
+{
+	lockdep_assert_held(&peer->lock);
+	__skb_queue_tail(&peer->xmitq, skb);
+}
+
+/* Nothing of ours is on the wire: no path has a transmission outstanding. */
+bool mroce_peer_idle(const struct mroce_peer *peer)
+{
+	unsigned int i;
+
+	for (i = 0; i < peer->conn.n_paths; i++) {
+		if (peer->paths[i].tx.n_out)
+			return false;
+	}
+	return true;
+}
+
+/*
+ * Send what the peer queued. One sender at a time, and while anything is in
+ * flight only on the peer's transmit CPU: veth, loopback and RPS deliver
+ * through per-CPU backlogs, so packets sent from two CPUs can overtake each
+ * other, and a path's receiver takes a reordered PSN for a loss. An idle
+ * connection may start from any CPU (mroce_tx_run() moves tx_cpu there);
+ * the ACKs then come back on that CPU and keep the transmissions there.
+ */
+void mroce_peer_flush(struct mroce_peer *peer)
+{
+	struct sk_buff_head local;
+	struct sk_buff *skb;
+
+	spin_lock_bh(&peer->lock);
+	if (peer->xmitting || skb_queue_empty(&peer->xmitq)) {
+		spin_unlock_bh(&peer->lock);
+		return;
+	}
+	if (peer->tx_cpu != smp_processor_id() && !peer->dead &&
+	    !mroce_peer_idle(peer)) {
+		queue_work_on(peer->tx_cpu, mroce_wq, &peer->xmit_work);
+		spin_unlock_bh(&peer->lock);
+		return;
+	}
+	peer->xmitting = true;
+	__skb_queue_head_init(&local);
+	while (!skb_queue_empty(&peer->xmitq)) {
+		skb_queue_splice_init(&peer->xmitq, &local);
+		spin_unlock(&peer->lock);
+		/* Still BH-disabled: receive waits for the whole batch. */
+		while ((skb = __skb_dequeue(&local)))
+			mroce_net_xmit(peer, skb);
+		spin_lock(&peer->lock);
+	}
+	peer->xmitting = false;
+	spin_unlock_bh(&peer->lock);
+}
+
+static void mroce_peer_xmit_work(struct work_struct *work)
+{
+	mroce_peer_flush(container_of(work, struct mroce_peer, xmit_work));
+}
+
+/* ------------------------------------------------------------ the timer */
+
+/* Arm the timer for the earliest deadline anybody has (peer->lock held). */
+void mroce_peer_arm(struct mroce_peer *peer, u64 now)
+{
+	u64 t;
+
+	lockdep_assert_held(&peer->lock);
+	if (peer->dead)
+		return;
+	t = mroce_conn_next_deadline(&peer->conn);
+	t = min(t, peer->wake_at);
+	if (peer->pace_at)
+		t = min(t, peer->pace_at);
+	if (t == U64_MAX || t >= peer->timer_at)
+		return;
+	/* A deadline already past fires from softirq, not from here. */
+	peer->timer_at = max(t, now + NSEC_PER_USEC);
+	hrtimer_start(&peer->timer, ns_to_ktime(peer->timer_at),
+		      HRTIMER_MODE_ABS_SOFT);
+}
+
+/* The epilogue of every entry point: arm, unlock, send. */
+void mroce_peer_unlock(struct mroce_peer *peer)
+{
+	bool send;
+
+	mroce_peer_arm(peer, mroce_now());
+	send = !skb_queue_empty(&peer->xmitq);
+	spin_unlock_bh(&peer->lock);
+	if (send)
+		mroce_peer_flush(peer);
+}
+
+/*
+ * The core counts timer events in its own statistics; the device counters
+ * take their deltas around each call that can move them.
+ */
+void mroce_peer_stats_begin(struct mroce_peer *peer)
+{
+	peer->stats_mark = peer->conn.stats;
+}
+
+void mroce_peer_stats_end(struct mroce_peer *peer)
+{
+	const struct mroce_conn_stats *o = &peer->stats_mark;
+	const struct mroce_conn_stats *n = &peer->conn.stats;
+	struct mroce_dev *mdev = peer->mdev;
+
+	if (n->rtos != o->rtos)
+		mroce_counter_add(mdev, MROCE_CNT_RTO, n->rtos - o->rtos);
+	if (n->ptos != o->ptos)
+		mroce_counter_add(mdev, MROCE_CNT_PTO, n->ptos - o->ptos);
+	if (n->rekeys != o->rekeys)
+		mroce_counter_add(mdev, MROCE_CNT_PATH_REKEYS,
+				  n->rekeys - o->rekeys);
+}
+
+/* QPs whose RNR or window hold has run out get back to transmitting. */
+static void mroce_peer_wake(struct mroce_peer *peer, u64 now)
+{
+	struct mroce_qp *qp;
+	u64 next = U64_MAX;
+
+	if (peer->wake_at > now)
+		return;
+	list_for_each_entry(qp, &peer->qps, xport.peer_node) {
+		u64 until = qp->xport.hold_until;
+
+		if (!until)
+			continue;
+		if (until <= now) {
+			qp->xport.hold_until = 0;
+			mroce_tx_queue_qp(peer, qp);
+		} else {
+			next = min(next, until);
+		}
+	}
+	peer->wake_at = next;
+}
+
+static void mroce_peer_timer_fn(struct hrtimer *timer)
+{
+	struct mroce_peer *peer = container_of(timer, struct mroce_peer,
+					       timer);
+	struct mroce_timer_res res;
+	u64 now;
+
+	spin_lock_bh(&peer->lock);
+	if (peer->dead) {
+		spin_unlock_bh(&peer->lock);
+		return;
+	}
+	now = mroce_now();
+	peer->timer_at = U64_MAX;
+	if (peer->pace_at && peer->pace_at <= now)
+		peer->pace_at = 0;
+
+	mroce_peer_stats_begin(peer);
+	mroce_conn_on_timer(&peer->conn, now, &res);
+	mroce_peer_stats_end(peer);
+	if (res.hs)
+		mroce_peer_hs_result(peer, res.hs, now);
+	if (res.probe_mask)
+		mroce_peer_probes(peer, res.probe_mask, now);
+	if (res.events & MROCE_EV_RETRY_EXHAUSTED) {
+		/* The QPs with work fail; the survivors start afresh. */
+		mroce_comp_fail_peer(peer, IB_WC_RETRY_EXC_ERR);
+		mroce_conn_reset_transport(&peer->conn, now);
+	}
+	mroce_peer_wake(peer, now);
+	mroce_comp_run(peer);
+	mroce_tx_run(peer, now, MROCE_TX_BUDGET);
+	mroce_ack_maybe(peer, now);
+	mroce_peer_unlock(peer);
+}
+
+static void mroce_peer_tx_work(struct work_struct *work)
+{
+	struct mroce_peer *peer = container_of(work, struct mroce_peer,
+					       tx_work);
+
+	spin_lock_bh(&peer->lock);
+	if (!peer->dead) {
+		mroce_comp_run(peer);
+		mroce_tx_run(peer, mroce_now(), MROCE_TX_BUDGET);
+	}
+	mroce_peer_unlock(peer);
+}
+
+/* Put the QPs doorbells marked on the transmit list (peer->lock held). */
+void mroce_peer_take_kicks(struct mroce_peer *peer)
+{
+	struct mroce_qp *qp;
+
+	lockdep_assert_held(&peer->lock);
+	if (!test_and_clear_bit(0, &peer->kick_pending))
+		return;
+	list_for_each_entry(qp, &peer->qps, xport.peer_node) {
+		if (READ_ONCE(qp->xport.kicked)) {
+			WRITE_ONCE(qp->xport.kicked, false);
+			mroce_tx_queue_qp(peer, qp);
+		}
+	}
+}
+
+/**
+ * mroce_peer_kick() - @qp of @peer has new work to transmit
+ * @peer: the QP's connection
+ * @qp: the QP
+ *
+ * Any context. Marks the QP; whoever transmits for the peer next picks the
+ * mark up. On an idle connection that is us, at once (a doorbell costs no
+ * context switch). With packets in flight it is the ACK that comes back:
+ * transmitting from here as well would send the peer's packets from two
+ * CPUs at once, and the receiver's per-CPU backlogs (veth, loopback, RPS)
+ * would reorder them within a path, which the receiver takes for loss.
+ * Hard irq, or the lock being busy, leaves it to the work item.
+ */
+void mroce_peer_kick(struct mroce_peer *peer, struct mroce_qp *qp)
+{
+	WRITE_ONCE(qp->xport.kicked, true);
+	set_bit(0, &peer->kick_pending);
+	/*
+	 * The mark is visible before we look at the lock: a holder that
+	 * misses it (its take_kicks ran before set_bit) is one our trylock
+	 * fails on, and the work item then picks the mark up.
+	 */
+	smp_mb__after_atomic();
+	if (in_hardirq() || irqs_disabled() ||
+	    !spin_trylock_bh(&peer->lock)) {
+		queue_work_on(READ_ONCE(peer->tx_cpu), mroce_wq, &peer->tx_work);
+		return;
+	}
+	if (!peer->dead && !peer->conn.inflight) {
+		mroce_comp_run(peer);
+		mroce_tx_run(peer, mroce_now(), MROCE_TX_BUDGET);
+	}
+	mroce_peer_unlock(peer);
+}
+
+/* ------------------------------------------------------------ handshake */
+
+void mroce_peer_send_hs(struct mroce_peer *peer, u8 opcode, u32 reason)
+{
+	struct mroce_skb_cb *cb;
+	struct mroce_pkt pkt;
+	struct sk_buff *skb;
+	u32 len = mroce_hdr_len(opcode);
+
+	lockdep_assert_held(&peer->lock);
+	skb = mroce_net_alloc_skb(peer->mdev, len, GFP_ATOMIC);
+	if (!skb)
+		return;		/* the handshake timer sends it again */
+	mroce_conn_build_hs(&peer->conn, opcode, reason, &pkt);
+	if (mroce_encode(&pkt, skb_put(skb, len), len) != len) {
+		kfree_skb(skb);
+		return;
+	}
+	cb = mroce_cb(skb);
+	memset(cb, 0, sizeof(*cb));
+	cb->dst = MROCE_CTL_DST;
+	cb->sport = peer->ctl_sport;
+	mroce_peer_queue(peer, skb);
+}
+
+static void mroce_peer_trace_hs(struct mroce_peer *peer)
+{
+	u8 state = peer->conn.hs.state;
+
+	if (state == peer->hs_state)
+		return;
+	trace_mroce_conn_state(peer->mdev->ibdev.index, peer->id,
+			       peer->conn.hs.remote.id,
+			       mroce_trace_addr_hi(&peer->raddr),
+			       mroce_trace_addr_lo(&peer->raddr),
+			       peer->hs_state, state, peer->conn.n_paths);
+	peer->hs_state = state;
+}
+
+/* Does any attached QP have something to send or to wait for? */
+static bool mroce_peer_busy(struct mroce_peer *peer)
+{
+	struct mroce_qp *qp;
+
+	list_for_each_entry(qp, &peer->qps, xport.peer_node) {
+		struct mroce_qp_xport *xp = &qp->xport;
+
+		if (mroce_xqp_sends(xp) &&
+		    (xp->cur || xp->sq_done != xp->sq_next ||
+		     xp->stx.una != xp->stx.next))
+			return true;
+	}
+	return !list_empty(&peer->tx_list);
+}
+
+/* Act on what the handshake state machine asks for (peer->lock held). */
+void mroce_peer_hs_result(struct mroce_peer *peer, u32 act, u64 now)
+{
+	struct mroce_dev *mdev = peer->mdev;
+	struct mroce_qp *qp, *tmp;
+	u64 nonce;
+
+	lockdep_assert_held(&peer->lock);
+	mroce_peer_trace_hs(peer);
+	if (act & MROCE_HS_SEND_REQ)
+		mroce_peer_send_hs(peer, MROCE_OP_CONN_REQ, 0);
+	if (act & MROCE_HS_SEND_REP)
+		mroce_peer_send_hs(peer, MROCE_OP_CONN_REP, 0);
+
+	if (act & (MROCE_HS_UP | MROCE_HS_RESTART)) {
+		mroce_counter_inc(mdev, MROCE_CNT_CONN_OPENED);
+		nonce = peer->conn.hs.remote.nonce;
+		/*
+		 * The transport state was reset: nothing in flight will be
+		 * reported lost, so every unacknowledged chunk goes again.
+		 * QPs that already talked to an earlier incarnation of the
+		 * peer talk to QPs that no longer exist.
+		 */
+		list_for_each_entry_safe(qp, tmp, &peer->qps, xport.peer_node) {
+			struct mroce_qp_xport *xp = &qp->xport;
+
+			if (xp->state == MROCE_XQP_DEAD)
+				continue;
+			if (xp->bound_nonce && xp->bound_nonce != nonce) {
+				mroce_counter_inc(mdev, MROCE_CNT_CONN_LOST);
+				mroce_comp_fail_qp(peer, qp, NULL,
+						   IB_WC_RETRY_EXC_ERR);
+				continue;
+			}
+			mroce_tx_requeue_unacked(peer, qp);
+		}
+	}
+	if (act & MROCE_HS_DOWN) {
+		if (peer->conn.hs.state == MROCE_HS_FAILED) {
+			mroce_counter_inc(mdev, MROCE_CNT_CONN_FAILED);
+			mroce_comp_fail_peer(peer, IB_WC_RETRY_EXC_ERR);
+		} else {
+			mroce_counter_inc(mdev, MROCE_CNT_CONN_LOST);
+			/* The peer forgot us (restart, close): start over. */
+			if (mroce_peer_busy(peer))
+				mroce_peer_connect(peer, now);
+		}
+	}
+	mroce_peer_trace_hs(peer);
+}
+
+void mroce_peer_connect(struct mroce_peer *peer, u64 now)
+{
+	lockdep_assert_held(&peer->lock);
+	mroce_peer_hs_result(peer, mroce_conn_connect(&peer->conn, now), now);
+}
+
+/* PROBEs the core asked for: one per path in @mask. */
+void mroce_peer_probes(struct mroce_peer *peer, u64 mask, u64 now)
+{
+	struct mroce_tx_slot slot;
+	struct mroce_skb_cb *cb;
+	struct mroce_pkt pkt;
+	struct sk_buff *skb;
+
+	lockdep_assert_held(&peer->lock);
+	while (mask) {
+		u8 path = __ffs64(mask);
+
+		mask &= mask - 1;
+		skb = mroce_net_alloc_skb(peer->mdev, MROCE_PROBE_LEN,
+					  GFP_ATOMIC);
+		if (!skb)
+			return;		/* the PTO/RTO asks again */
+		if (!mroce_conn_probe(&peer->conn, path, now, &slot)) {
+			kfree_skb(skb);
+			continue;
+		}
+		memset(&pkt, 0, sizeof(pkt));
+		pkt.c.opcode = MROCE_OP_PROBE;
+		pkt.c.flags = MROCE_F_AR;
+		mroce_conn_fill(&peer->conn, &slot, &pkt);
+		mroce_encode(&pkt, skb_put(skb, MROCE_PROBE_LEN),
+			     MROCE_PROBE_LEN);
+		cb = mroce_cb(skb);
+		memset(cb, 0, sizeof(*cb));
+		cb->dst = path;
+		cb->sport = slot.sport;
+		cb->tos = INET_ECN_ECT_0;
+		mroce_counter_inc(peer->mdev, MROCE_CNT_PROBES_SENT);
+		mroce_peer_queue(peer, skb);
+	}
+}
+
+/* ----------------------------------------------------- core callbacks */
+
+static void mroce_peer_acked(void *ctx, u64 cookie, u32 len, u8 path)
+{
+	struct mroce_peer *peer = ctx;
+	struct mroce_qp *qp = mroce_xport_cookie_qp(peer, cookie);
+	struct mroce_qp_xport *xp;
+
+	if (!qp)
+		return;
+	xp = &qp->xport;
+	if (mroce_stx_ack(&xp->stx, (u32)cookie) != MROCE_STX_ACK_NEW)
+		return;
+	if (!xp->bound_nonce)
+		xp->bound_nonce = peer->conn.hs.remote.nonce;
+	mroce_comp_mark(peer, qp);
+}
+
+static void mroce_peer_lost(void *ctx, u64 cookie, u32 len, u8 path)
+{
+	struct mroce_peer *peer = ctx;
+	struct mroce_qp *qp = mroce_xport_cookie_qp(peer, cookie);
+
+	if (qp)
+		mroce_tx_set_resend(qp, (u32)cookie);
+}
+
+static void mroce_peer_path_state(void *ctx, u8 path, u8 old_state,
+				  u8 new_state)
+{
+	struct mroce_peer *peer = ctx;
+	struct mroce_path *p = &peer->paths[path];
+
+	trace_mroce_path_state(peer->mdev->ibdev.index, peer->id,
+			       mroce_trace_path(path, p->gen), p->sport,
+			       old_state, new_state);
+}
+
+const struct mroce_conn_ops mroce_peer_conn_ops = {
+	.acked = mroce_peer_acked,
+	.lost = mroce_peer_lost,
+	.path_state = mroce_peer_path_state,
+};
+
+/* ----------------------------------------------------- passive open */
+
+/*
+ * CONN_REQs from addresses we have no peer for. Creating a peer allocates
+ * (tens of KiB) and may sleep, so receive queues the request here; the
+ * requester repeats it if this queue was full.
+ */
+void mroce_peer_accept_work(struct work_struct *work)
+{
+	struct mroce_xport_dev *xd = container_of(work, struct mroce_xport_dev,
+						  accept_work);
+	struct mroce_dev *mdev = container_of(xd, struct mroce_dev, xport);
+	struct sk_buff *skb;
+
+	while ((skb = skb_dequeue(&xd->accept_q))) {
+		mroce_rx_conn_req(mdev, skb);
+		kfree_skb(skb);
+	}
+}

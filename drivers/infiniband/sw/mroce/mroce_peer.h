@@ -1,0 +1,300 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * The kernel side of mroce connections, and the transport's internal API.
+ *
+ * A peer is one connection: one per (device, remote IP address), shared by
+ * every RC QP of the device that talks to that address. It embeds the
+ * protocol core's connection engine (core/mroce_conn.h) with its path
+ * array, and adds what the kernel needs around it: routes, a timer, a
+ * transmit context, the QPs attached to it, and a lifetime.
+ *
+ * Files of the transport
+ * ----------------------
+ *   mroce_net.c    UDP tunnel sockets (one pair per netns), routes, the
+ *                  IP/UDP encapsulation of every packet we send
+ *   mroce_peer.c   the peer table, handshake driving, timer, lifetime
+ *   mroce_tx.c     requester and responder transmit: WQEs and READ/ATOMIC
+ *                  answers become chunks become packets (zero-copy)
+ *   mroce_rx.c     receive demux, validation, placement, responder
+ *   mroce_comp.c   requester completions and in-order receive completions
+ *   mroce_ack.c    ACK and NAK generation
+ *   mroce_xport.c  the verbs hooks (mroce_xport.h)
+ *
+ * Locking (extends mroce.h and mroce_verbs.h; outermost first)
+ * -------------------------------------------------------------
+ *   qp->modify_mutex          (verbs) hooks that attach/detach QPs
+ *   mdev->xport.peer_lock     peer table writers; never held with 2.
+ *   2. peer->lock             (BH-safe spinlock) everything of one
+ *                             connection: the core engine (every call into
+ *                             it), the attached QPs' transport state
+ *                             (struct mroce_qp_xport, the ->xport of their
+ *                             WQEs), the transmit and completion lists and
+ *                             the transmit queue. The data path calls the
+ *                             verbs helpers (mroce_sq_*, mroce_rq_*, copy
+ *                             and MR helpers) with it held, as
+ *                             mroce_verbs.h allows; they take qp->state_lock,
+ *                             queue locks, mr->lock and cq->lock inside it.
+ *
+ * Nothing sleeps under peer->lock. Completion handlers run under it (a
+ * verbs helper may call one), and a handler may post: the kick hooks
+ * therefore never spin on peer->lock -- they try it once and otherwise
+ * leave the work to the peer's work item.
+ *
+ * Contexts
+ * --------
+ *   receive     softirq, UDP encap_rcv: data, ACKs, NAKs, handshake
+ *   timer       one soft hrtimer per peer at the earliest deadline the
+ *               core (or an RNR hold, or pacing) asks for; softirq
+ *   tx work     a work item per peer for transmit work that could not be
+ *               done inline (doorbell from hard irq, budget exhausted)
+ *   doorbell    a user or kernel post that finds the peer idle transmits
+ *               directly (latency)
+ * All of them build packets under peer->lock onto peer->xmitq and send the
+ * queue after dropping it; one sender at a time (peer->xmitting), so each
+ * path's packets leave in path PSN order.
+ *
+ * Lifetime
+ * --------
+ * The device's peer table holds one reference, every attached QP one. A
+ * peer without QPs lingers (MROCE_PEER_LINGER) so that back-to-back
+ * connections reuse it, then closes. Receive looks peers up by connection
+ * id under RCU and checks ->dead under the lock; peers are freed after an
+ * RCU grace period, after their timer and work were cancelled. In-flight
+ * skbs hold only page references (zero-copy frags) and their route, never
+ * a QP or a peer.
+ */
+#ifndef MROCE_PEER_H
+#define MROCE_PEER_H
+
+#include <linux/hrtimer.h>
+#include <linux/in6.h>
+#include <linux/refcount.h>
+#include <net/dst_cache.h>
+#include <net/inet_ecn.h>
+
+#include "mroce.h"
+#include "mroce_conn.h"
+#include "mroce_verbs.h"
+
+#define MROCE_PEER_PATHS	8		/* path slots per connection */
+#define MROCE_CTL_DST		MROCE_PEER_PATHS	/* route of control packets */
+#define MROCE_MAX_PEERS		4096		/* per device */
+#define MROCE_RD_SLOTS		256		/* >= 2 x MROCE_MAX_RD_ATOM */
+#define MROCE_PEER_LINGER	(5 * HZ)
+#define MROCE_TX_BUDGET		64		/* packets per inline batch */
+#define MROCE_TX_QP_BURST	16		/* packets per QP before the next */
+
+/* Headroom of every packet we build: link, IPv6 (the larger), UDP. */
+#define MROCE_SKB_HEADROOM(ndev) \
+	(LL_RESERVED_SPACE(ndev) + sizeof(struct ipv6hdr) + sizeof(struct udphdr))
+
+enum mroce_xqp_state {
+	MROCE_XQP_IDLE = 0,	/* not attached (RESET, INIT) */
+	MROCE_XQP_RTR,		/* attached, receives */
+	MROCE_XQP_RTS,		/* attached, sends too */
+	MROCE_XQP_DEAD,		/* ERR: the transport let go of its WQEs */
+};
+
+enum mroce_chunk_kind {
+	MROCE_CK_REQ = 1,	/* a chunk of a send WQE */
+	MROCE_CK_RESP,		/* a READ_RESP or ATOMIC_RESP we answer with */
+};
+
+enum mroce_swqe_state {
+	MROCE_SW_NEW = 0,	/* fetched, nothing sent */
+	MROCE_SW_SENDING,	/* some chunks sent */
+	MROCE_SW_SENT,		/* every chunk sent, waiting for their ACKs */
+	MROCE_SW_WAIT_RESP,	/* READ/ATOMIC sent, waiting for the answer */
+	MROCE_SW_DONE,		/* completed (by us) */
+};
+
+enum mroce_rd_state {
+	MROCE_RD_FREE = 0,
+	MROCE_RD_STORED,	/* arrived, waits for its turn in stream order */
+	MROCE_RD_READY,		/* executed; the answer is being sent */
+	MROCE_RD_SENT,		/* answered; slot free once acknowledged */
+};
+
+/* Tags on received chunks, reported back in stream order (mroce_srx_pop). */
+enum mroce_rx_tag {
+	MROCE_TAG_RECV = 1,	/* last chunk of an RQ-consuming message */
+	MROCE_TAG_REQ,		/* READ or ATOMIC request to execute */
+	MROCE_TAG_RESP,		/* last chunk of an answer to our request */
+};
+
+#define MROCE_RMSG_EOM		0x01
+#define MROCE_RMSG_IMM		0x02
+#define MROCE_RMSG_INV		0x04
+#define MROCE_RMSG_SE		0x08
+#define MROCE_RMSG_WRITE	0x10	/* RDMA WRITE with immediate */
+
+/* Packets the peer's sender has queued: data/probes on a path, or control. */
+struct mroce_skb_cb {
+	u16	sport;
+	u8	dst;		/* path index or MROCE_CTL_DST */
+	u8	tos;		/* ECT(0) for data and PROBEs */
+	u16	hdr_off;	/* mroce header offset from skb->data */
+	bool	data;		/* a data packet (may carry the AR flag) */
+};
+
+static inline struct mroce_skb_cb *mroce_cb(struct sk_buff *skb)
+{
+	BUILD_BUG_ON(sizeof(struct mroce_skb_cb) > sizeof(skb->cb));
+	return (struct mroce_skb_cb *)skb->cb;
+}
+
+struct mroce_peer {
+	struct mroce_dev	*mdev;
+	struct hlist_node	hnode;		/* mdev->xport.peers */
+	refcount_t		ref;
+	u32			id;		/* our connection id */
+	bool			v6;		/* addresses are IPv6 proper */
+	struct in6_addr		raddr;		/* v4-mapped for IPv4 */
+	struct in6_addr		laddr;
+	struct net		*net;
+	u16			ctl_sport;
+
+	spinlock_t		lock;
+	bool			dead;
+	bool			xmitting;
+	unsigned long		kick_pending;	/* bit 0: a QP has ->kicked */
+	struct mroce_conn	conn;
+	struct mroce_path	paths[MROCE_PEER_PATHS];
+	struct dst_cache	dst[MROCE_PEER_PATHS + 1];
+	struct xarray		qp_xa;		/* local QPN -> QP (writes: peer->lock) */
+	struct list_head	qps;		/* attached QPs */
+	struct list_head	tx_list;	/* QPs with something to send */
+	struct list_head	comp_list;	/* QPs with completions to check */
+	struct sk_buff_head	xmitq;
+	u32			n_qps;
+	u32			backlog;	/* bytes queued, not yet sent */
+	u64			timer_at;	/* armed expiry, U64_MAX = none */
+	u64			wake_at;	/* earliest QP hold expiry */
+	u64			pace_at;	/* paced: resume transmitting */
+	u8			hs_state;	/* last state seen, for tracing */
+	struct mroce_conn_stats	stats_mark;	/* see mroce_peer_stats_end() */
+	struct hrtimer		timer;
+	struct work_struct	tx_work;
+	struct work_struct	free_work;
+	struct work_struct	xmit_work;	/* flush on tx_cpu */
+	int			tx_cpu;		/* see mroce_peer_flush() */
+	struct delayed_work	gc_work;
+};
+
+/* Module-wide transport parameters (mroce_peer.c). */
+extern struct mroce_params mroce_prm;
+extern struct workqueue_struct *mroce_wq;
+
+static inline u64 mroce_now(void)
+{
+	return ktime_get_ns();
+}
+
+/*
+ * A QP sends from RTR on: a responder answers READs and ATOMICs before (or
+ * without ever) reaching RTS, as IB allows; requests need RTS.
+ */
+static inline bool mroce_xqp_sends(const struct mroce_qp_xport *xp)
+{
+	return xp->state == MROCE_XQP_RTR || xp->state == MROCE_XQP_RTS;
+}
+
+/* Serial-number order of 32-bit PSNs. */
+static inline bool mroce_psn_before(u32 a, u32 b)
+{
+	return (s32)(a - b) < 0;
+}
+
+/* Cookie the core hands back for a transmission: QPN, generation, PSN. */
+static inline u64 mroce_cookie(const struct mroce_qp *qp, u32 psn)
+{
+	return (u64)(mroce_qpn(qp) & MROCE_QPN_MASK) << 40 |
+	       (u64)qp->xport.gen << 32 | psn;
+}
+
+/* mroce_net.c */
+struct mroce_rx_meta {
+	struct in6_addr	saddr;
+	struct in6_addr	daddr;
+	struct net	*net;
+	struct net_device *dev;		/* ingress device */
+	__be16		sport;
+	bool		v6;
+	bool		ce;
+};
+
+int mroce_net_init(void);
+void mroce_net_exit(void);
+int mroce_net_get(struct mroce_dev *mdev);
+void mroce_net_put(struct mroce_dev *mdev);
+u16 mroce_net_port(void);
+u16 mroce_net_mtu(const struct mroce_dev *mdev, bool v6);
+void mroce_net_xmit(struct mroce_peer *peer, struct sk_buff *skb);
+void mroce_net_xmit_oneshot(struct mroce_dev *mdev,
+			    const struct mroce_rx_meta *meta,
+			    struct sk_buff *skb);
+void mroce_net_reset_routes(struct mroce_peer *peer);
+struct sk_buff *mroce_net_alloc_skb(struct mroce_dev *mdev, u32 len,
+				    gfp_t gfp);
+
+/* mroce_peer.c */
+struct mroce_peer *mroce_peer_get(struct mroce_dev *mdev,
+				  const struct in6_addr *raddr,
+				  const struct in6_addr *laddr, bool v6);
+void mroce_peer_put(struct mroce_peer *peer);
+struct mroce_peer *mroce_peer_find_id(u32 id);
+struct mroce_peer *mroce_peer_lookup(struct mroce_dev *mdev,
+				     const struct in6_addr *raddr);
+void mroce_peer_unlock(struct mroce_peer *peer);
+void mroce_peer_flush(struct mroce_peer *peer);
+bool mroce_peer_idle(const struct mroce_peer *peer);
+void mroce_peer_queue(struct mroce_peer *peer, struct sk_buff *skb);
+void mroce_peer_arm(struct mroce_peer *peer, u64 now);
+void mroce_peer_stats_begin(struct mroce_peer *peer);
+void mroce_peer_stats_end(struct mroce_peer *peer);
+void mroce_peer_hs_result(struct mroce_peer *peer, u32 act, u64 now);
+void mroce_peer_send_hs(struct mroce_peer *peer, u8 opcode, u32 reason);
+void mroce_peer_connect(struct mroce_peer *peer, u64 now);
+void mroce_peer_probes(struct mroce_peer *peer, u64 mask, u64 now);
+void mroce_peer_kick(struct mroce_peer *peer, struct mroce_qp *qp);
+void mroce_peer_take_kicks(struct mroce_peer *peer);
+void mroce_peer_accept_work(struct work_struct *work);
+void mroce_peers_close_all(struct mroce_dev *mdev);
+extern const struct mroce_conn_ops mroce_peer_conn_ops;
+
+/* mroce_tx.c */
+void mroce_tx_queue_qp(struct mroce_peer *peer, struct mroce_qp *qp);
+void mroce_tx_run(struct mroce_peer *peer, u64 now, unsigned int budget);
+void mroce_tx_requeue_unacked(struct mroce_peer *peer, struct mroce_qp *qp);
+void mroce_tx_set_resend(struct mroce_qp *qp, u32 psn);
+u32 mroce_tx_mss(const struct mroce_peer *peer, u8 opcode);
+
+/* mroce_rx.c */
+void mroce_rx_skb(struct sk_buff *skb, const struct mroce_rx_meta *meta);
+void mroce_rx_conn_req(struct mroce_dev *mdev, struct sk_buff *skb);
+bool mroce_rx_atomic_exec(struct mroce_peer *peer, struct mroce_qp *qp,
+			  struct mroce_rdreq *rd);
+
+/* mroce_comp.c */
+void mroce_comp_mark(struct mroce_peer *peer, struct mroce_qp *qp);
+void mroce_comp_run(struct mroce_peer *peer);
+void mroce_comp_pop(struct mroce_peer *peer, struct mroce_qp *qp);
+void mroce_comp_fail_qp(struct mroce_peer *peer, struct mroce_qp *qp,
+			struct mroce_swqe *swqe, enum ib_wc_status status);
+void mroce_comp_fail_access(struct mroce_peer *peer, struct mroce_qp *qp);
+void mroce_comp_fail_peer(struct mroce_peer *peer, enum ib_wc_status status);
+void mroce_comp_release(struct mroce_peer *peer, struct mroce_qp *qp);
+
+/* mroce_ack.c */
+void mroce_ack_maybe(struct mroce_peer *peer, u64 now);
+void mroce_ack_nak(struct mroce_peer *peer, const struct mroce_pkt *pkt,
+		   u8 code, u32 arg);
+void mroce_ack_nak_unknown(struct mroce_dev *mdev,
+			   const struct mroce_rx_meta *meta, u32 id);
+u32 mroce_rnr_timer_us(u8 min_rnr_timer);
+
+/* mroce_xport.c */
+struct mroce_qp *mroce_xport_find_qp(struct mroce_peer *peer, u32 qpn);
+struct mroce_qp *mroce_xport_cookie_qp(struct mroce_peer *peer, u64 cookie);
+
+#endif /* MROCE_PEER_H */

@@ -1,0 +1,1028 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Receive: demultiplexing, validation, placement and the responder.
+ *
+ * Every packet is decoded by the core (mroce_decode()), which validates
+ * every field it returns; what depends on our state is checked here:
+ * connection id and the sender's address, path and stream windows, QP
+ * number and state, receive WQEs, rkeys, MR bounds and rights, lengths
+ * against scatter lists. A bad packet is counted by reason and dropped, or
+ * refused with a NAK where docs/protocol.md says so; it never reaches a
+ * WQE or memory it does not belong to.
+ *
+ * Data is placed on arrival, out of order, straight from the skb into the
+ * destination pages (one copy: zero-copy frags from the sending side stay
+ * frags up to here). WRITEs carry their destination, SENDs their receive
+ * WQE's ordinal (msn), READ_RESPs the read ordinal of our request. Stream
+ * PSNs de-duplicate; completions and READ/ATOMIC execution wait for stream
+ * order (mroce_comp_pop()).
+ *
+ * Everything after the connection lookup runs under peer->lock.
+ */
+#include <linux/inetdevice.h>
+#include <net/addrconf.h>
+
+#include "mroce_counters.h"
+#include "mroce_peer.h"
+#include "mroce_place.h"
+#include "mroce_trace.h"
+
+enum mroce_rx_res {
+	MROCE_RX_ACCEPT,	/* placed (or a stream duplicate): path-accept */
+	MROCE_RX_REFUSE,	/* NAK it */
+	MROCE_RX_FATAL,		/* NAK it, and the responder QP fails too */
+	MROCE_RX_DROP,		/* ignore it */
+	MROCE_RX_IGNORE,	/* path-accept it, but the stream never sees it */
+};
+
+struct mroce_rx_ctx {
+	struct mroce_peer	*peer;
+	struct mroce_qp		*qp;
+	struct sk_buff		*skb;
+	const struct mroce_pkt	*pkt;
+	u32			hdr;	/* payload offset in the skb */
+	u8			tag;	/* for mroce_srx_accept() */
+	u8			code;	/* NAK code */
+	u32			arg;	/* NAK argument */
+};
+
+/* The device a packet was addressed to (held: ib_device_put()). */
+static struct mroce_dev *mroce_rx_dev(const struct mroce_rx_meta *meta)
+{
+	struct net_device *ndev = meta->dev;
+
+	if (!ndev)
+		return NULL;
+	/* Loopback: the address says which of our netdevs was meant. */
+	if (ndev->flags & IFF_LOOPBACK) {
+		if (meta->v6)
+			ndev = ipv6_dev_find(meta->net, &meta->daddr, NULL);
+		else
+			ndev = __ip_dev_find(meta->net, meta->daddr.s6_addr32[3],
+					     false);
+		if (!ndev)
+			return NULL;
+	}
+	return mroce_dev_get_by_netdev(ndev);
+}
+
+static void mroce_rx_count(struct mroce_dev *mdev, enum mroce_counter why,
+			   const struct mroce_pkt *pkt, struct sk_buff *skb,
+			   const struct mroce_rx_meta *meta)
+{
+	mroce_counter_inc(mdev, why);
+	trace_mroce_rx_drop(mdev->ibdev.index, why, pkt ? pkt->c.opcode : 0,
+			    skb->len, pkt ? pkt->c.dst_conn : 0,
+			    ntohs(meta->sport));
+}
+
+/* A packet dropped before we know its connection. */
+static void mroce_rx_drop(const struct mroce_rx_meta *meta,
+			  enum mroce_counter why, const struct mroce_pkt *pkt,
+			  struct sk_buff *skb)
+{
+	struct mroce_dev *mdev = mroce_rx_dev(meta);
+
+	if (!mdev)
+		return;
+	mroce_counter_inc(mdev, MROCE_CNT_RCVD_PKTS);
+	mroce_counter_add(mdev, MROCE_CNT_RCVD_BYTES, skb->len);
+	mroce_rx_count(mdev, why, pkt, skb, meta);
+	ib_device_put(&mdev->ibdev);
+}
+
+static void mroce_rx_peer_count(struct mroce_rx_ctx *rc, enum mroce_counter why)
+{
+	mroce_counter_inc(rc->peer->mdev, why);
+	trace_mroce_rx_drop(rc->peer->mdev->ibdev.index, why,
+			    rc->pkt->c.opcode, rc->skb->len,
+			    rc->pkt->c.dst_conn, 0);
+}
+
+static enum mroce_rx_res mroce_rx_nak_res(struct mroce_rx_ctx *rc, u8 code,
+					  u32 arg, bool fatal)
+{
+	rc->code = code;
+	rc->arg = arg;
+	return fatal ? MROCE_RX_FATAL : MROCE_RX_REFUSE;
+}
+
+static enum mroce_counter mroce_rx_mr_counter(enum mroce_mr_err why)
+{
+	switch (why) {
+	case MROCE_MR_BOUNDS:
+		return MROCE_CNT_DROP_MR_BOUNDS;
+	case MROCE_MR_ACCESS:
+		return MROCE_CNT_DROP_ACCESS;
+	default:
+		return MROCE_CNT_DROP_BAD_RKEY;
+	}
+}
+
+/* ------------------------------------------------------------ responder */
+
+/*
+ * The receive WQE of RQ ordinal @msn, taking WQEs in order up to it.
+ * Returns NULL and sets the result (RNR, or a fatal error) when it can't.
+ */
+static struct mroce_rmsg *mroce_rx_rmsg(struct mroce_rx_ctx *rc, u32 msn,
+					enum mroce_rx_res *res)
+{
+	struct mroce_qp *qp = rc->qp;
+	struct mroce_qp_xport *xp = &qp->xport;
+	struct mroce_rwqe *rwqe;
+	int err;
+
+	if (mroce_psn_before(msn, xp->rq_base)) {
+		/* Its message completed already: the stream says otherwise. */
+		mroce_rx_peer_count(rc, MROCE_CNT_DROP_UNEXPECTED);
+		*res = mroce_rx_nak_res(rc, MROCE_NAK_INVALID_REQUEST, 0, true);
+		return NULL;
+	}
+	if (msn - xp->rq_base > xp->rmsg_mask)
+		goto rnr;
+	while (msn - xp->rq_base >= xp->rq_taken - xp->rq_base) {
+		err = mroce_rq_take(qp, &rwqe);
+		if (err == -EINVAL) {
+			/* User space posted garbage; the QP is failing. */
+			mroce_rx_peer_count(rc, MROCE_CNT_DROP_QP_STATE);
+			*res = mroce_rx_nak_res(rc, MROCE_NAK_REMOTE_OP, 0, false);
+			return NULL;
+		}
+		if (err)
+			goto rnr;
+		xp->rmsg[xp->rq_taken & xp->rmsg_mask].rwqe = rwqe;
+		xp->rq_taken++;
+	}
+	return &xp->rmsg[msn & xp->rmsg_mask];
+
+rnr:
+	*res = mroce_rx_nak_res(rc, MROCE_NAK_RNR,
+				mroce_rnr_timer_us(xp->min_rnr_timer), false);
+	return NULL;
+}
+
+/* SEND, SEND_IMM, SEND_INV, WRITE, WRITE_IMM. */
+static enum mroce_rx_res mroce_rx_msg(struct mroce_rx_ctx *rc)
+{
+	const struct mroce_data *d = &rc->pkt->u.d;
+	struct mroce_qp *qp = rc->qp;
+	struct mroce_dev *mdev = rc->peer->mdev;
+	u8 op = rc->pkt->c.opcode;
+	u16 flags = rc->pkt->c.flags;
+	u32 len = rc->pkt->payload_len;
+	struct mroce_rmsg *m = NULL;
+	enum mroce_rx_res res;
+	enum mroce_mr_err why;
+	struct mroce_mr *mr;
+	u64 dest;
+	int err;
+
+	if (op != MROCE_OP_WRITE) {
+		m = mroce_rx_rmsg(rc, d->msn, &res);
+		if (!m)
+			return res;
+	}
+
+	if (op == MROCE_OP_WRITE || op == MROCE_OP_WRITE_IMM) {
+		if (len) {
+			if (mroce_write_dest(d->va, d->length, d->msg_offset,
+					     len, &dest) != MROCE_PLACE_OK) {
+				mroce_rx_peer_count(rc, MROCE_CNT_DROP_MR_BOUNDS);
+				return mroce_rx_nak_res(rc,
+					MROCE_NAK_REMOTE_ACCESS, 0, true);
+			}
+			mr = mroce_mr_get(mdev, d->rkey, qp->ibqp.pd,
+					  IB_ACCESS_REMOTE_WRITE, dest, len,
+					  true, &why);
+			if (!mr) {
+				mroce_rx_peer_count(rc, mroce_rx_mr_counter(why));
+				return mroce_rx_nak_res(rc,
+					MROCE_NAK_REMOTE_ACCESS, 0, true);
+			}
+			err = mroce_mr_copy_from_skb(mr, dest, rc->skb, rc->hdr,
+						     len);
+			mroce_mr_put(mr);
+			if (err) {
+				mroce_rx_peer_count(rc, MROCE_CNT_DROP_MR_BOUNDS);
+				return mroce_rx_nak_res(rc,
+					MROCE_NAK_REMOTE_ACCESS, 0, true);
+			}
+		}
+		if (op == MROCE_OP_WRITE)
+			return MROCE_RX_ACCEPT;
+		if (flags & MROCE_F_EOM) {
+			m->len = d->length;
+			m->ex = d->imm;
+			m->flags = MROCE_RMSG_WRITE | MROCE_RMSG_IMM;
+		}
+	} else {
+		if (len > m->rwqe->length ||
+		    d->msg_offset > m->rwqe->length - len) {
+			mroce_rx_peer_count(rc, MROCE_CNT_DROP_RQ_OVERFLOW);
+			return mroce_rx_nak_res(rc, MROCE_NAK_REMOTE_OP, 0, true);
+		}
+		if (len) {
+			err = mroce_rwqe_copy_in_skb(qp, m->rwqe, d->msg_offset,
+						     rc->skb, rc->hdr, len,
+						     &why);
+			if (err) {
+				mroce_rx_peer_count(rc, mroce_rx_mr_counter(why));
+				return mroce_rx_nak_res(rc, MROCE_NAK_REMOTE_OP,
+							0, true);
+			}
+		}
+		if (flags & MROCE_F_EOM) {
+			m->len = d->msg_offset + len;
+			m->flags = 0;
+			if (op == MROCE_OP_SEND_IMM) {
+				m->ex = d->imm;
+				m->flags = MROCE_RMSG_IMM;
+			} else if (op == MROCE_OP_SEND_INV) {
+				if (mroce_mr_remote_invalidate(qp, d->imm) !=
+				    IB_WC_SUCCESS) {
+					mroce_rx_peer_count(rc,
+						MROCE_CNT_DROP_BAD_RKEY);
+					return mroce_rx_nak_res(rc,
+						MROCE_NAK_INVALID_REQUEST, 0,
+						true);
+				}
+				m->ex = d->imm;
+				m->flags = MROCE_RMSG_INV;
+			}
+		}
+	}
+	if (flags & MROCE_F_EOM) {
+		m->flags |= MROCE_RMSG_EOM;
+		if (flags & MROCE_F_SE)
+			m->flags |= MROCE_RMSG_SE;
+		m->eom_psn = d->stream_psn;
+		rc->tag = MROCE_TAG_RECV;
+	}
+	return MROCE_RX_ACCEPT;
+}
+
+/* READ_REQ and ATOMIC_REQ: check now, execute in stream order. */
+static enum mroce_rx_res mroce_rx_request(struct mroce_rx_ctx *rc)
+{
+	const struct mroce_data *d = &rc->pkt->u.d;
+	struct mroce_qp_xport *xp = &rc->qp->xport;
+	bool atomic = rc->pkt->c.opcode == MROCE_OP_ATOMIC_REQ;
+	struct mroce_rdreq *rd;
+	enum mroce_mr_err why;
+	struct mroce_mr *mr;
+	u32 len, access;
+
+	/* At most max_dest_rd_atomic requests pending, as we promised. */
+	if (mroce_psn_before(d->msn, xp->rd_exec) ||
+	    d->msn - xp->rd_resp >= min_t(u32, xp->max_dest_rd,
+					  MROCE_RD_SLOTS / 2)) {
+		mroce_rx_peer_count(rc, MROCE_CNT_OUT_OF_WINDOW);
+		return mroce_rx_nak_res(rc, MROCE_NAK_INVALID_REQUEST, 0, true);
+	}
+	rd = &xp->rd[d->msn & (MROCE_RD_SLOTS - 1)];
+	if (rd->state == MROCE_RD_SENT &&
+	    mroce_psn_before(rd->last_psn, xp->stx.una))
+		rd->state = MROCE_RD_FREE;
+	if (rd->state != MROCE_RD_FREE) {
+		/* Our answer to the slot's last request is not yet ACKed. */
+		mroce_rx_peer_count(rc, MROCE_CNT_OUT_OF_WINDOW);
+		return mroce_rx_nak_res(rc, MROCE_NAK_STREAM_PSN_WINDOW, 0,
+					false);
+	}
+
+	if (atomic) {
+		if (d->va & 7) {
+			mroce_rx_peer_count(rc, MROCE_CNT_DROP_BAD_ATOMIC);
+			return mroce_rx_nak_res(rc, MROCE_NAK_INVALID_REQUEST,
+						0, true);
+		}
+		len = sizeof(u64);
+		access = IB_ACCESS_REMOTE_ATOMIC;
+	} else {
+		len = d->length;
+		access = IB_ACCESS_REMOTE_READ;
+	}
+	if (len) {
+		mr = mroce_mr_get(rc->peer->mdev, d->rkey, rc->qp->ibqp.pd,
+				  access, d->va, len, true, &why);
+		if (!mr) {
+			mroce_rx_peer_count(rc, mroce_rx_mr_counter(why));
+			return mroce_rx_nak_res(rc, MROCE_NAK_REMOTE_ACCESS, 0,
+						true);
+		}
+		mroce_mr_put(mr);
+	}
+
+	memset(rd, 0, sizeof(*rd));
+	rd->va = d->va;
+	rd->rkey = d->rkey;
+	rd->length = atomic ? 0 : d->length;
+	rd->swap_add = d->swap_add;
+	rd->compare = d->compare;
+	rd->ssn = d->ssn;
+	rd->ord = d->msn;
+	rd->req_psn = d->stream_psn;
+	rd->op = atomic ? d->atomic_op + 1 : MROCE_OP_READ_REQ;
+	rd->state = MROCE_RD_STORED;
+	rc->tag = MROCE_TAG_REQ;
+	return MROCE_RX_ACCEPT;
+}
+
+static int mroce_rx_atomic_fn(void *priv, struct page *page, unsigned int off,
+			      unsigned int len)
+{
+	struct mroce_rdreq *rd = priv;
+	u8 *kaddr = kmap_local_page(page);
+	u64 *p = (u64 *)(kaddr + off);
+	u64 old;
+
+	/* Atomic against the CPUs too, not only against other requests. */
+	if (rd->op - 1 == MROCE_ATOMIC_CMP_SWP) {
+		old = cmpxchg64(p, rd->compare, rd->swap_add);
+	} else {
+		old = READ_ONCE(*p);
+		while (!try_cmpxchg64(p, &old, old + rd->swap_add))
+			;
+	}
+	rd->orig = old;
+	kunmap_local(kaddr);
+	return 0;
+}
+
+/* Execute an ATOMIC in stream order; false if its MR went away meanwhile. */
+bool mroce_rx_atomic_exec(struct mroce_peer *peer, struct mroce_qp *qp,
+			  struct mroce_rdreq *rd)
+{
+	struct mroce_mr *mr;
+	int err;
+
+	mr = mroce_mr_get(peer->mdev, rd->rkey, qp->ibqp.pd,
+			  IB_ACCESS_REMOTE_ATOMIC, rd->va, sizeof(u64), true,
+			  NULL);
+	if (!mr)
+		return false;
+	err = mroce_mr_walk(mr, rd->va, sizeof(u64), mroce_rx_atomic_fn, rd);
+	mroce_mr_put(mr);
+	return !err;
+}
+
+/* ------------------------------------------------------------ requester */
+
+/* READ_RESP and ATOMIC_RESP: the answers to our own requests. */
+static enum mroce_rx_res mroce_rx_answer(struct mroce_rx_ctx *rc)
+{
+	const struct mroce_data *d = &rc->pkt->u.d;
+	struct mroce_qp *qp = rc->qp;
+	struct mroce_qp_xport *xp = &qp->xport;
+	u32 len = rc->pkt->payload_len;
+	struct mroce_swqe *w;
+	int err;
+	u32 ssn;
+
+	if (xp->state != MROCE_XQP_RTS ||
+	    d->msn - xp->rd_done >= xp->rd_next - xp->rd_done)
+		goto unexpected;
+	ssn = xp->rd_ssn[d->msn & (MROCE_MAX_RD_ATOM - 1)];
+	w = mroce_wq_slot(&qp->sq, ssn);
+	if (w->ssn != ssn || d->ssn != ssn ||
+	    w->xport.state != MROCE_SW_WAIT_RESP || w->xport.msn != d->msn)
+		goto unexpected;
+
+	if (rc->pkt->c.opcode == MROCE_OP_READ_RESP) {
+		if (w->opcode != IB_WR_RDMA_READ || len > w->length ||
+		    d->msg_offset > w->length - len ||
+		    !!(rc->pkt->c.flags & MROCE_F_EOM) !=
+		    (d->msg_offset + len == w->length))
+			goto unexpected;
+		if (len) {
+			err = mroce_swqe_copy_in_skb(qp, w, d->msg_offset,
+						     rc->skb, rc->hdr, len,
+						     NULL);
+			if (err) {
+				mroce_comp_fail_qp(rc->peer, qp, w,
+						   IB_WC_LOC_PROT_ERR);
+				return MROCE_RX_ACCEPT;
+			}
+		}
+		if (!(rc->pkt->c.flags & MROCE_F_EOM))
+			return MROCE_RX_ACCEPT;
+	} else {
+		u64 orig = d->orig;
+
+		if (w->opcode != IB_WR_ATOMIC_CMP_AND_SWP &&
+		    w->opcode != IB_WR_ATOMIC_FETCH_AND_ADD)
+			goto unexpected;
+		err = mroce_swqe_copy_in(qp, w, 0, &orig,
+					 min_t(u32, w->length, sizeof(orig)),
+					 NULL);
+		if (err) {
+			mroce_comp_fail_qp(rc->peer, qp, w, IB_WC_LOC_PROT_ERR);
+			return MROCE_RX_ACCEPT;
+		}
+	}
+	w->xport.resp_psn = d->stream_psn;
+	rc->tag = MROCE_TAG_RESP;
+	return MROCE_RX_ACCEPT;
+
+unexpected:
+	/* Acknowledged on its path so the sender stops resending it. */
+	mroce_rx_peer_count(rc, MROCE_CNT_DROP_UNEXPECTED);
+	return MROCE_RX_IGNORE;
+}
+
+/* The QP access right a remote operation needs (0: none needed). */
+static int mroce_rx_needs(u8 opcode)
+{
+	switch (opcode) {
+	case MROCE_OP_WRITE:
+	case MROCE_OP_WRITE_IMM:
+		return IB_ACCESS_REMOTE_WRITE;
+	case MROCE_OP_READ_REQ:
+		return IB_ACCESS_REMOTE_READ;
+	case MROCE_OP_ATOMIC_REQ:
+		return IB_ACCESS_REMOTE_ATOMIC;
+	default:
+		return 0;
+	}
+}
+
+/*
+ * A responder answers READs and ATOMICs from RTR, where it has no sq_psn
+ * yet (perftest's servers never leave RTR), so the stream of its answers
+ * may start elsewhere than at our rq_psn. While nothing has arrived on the
+ * stream, the first chunk of the answer to our first request -- which
+ * then is the first chunk of that stream -- sets where it starts. Other
+ * chunks outside the window wait (NAK STREAM_PSN_WINDOW) rather than being
+ * taken for duplicates. A stream that started where agreed never gets here:
+ * its chunks are inside the window.
+ */
+static enum mroce_srx_verdict mroce_rx_adopt(struct mroce_rx_ctx *rc,
+					     enum mroce_srx_verdict v)
+{
+	const struct mroce_data *d = &rc->pkt->u.d;
+	struct mroce_qp_xport *xp = &rc->qp->xport;
+	u8 op = rc->pkt->c.opcode;
+
+	if (v == MROCE_SRX_NEW || xp->srx_live ||
+	    (op != MROCE_OP_READ_RESP && op != MROCE_OP_ATOMIC_RESP))
+		return v;
+	if (d->msn != 0 || d->msg_offset != 0 || xp->rd_next == 0)
+		return MROCE_SRX_WINDOW;
+	mroce_srx_init(&xp->srx, d->stream_psn);
+	return MROCE_SRX_NEW;
+}
+
+/* The stream part of a data packet: which QP, which chunk, placement. */
+static enum mroce_rx_res mroce_rx_stream(struct mroce_rx_ctx *rc)
+{
+	const struct mroce_data *d = &rc->pkt->u.d;
+	struct mroce_qp_xport *xp;
+	enum mroce_rx_res res;
+	int needs;
+
+	rc->qp = mroce_xport_find_qp(rc->peer, d->stream_id);
+	if (!rc->qp) {
+		mroce_rx_peer_count(rc, MROCE_CNT_DROP_UNKNOWN_QP);
+		return mroce_rx_nak_res(rc, MROCE_NAK_UNKNOWN_STREAM, 0, false);
+	}
+	xp = &rc->qp->xport;
+	if (xp->state == MROCE_XQP_DEAD) {
+		mroce_rx_peer_count(rc, MROCE_CNT_DROP_QP_STATE);
+		return mroce_rx_nak_res(rc, MROCE_NAK_UNKNOWN_STREAM, 0, false);
+	}
+
+	switch (mroce_rx_adopt(rc, mroce_srx_check(&xp->srx, d->stream_psn))) {
+	case MROCE_SRX_DUP:
+		mroce_rx_peer_count(rc, MROCE_CNT_DUP_REQ);
+		return MROCE_RX_ACCEPT;
+	case MROCE_SRX_WINDOW:
+		mroce_rx_peer_count(rc, MROCE_CNT_OUT_OF_WINDOW);
+		return mroce_rx_nak_res(rc, MROCE_NAK_STREAM_PSN_WINDOW, 0,
+					false);
+	default:
+		break;
+	}
+
+	/* The QP's own access flags gate what the peer may do to us. */
+	needs = mroce_rx_needs(rc->pkt->c.opcode);
+	if (needs && !(xp->access & needs)) {
+		mroce_rx_peer_count(rc, MROCE_CNT_DROP_ACCESS);
+		return mroce_rx_nak_res(rc, MROCE_NAK_INVALID_REQUEST, 0, true);
+	}
+
+	rc->tag = 0;
+	switch (rc->pkt->c.opcode) {
+	case MROCE_OP_READ_REQ:
+	case MROCE_OP_ATOMIC_REQ:
+		res = mroce_rx_request(rc);
+		break;
+	case MROCE_OP_READ_RESP:
+	case MROCE_OP_ATOMIC_RESP:
+		res = mroce_rx_answer(rc);
+		break;
+	default:
+		res = mroce_rx_msg(rc);
+		break;
+	}
+	if (res != MROCE_RX_ACCEPT || xp->state == MROCE_XQP_DEAD)
+		return res;
+
+	mroce_srx_accept(&xp->srx, d->stream_psn, rc->tag);
+	xp->srx_live = true;
+	if (!xp->bound_nonce)
+		xp->bound_nonce = rc->peer->conn.hs.remote.nonce;
+	mroce_comp_pop(rc->peer, rc->qp);
+	return MROCE_RX_ACCEPT;
+}
+
+static void mroce_rx_data(struct mroce_peer *peer, struct sk_buff *skb,
+			  const struct mroce_rx_meta *meta,
+			  const struct mroce_pkt *pkt, u64 now)
+{
+	struct mroce_rx_ctx rc = {
+		.peer = peer,
+		.skb = skb,
+		.pkt = pkt,
+		.hdr = mroce_hdr_len(pkt->c.opcode),
+	};
+	enum mroce_rx_verdict v;
+	enum mroce_rx_res res;
+
+	v = mroce_conn_rx_check(&peer->conn, pkt);
+	switch (v) {
+	case MROCE_RX_NOTCONN:
+		mroce_rx_peer_count(&rc, MROCE_CNT_DROP_NOT_CONNECTED);
+		return;
+	case MROCE_RX_BAD_PATH:
+		mroce_rx_peer_count(&rc, MROCE_CNT_DROP_BAD_PATH);
+		return;
+	case MROCE_RX_DUP:
+		mroce_rx_peer_count(&rc, MROCE_CNT_DUP_REQ);
+		return;
+	case MROCE_RX_STALE:
+		mroce_rx_peer_count(&rc, MROCE_CNT_DROP_STALE_GEN);
+		mroce_ack_nak(peer, pkt, MROCE_NAK_STALE_GEN,
+			      peer->paths[pkt->c.path_id].rx.gen);
+		break;
+	default:
+		break;
+	}
+	if (meta->ce)
+		mroce_counter_inc(peer->mdev, MROCE_CNT_ECN_CE_RCVD);
+
+	if (pkt->c.opcode == MROCE_OP_PROBE) {
+		if (v == MROCE_RX_NEW)
+			mroce_conn_rx_accept(&peer->conn, pkt, meta->ce, now);
+		return;
+	}
+
+	res = mroce_rx_stream(&rc);
+	switch (res) {
+	case MROCE_RX_ACCEPT:
+	case MROCE_RX_IGNORE:
+		if (v == MROCE_RX_NEW)
+			mroce_conn_rx_accept(&peer->conn, pkt, meta->ce, now);
+		break;
+	case MROCE_RX_REFUSE:
+	case MROCE_RX_FATAL:
+		mroce_ack_nak(peer, pkt, rc.code, rc.arg);
+		/* IB class C: the responder's QP fails with the requester's. */
+		if (res == MROCE_RX_FATAL)
+			mroce_comp_fail_access(peer, rc.qp);
+		break;
+	default:
+		break;
+	}
+}
+
+/* --------------------------------------------------------------- NAKs */
+
+/* The QP and stream PSN a NAK refers to when the core no longer knows. */
+static struct mroce_qp *mroce_rx_nak_qp(struct mroce_peer *peer,
+					const struct mroce_nak *n)
+{
+	struct mroce_qp *qp;
+
+	list_for_each_entry(qp, &peer->qps, xport.peer_node) {
+		struct mroce_qp_xport *xp = &qp->xport;
+
+		if (mroce_xqp_sends(xp) && xp->remote_qpn == n->stream_id &&
+		    n->stream_psn - xp->stx.una < xp->stx.next - xp->stx.una)
+			return qp;
+	}
+	return NULL;
+}
+
+/* The send WQE a chunk of ours belongs to, if it is a request chunk. */
+static struct mroce_swqe *mroce_rx_chunk_wqe(struct mroce_qp *qp, u32 psn)
+{
+	struct mroce_qp_xport *xp = &qp->xport;
+	const struct mroce_chunk *c;
+	struct mroce_swqe *w;
+
+	c = &xp->chunks[psn & (MROCE_STREAM_WINDOW - 1)];
+	if (c->kind != MROCE_CK_REQ ||
+	    c->ref - xp->sq_done >= xp->sq_next - xp->sq_done)
+		return NULL;
+	w = mroce_wq_slot(&qp->sq, c->ref);
+	return w->ssn == c->ref && w->xport.state != MROCE_SW_DONE ? w : NULL;
+}
+
+static void mroce_rx_hold(struct mroce_peer *peer, struct mroce_qp *qp,
+			  u64 until)
+{
+	struct mroce_qp_xport *xp = &qp->xport;
+
+	xp->hold_until = max(xp->hold_until, until);
+	peer->wake_at = min(peer->wake_at, xp->hold_until);
+	list_del_init(&xp->tx_node);
+}
+
+static void mroce_rx_nak(struct mroce_peer *peer, const struct mroce_pkt *pkt,
+			 u64 now)
+{
+	const struct mroce_nak *n = &pkt->u.nak;
+	struct mroce_qp *qp = NULL;
+	u64 cookie = 0, probes = 0;
+	struct mroce_qp_xport *xp;
+	enum ib_wc_status st;
+	bool known;
+	u32 len, psn;
+
+	mroce_counter_inc(peer->mdev, MROCE_CNT_NAKS_RCVD);
+	trace_mroce_nak(peer->mdev->ibdev.index, peer->id, 0, n->code,
+			n->stream_id, n->stream_psn, n->ssn, n->arg);
+	known = mroce_conn_on_nak(&peer->conn, n, now, &cookie, &len, &probes);
+	if (probes)
+		mroce_peer_probes(peer, probes, now);
+	/* A path matter, settled by the core (re-keyed if current). */
+	if (n->code == MROCE_NAK_STALE_GEN)
+		return;
+	if (known) {
+		qp = mroce_xport_cookie_qp(peer, cookie);
+		psn = (u32)cookie;
+	} else {
+		qp = mroce_rx_nak_qp(peer, n);
+		psn = n->stream_psn;
+	}
+	if (!qp)
+		return;
+	xp = &qp->xport;
+
+	switch (n->code) {
+	case MROCE_NAK_RNR:
+		mroce_counter_inc(peer->mdev, MROCE_CNT_RCVD_RNR);
+		/* NAKs of one episode (the burst sent before it) count once. */
+		if (!xp->hold_until && xp->rnr_retry != 7) {
+			if (!xp->rnr_left) {
+				mroce_comp_fail_qp(peer, qp,
+						   mroce_rx_chunk_wqe(qp, psn),
+						   IB_WC_RNR_RETRY_EXC_ERR);
+				return;
+			}
+			xp->rnr_left--;
+		}
+		mroce_tx_set_resend(qp, psn);
+		mroce_rx_hold(peer, qp, now + (u64)n->arg * NSEC_PER_USEC);
+		return;
+	case MROCE_NAK_STREAM_PSN_WINDOW:
+		mroce_tx_set_resend(qp, psn);
+		mroce_rx_hold(peer, qp, now + max_t(u64, peer->conn.rtt.srtt,
+						    100 * NSEC_PER_USEC));
+		return;
+	case MROCE_NAK_REMOTE_ACCESS:
+		st = IB_WC_REM_ACCESS_ERR;
+		break;
+	case MROCE_NAK_REMOTE_OP:
+		st = IB_WC_REM_OP_ERR;
+		break;
+	default:	/* INVALID_REQUEST, UNKNOWN_STREAM */
+		st = IB_WC_REM_INV_REQ_ERR;
+		break;
+	}
+	mroce_comp_fail_qp(peer, qp, mroce_rx_chunk_wqe(qp, psn), st);
+}
+
+/* --------------------------------------------------------------- demux */
+
+/*
+ * One mroce_path_sample and mroce_path_stats per path an ACK reported on,
+ * after the core applied it: what `mroce path` and eBPF tools read.
+ */
+static void mroce_rx_trace_ack(struct mroce_peer *peer,
+			       const struct mroce_pkt *pkt)
+{
+	u32 dev = peer->mdev->ibdev.index;
+	struct mroce_ack_block blk;
+	u64 seen = 0;
+	u32 i;
+
+	if (!trace_mroce_path_sample_enabled() &&
+	    !trace_mroce_path_stats_enabled())
+		return;
+	for (i = 0; i < pkt->u.ack.n_blocks; i++) {
+		const struct mroce_path *p;
+		u32 path;
+
+		mroce_ack_block_get(pkt, i, &blk);
+		if (blk.path_id >= peer->conn.n_paths ||
+		    (seen & BIT_ULL(blk.path_id)))
+			continue;
+		seen |= BIT_ULL(blk.path_id);
+		p = &peer->paths[blk.path_id];
+		path = mroce_trace_path(blk.path_id, p->gen);
+		trace_mroce_path_sample(dev, peer->id, path, p->sport,
+					p->health.state, p->rtt.srtt,
+					p->rtt.rttvar, p->rtt.min_rtt,
+					p->cc.pwnd, p->tx.inflight,
+					p->stats.ce_pkts, p->stats.lost_pkts);
+		trace_mroce_path_stats(dev, peer->id, path, p->stats.tx_pkts,
+				       p->stats.tx_bytes, p->stats.acked_pkts,
+				       p->stats.rx_pkts, p->stats.naks,
+				       p->stats.ptos, p->stats.rtos,
+				       p->stats.rekeys);
+	}
+}
+
+/* Everything addressed to an existing connection (peer->lock held). */
+static void mroce_rx_conn(struct mroce_peer *peer, struct sk_buff *skb,
+			  const struct mroce_rx_meta *meta,
+			  const struct mroce_pkt *pkt)
+{
+	u64 now = mroce_now();
+	struct mroce_ack_res res;
+
+	mroce_counter_inc(peer->mdev, MROCE_CNT_RCVD_PKTS);
+	mroce_counter_add(peer->mdev, MROCE_CNT_RCVD_BYTES, skb->len);
+
+	switch (pkt->c.opcode) {
+	case MROCE_OP_ACK:
+		mroce_counter_inc(peer->mdev, MROCE_CNT_ACKS_RCVD);
+		if (pkt->u.ack.rate_hint)
+			mroce_counter_inc(peer->mdev,
+					  MROCE_CNT_RATE_HINTS_RCVD);
+		mroce_peer_stats_begin(peer);
+		mroce_conn_on_ack(&peer->conn, pkt, now, &res);
+		mroce_peer_stats_end(peer);
+		mroce_rx_trace_ack(peer, pkt);
+		if (res.lost_pkts)
+			mroce_counter_add(peer->mdev, MROCE_CNT_SACK_GAPS,
+					  res.lost_pkts);
+		if (res.probe_mask)
+			mroce_peer_probes(peer, res.probe_mask, now);
+		break;
+	case MROCE_OP_NAK:
+		mroce_rx_nak(peer, pkt, now);
+		break;
+	case MROCE_OP_CONN_REP:
+	case MROCE_OP_CONN_CLOSE:
+		mroce_peer_hs_result(peer, mroce_conn_on_hs(&peer->conn, pkt,
+							    now), now);
+		break;
+	default:
+		mroce_rx_data(peer, skb, meta, pkt, now);
+		mroce_ack_maybe(peer, now);
+		break;
+	}
+	mroce_comp_run(peer);
+	mroce_tx_run(peer, now, MROCE_TX_BUDGET);
+}
+
+struct mroce_accept_cb {
+	struct in6_addr	saddr;
+	struct in6_addr	daddr;
+	bool		v6;
+};
+
+/* CONN_REQ: to the peer of its source address, created if need be. */
+static void mroce_rx_req(struct sk_buff *skb, const struct mroce_rx_meta *meta,
+			 const struct mroce_pkt *pkt)
+{
+	struct mroce_xport_dev *xd;
+	struct mroce_accept_cb *cb;
+	struct mroce_peer *peer;
+	struct mroce_dev *mdev;
+
+	mdev = mroce_rx_dev(meta);
+	if (!mdev) {
+		kfree_skb(skb);
+		return;
+	}
+	xd = &mdev->xport;
+	mroce_counter_inc(mdev, MROCE_CNT_RCVD_PKTS);
+	mroce_counter_add(mdev, MROCE_CNT_RCVD_BYTES, skb->len);
+
+	rcu_read_lock();
+	peer = mroce_peer_lookup(mdev, &meta->saddr);
+	if (peer) {
+		spin_lock_bh(&peer->lock);
+		if (!peer->dead)
+			mroce_peer_hs_result(peer,
+					     mroce_conn_on_hs(&peer->conn, pkt,
+							      mroce_now()),
+					     mroce_now());
+		if (!peer->dead)
+			mroce_tx_run(peer, mroce_now(), MROCE_TX_BUDGET);
+		mroce_peer_unlock(peer);
+		rcu_read_unlock();
+		consume_skb(skb);
+		goto out;
+	}
+	rcu_read_unlock();
+
+	/* A new peer: its connection is opened in process context. */
+	BUILD_BUG_ON(sizeof(*cb) > sizeof(skb->cb));
+	cb = (struct mroce_accept_cb *)skb->cb;
+	cb->saddr = meta->saddr;
+	cb->daddr = meta->daddr;
+	cb->v6 = meta->v6;
+	spin_lock_bh(&xd->peer_lock);
+	if (!xd->closing && skb_queue_len(&xd->accept_q) < 64) {
+		skb_queue_tail(&xd->accept_q, skb);
+		queue_work(mroce_wq, &xd->accept_work);
+		skb = NULL;
+	}
+	spin_unlock_bh(&xd->peer_lock);
+	if (skb) {
+		mroce_rx_count(mdev, MROCE_CNT_DROP_NOMEM, pkt, skb, meta);
+		kfree_skb(skb);
+	}
+out:
+	ib_device_put(&mdev->ibdev);
+}
+
+/* Process context: open the connection a queued CONN_REQ asks for. */
+void mroce_rx_conn_req(struct mroce_dev *mdev, struct sk_buff *skb)
+{
+	const struct mroce_accept_cb *cb = (void *)skb->cb;
+	struct mroce_peer *peer;
+	struct mroce_pkt pkt;
+	u64 now;
+
+	if (mroce_decode(skb->data, skb->len, &pkt) != MROCE_WIRE_OK)
+		return;
+	peer = mroce_peer_get(mdev, &cb->saddr, &cb->daddr, cb->v6);
+	if (!peer) {
+		mroce_counter_inc(mdev, MROCE_CNT_DROP_NOMEM);
+		return;
+	}
+	spin_lock_bh(&peer->lock);
+	if (!peer->dead) {
+		now = mroce_now();
+		mroce_peer_hs_result(peer, mroce_conn_on_hs(&peer->conn, &pkt,
+							    now), now);
+		/* Idle until a QP attaches; linger like any other peer. */
+		if (!peer->n_qps)
+			mod_delayed_work(mroce_wq, &peer->gc_work,
+					 MROCE_PEER_LINGER);
+	}
+	mroce_peer_unlock(peer);
+	mroce_peer_put(peer);
+}
+
+/* NAK UNKNOWN_CONN: the peer lost the connection we sent on. */
+static void mroce_rx_unknown(const struct mroce_rx_meta *meta,
+			     const struct mroce_pkt *pkt)
+{
+	struct mroce_peer *peer;
+	struct mroce_dev *mdev;
+	u64 now;
+
+	mdev = mroce_rx_dev(meta);
+	if (!mdev)
+		return;
+	mroce_counter_inc(mdev, MROCE_CNT_RCVD_PKTS);
+	mroce_counter_inc(mdev, MROCE_CNT_NAKS_RCVD);
+	rcu_read_lock();
+	peer = mroce_peer_lookup(mdev, &meta->saddr);
+	if (peer) {
+		spin_lock_bh(&peer->lock);
+		if (!peer->dead) {
+			now = mroce_now();
+			trace_mroce_nak(mdev->ibdev.index, peer->id, 0,
+					MROCE_NAK_UNKNOWN_CONN, 0, 0, 0,
+					pkt->u.nak.arg);
+			mroce_peer_hs_result(peer,
+					     mroce_conn_on_unknown(&peer->conn,
+								   pkt->u.nak.arg),
+					     now);
+		}
+		mroce_peer_unlock(peer);
+	}
+	rcu_read_unlock();
+	ib_device_put(&mdev->ibdev);
+}
+
+/* How much of the packet must be linear for the decoder. */
+static u32 mroce_rx_hdr_len(struct sk_buff *skb)
+{
+	u32 len;
+
+	if (!pskb_may_pull(skb, min_t(u32, skb->len, MROCE_COMMON_LEN)))
+		return 0;
+	if (skb->len < MROCE_COMMON_LEN)
+		return skb->len;
+	if (skb->data[1] == MROCE_OP_ACK) {
+		if (!pskb_may_pull(skb, min_t(u32, skb->len,
+					      MROCE_ACK_BASE_LEN)))
+			return 0;
+		if (skb->len < MROCE_ACK_BASE_LEN)
+			return skb->len;
+		len = MROCE_ACK_BASE_LEN + MROCE_ACK_BLOCK_LEN *
+			min_t(u32, skb->data[24], MROCE_ACK_MAX_BLOCKS);
+	} else {
+		len = mroce_hdr_len(skb->data[1]);
+	}
+	return min_t(u32, skb->len, max_t(u32, len, MROCE_COMMON_LEN));
+}
+
+/**
+ * mroce_rx_skb() - one received mroce packet
+ * @skb: data at the mroce header (UDP stripped, checksum verified)
+ * @meta: outer addresses, ECN, namespace, ingress device
+ *
+ * Softirq context. Consumes @skb.
+ */
+void mroce_rx_skb(struct sk_buff *skb, const struct mroce_rx_meta *meta)
+{
+	enum mroce_wire_err err;
+	struct mroce_peer *peer;
+	struct mroce_pkt pkt;
+	u32 hdr;
+
+	/* An empty datagram is the shortest truncated packet. */
+	if (!skb->len) {
+		mroce_rx_drop(meta, MROCE_CNT_DROP_TRUNCATED, NULL, skb);
+		goto free;
+	}
+	hdr = mroce_rx_hdr_len(skb);
+	if (!hdr || !pskb_may_pull(skb, hdr)) {
+		mroce_rx_drop(meta, MROCE_CNT_DROP_NOMEM, NULL, skb);
+		goto free;
+	}
+	/* The decoder reads only headers, which are linear now. */
+	err = mroce_decode(skb->data, skb->len, &pkt);
+	if (err) {
+		mroce_rx_drop(meta, mroce_counter_wire_err(err), NULL, skb);
+		goto free;
+	}
+
+	switch (pkt.c.opcode) {
+	case MROCE_OP_CONN_REQ:
+		mroce_rx_req(skb, meta, &pkt);
+		return;
+	case MROCE_OP_NAK:
+		if (!pkt.c.dst_conn) {
+			mroce_rx_unknown(meta, &pkt);
+			goto free;
+		}
+		break;
+	case MROCE_OP_UD_SEND:
+	case MROCE_OP_UD_SEND_IMM:
+	case MROCE_OP_MAD:
+		/* UD and the QP1 MAD tunnel are not implemented yet. */
+		mroce_rx_drop(meta, MROCE_CNT_DROP_UNEXPECTED, &pkt, skb);
+		goto free;
+	default:
+		break;
+	}
+
+	rcu_read_lock();
+	peer = mroce_peer_find_id(pkt.c.dst_conn);
+	if (!peer || !net_eq(peer->net, meta->net)) {
+		struct mroce_dev *mdev = mroce_rx_dev(meta);
+
+		if (mdev) {
+			mroce_counter_inc(mdev, MROCE_CNT_RCVD_PKTS);
+			mroce_counter_add(mdev, MROCE_CNT_RCVD_BYTES, skb->len);
+			mroce_rx_count(mdev, MROCE_CNT_DROP_UNKNOWN_CONN, &pkt,
+				       skb, meta);
+			/* Don't answer a NAK with a NAK. */
+			if (pkt.c.opcode != MROCE_OP_NAK)
+				mroce_ack_nak_unknown(mdev, meta,
+						      pkt.c.dst_conn);
+			ib_device_put(&mdev->ibdev);
+		}
+		rcu_read_unlock();
+		goto free;
+	}
+	if (!ipv6_addr_equal(&peer->raddr, &meta->saddr)) {
+		mroce_counter_inc(peer->mdev, MROCE_CNT_RCVD_PKTS);
+		mroce_counter_add(peer->mdev, MROCE_CNT_RCVD_BYTES, skb->len);
+		mroce_counter_inc(peer->mdev, MROCE_CNT_DROP_WRONG_PEER);
+		rcu_read_unlock();
+		goto free;
+	}
+	spin_lock_bh(&peer->lock);
+	if (peer->dead) {
+		spin_unlock_bh(&peer->lock);
+		rcu_read_unlock();
+		goto free;
+	}
+	mroce_rx_conn(peer, skb, meta, &pkt);
+	mroce_peer_unlock(peer);
+	rcu_read_unlock();
+free:
+	consume_skb(skb);
+}

@@ -1,0 +1,118 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# Tearing things down under RC traffic must neither crash, leak, hang nor
+# leave the kernel log dirty:
+#   - applications killed mid-transfer (QPs destroyed with packets, timers
+#     and retransmissions in flight), then traffic again on the same
+#     connection;
+#   - the peer device deleted and re-created (a peer "restart": the old
+#     connection id is unknown, so the survivor re-handshakes);
+#   - a peer that disappears for good: the requester's QP must end with an
+#     error completion (retries exhausted), not hang;
+#   - the netdev removed, and the module unloaded, with connections open.
+# vm-timeout: 900
+. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/lib_traffic.sh"
+require_root
+require_cmd rdma ip ss ib_write_bw ib_read_bw ibv_rc_pingpong
+
+mroce_load
+dmesg_mark
+topo_netns
+mroce_link_add mroce_a va a
+mroce_link_add mroce_b vb b
+transport_ready a mroce_a > /dev/null || skip_all "$(transport_ready a mroce_a)"
+ga=$(gid_index mroce_a 10.0.0.1) && gb=$(gid_index mroce_b 10.0.0.2) ||
+	skip_all "no IPv4 GIDs"
+
+listening() { ip netns exec b ss -Htln "sport = :${1:-18515}" | grep -q .; }
+
+pair() {
+	local tool=$1 rc spid
+	shift
+	nsexec b timeout 180 "$tool" -d mroce_b "$@" > "$MROCE_TEST_OUT/srv.log" 2>&1 &
+	spid=$!
+	wait_for 30 listening
+	nsexec a timeout 180 "$tool" -d mroce_a "$@" 10.0.0.2 \
+		> "$MROCE_TEST_OUT/cli.log" 2>&1
+	rc=$?
+	wait "$spid" || rc=1
+	_last_output=$(tail -n 4 "$MROCE_TEST_OUT/cli.log"; tail -n 4 "$MROCE_TEST_OUT/srv.log")
+	[ $rc -eq 0 ] || printf '%s\n' "$_last_output" | sed 's/^/#   /'
+	return $rc
+}
+
+# Start a long transfer, let it run, kill both ends.
+kill_mid() {
+	local tool=$1 spid cpid
+	shift
+	nsexec b "$tool" -d mroce_b "$@" > /dev/null 2>&1 &
+	spid=$!
+	wait_for 30 listening
+	nsexec a "$tool" -d mroce_a "$@" 10.0.0.2 > /dev/null 2>&1 &
+	cpid=$!
+	sleep 3
+	kill -9 "$cpid" "$spid" 2> /dev/null
+	wait "$cpid" "$spid" 2> /dev/null
+	return 0
+}
+
+sent0=$(hw_counter mroce_a sent_pkts)
+kill_mid ib_write_bw -x "$gb" -D 30 -s 65536
+check "WRITE traffic flowed before the kill" test "$(hw_counter mroce_a sent_pkts)" -gt "$sent0"
+kill_mid ib_read_bw -x "$gb" -D 30 -s 65536 -q 4
+check "traffic works again after killing both ends mid-transfer" \
+	pair ibv_rc_pingpong -g "$ga" -n 100 -s 4096
+
+# Restart of the peer: delete and re-create mroce_b. mroce_a still holds an
+# established connection whose id the new mroce_b does not know.
+opened=$(hw_counter mroce_a conn_opened)
+mroce_link_del mroce_b
+mroce_link_add mroce_b vb b
+wait_for 5 has_gid mroce_b "$(gid_of_ip 10.0.0.2)"
+gb=$(gid_index mroce_b 10.0.0.2)
+check "traffic works with the re-created peer" pair ibv_rc_pingpong -g "$ga" -n 100 -s 4096
+check "the survivor opened a new connection" test "$(hw_counter mroce_a conn_opened)" -gt "$opened"
+
+# A peer that goes away for good while the requester keeps sending: the
+# pingpong server is killed and its device deleted; the client's QP must
+# fail its work request (retries exhausted) instead of waiting forever.
+nsexec b ibv_rc_pingpong -d mroce_b -g "$gb" -n 100000 -s 4096 > /dev/null 2>&1 &
+spid=$!
+wait_for 30 listening
+nsexec a timeout 300 ibv_rc_pingpong -d mroce_a -g "$ga" -n 100000 -s 4096 10.0.0.2 \
+	> "$MROCE_TEST_OUT/gone.log" 2>&1 &
+cpid=$!
+sleep 3
+kill -9 "$spid"
+wait "$spid" 2> /dev/null
+mroce_link_del mroce_b
+t0=$(date +%s)
+wait "$cpid"
+rc=$?
+ktap_info "client: rc $rc after $(( $(date +%s) - t0 )) s: $(tail -n 2 "$MROCE_TEST_OUT/gone.log" | tr '\n' ' ')"
+check "the client's QP failed instead of hanging" test "$rc" -ne 0 -a "$rc" -ne 124
+check "with an error completion (retries or an unknown peer)" \
+	grep -Eq 'Failed status|status [0-9]' "$MROCE_TEST_OUT/gone.log"
+
+# Netdev removal with an open connection and a QP that has traffic queued,
+# then unload the module.
+mroce_link_add mroce_b vb b
+wait_for 5 has_gid mroce_b "$(gid_of_ip 10.0.0.2)"
+gb=$(gid_index mroce_b 10.0.0.2)
+nsexec b ib_write_bw -d mroce_b -x "$gb" -D 60 > /dev/null 2>&1 &
+spid=$!
+wait_for 30 listening
+nsexec a ib_write_bw -d mroce_a -x "$ga" -D 60 10.0.0.2 > /dev/null 2>&1 &
+cpid=$!
+sleep 3
+nsexec a ip link del va
+check "mroce_a went away with its netdev" wait_for 30 test ! -e /sys/class/infiniband/mroce_a
+kill -9 "$cpid" "$spid" 2> /dev/null
+wait "$cpid" "$spid" 2> /dev/null
+check "mroce_b went away with the veth pair" wait_for 30 test ! -e /sys/class/infiniband/mroce_b
+check "the module unloads" wait_for 30 mroce_unload
+check "kernel log clean" dmesg_clean
+topo_netns_cleanup
+ktap_finish
