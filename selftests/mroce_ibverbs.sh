@@ -1,5 +1,6 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
+# vm-timeout: 480
 #
 # rdma-core sees mroce through its stock rxe provider (driver id RXE, uverbs
 # ABI 2): ibv_devices and ibv_devinfo -v list it as a RoCE v2 device. With
@@ -59,27 +60,18 @@ check_eq "only RoCE v2 GIDs" 0 "$(grep 'GID\[' <<< "$devinfo" | grep -vc 'RoCE v
 check "mroce_b shows its own address" bash -c \
 	"ibv_devinfo -v -d mroce_b | grep -qF '::ffff:10.0.0.2, RoCE v2'"
 
-# pair TOOL ARGS...: server on mroce_b (netns b), client on mroce_a.
-pair() {
-	local tool=$1 rc spid
-	shift
-	nsexec b timeout 120 "$tool" -d mroce_b "$@" > "$MROCE_TEST_OUT/srv.log" 2>&1 &
-	spid=$!
-	wait_for 30 bash -c "ip netns exec b ss -Htln 'sport = :18515' | grep -q ."
-	nsexec a timeout 120 "$tool" -d mroce_a "$@" 10.0.0.2 > "$MROCE_TEST_OUT/cli.log" 2>&1
-	rc=$?
-	wait "$spid" || rc=1
-	[ $rc -eq 0 ] || tail -n 3 "$MROCE_TEST_OUT/cli.log" "$MROCE_TEST_OUT/srv.log" | sed 's/^/#   /'
-	return $rc
-}
-
-if why=$(transport_ready a mroce_a) && gb=$(gid_index mroce_b 10.0.0.2); then
+# Each run keeps its own logs ($MROCE_TEST_OUT/<tool>.{client,server}). -F:
+# on a loaded TCG host perftest's clock calibration fails ("Correlation
+# coefficient r^2 < 0.9", "Can't produce a report") and it exits 1 after a
+# good run; -F reports anyway (the numbers are not what this tests).
+pair() { PERFTEST_LOG=$1 perftest_pair a mroce_a b mroce_b 10.0.0.2 "$@" -F; }
+if why=$(transport_ready a mroce_a); then
 	check "ib_send_bw -e: completions through CQ events" \
-		pair ib_send_bw -x "$gb" -e -s 4096 -n 200
-	check "ib_read_bw -e" pair ib_read_bw -x "$gb" -e -s 16384 -n 100
-	check "ib_send_lat -e" pair ib_send_lat -x "$gb" -e -s 64 -n 200
+		pair ib_send_bw -e -s 4096 -n 100
+	check "ib_read_bw -e" pair ib_read_bw -e -s 16384 -n 50
+	check "ib_send_lat -e" pair ib_send_lat -e -s 64 -n 100
 else
-	ktap_skip "perftest with completion events (-e)" "${why:-no IPv4 GID on mroce_b}"
+	ktap_skip "perftest with completion events (-e)" "$why"
 fi
 check "kernel log clean" dmesg_clean
 ktap_finish
