@@ -4,8 +4,8 @@
 # The mroce CLI against the live module: a clear error while the module is
 # not loaded; dev show and stats show agree with sysfs and rdma; the
 # Prometheus export equals the counters; the BPF programs load and attach
-# on this kernel (no module BTF). Then ib_write_bw runs three times (clean,
-# every data packet CE-marked, 5 % loss) while path watch, telemetry
+# on this kernel (no module BTF). Then ib_write_bw runs twice (clean; every
+# data packet CE-marked and 5 % lost) while path watch, telemetry
 # stream, the textfile exporter and the documented bpftrace example
 # (selftests/tools/bpf/mroce_events.bt) watch: per-path RTTs, packets,
 # ECN marks and losses must be non-zero, plausible and bounded by the hw
@@ -195,6 +195,10 @@ tracefs_samples_end() {
 	grep -c 'mroce_path_sample:' $tracing/trace
 }
 
+# ctr_json DEV: sysfs_json's output from the CLI (checked equal above), which
+# starts in a fraction of the time python does under TCG.
+ctr_json() { cli -j stats show "$1" | sed 's/^\[{"ifname":"[^"]*","port":[0-9]*,/{/; s/}\]$/}/'; }
+
 # traffic TAG ARGS...: ib_write_bw ARGS while path watch -j (sanitized
 # CLI), telemetry stream, the textfile exporter and (clean run) the
 # bpftrace example run; all are attached before the traffic starts and
@@ -203,8 +207,8 @@ tracefs_samples_end() {
 traffic() {
 	local tag=$1 wpid spid epid bpid=
 	shift
-	sysfs_json mroce_a > "$out/$tag-before.json"
-	sysfs_json mroce_b > "$out/$tag-before-b.json"
+	ctr_json mroce_a > "$out/$tag-before.json"
+	ctr_json mroce_b > "$out/$tag-before-b.json"
 	tracefs_samples_begin
 	"$MROCE_CLI_ASAN" -j path watch dev mroce_a -i 1 > "$out/$tag.watch" 2> "$out/$tag.watch.err" &
 	wpid=$!
@@ -236,8 +240,8 @@ traffic() {
 	stop_bg TERM "$epid" > "$out/$tag.prom.rc"
 	[ -z "$bpid" ] || stop_bg INT "$bpid" > /dev/null
 	tracefs_samples_end > "$out/$tag.tracefs"
-	sysfs_json mroce_a > "$out/$tag-after.json"
-	sysfs_json mroce_b > "$out/$tag-after-b.json"
+	ctr_json mroce_a > "$out/$tag-after.json"
+	ctr_json mroce_b > "$out/$tag-after-b.json"
 }
 
 # Per path of the last watch interval: RTTs non-zero and below a second,
@@ -267,9 +271,9 @@ print("%d paths carried data; srtt %s us; %d pkts / %d bytes on the paths; sent_
     len([p for p in sampled if p["tx_pkts"]]), sorted(round(p["srtt_ns"] / 1000) for p in sampled), tx, txb, sent))
 '
 
-# clean: 100 x 64 KiB (6.5 MB)
-traffic clean -s 65536 -n 100
-check_eq "ib_write_bw 100 x 64 KiB passes" 0 "$(cat "$out/clean.rc")"
+# clean: 50 x 64 KiB (3.3 MB)
+traffic clean -s 65536 -n 50
+check_eq "ib_write_bw 50 x 64 KiB passes" 0 "$(cat "$out/clean.rc")"
 ktap_info "tracefs saw $(cat "$out/clean.tracefs") mroce_path_sample events"
 if [ "$(cat "$out/clean.rc")" -ne 0 ]; then
 	finish_skip "ib_write_bw does not complete over mroce"
@@ -281,8 +285,8 @@ check_eq "path watch during traffic stops cleanly on SIGINT" 0 "$(cat "$out/clea
 check_eq "telemetry stream stops cleanly on SIGINT" 0 "$(cat "$out/clean.jsonl.rc")"
 check_eq "the exporter stops cleanly on SIGTERM" 0 "$(cat "$out/clean.prom.rc")"
 check "path watch: per-path RTT and packets non-zero, plausible, within the hw counters" \
-	py "$plausible" "$out/clean.watch" "$out/clean-before.json" "$out/clean-after.json" 6553600
-ktap_info "$(py "$plausible" "$out/clean.watch" "$out/clean-before.json" "$out/clean-after.json" 6553600 2>&1 | tail -n 1)"
+	py "$plausible" "$out/clean.watch" "$out/clean-before.json" "$out/clean-after.json" 3276800
+ktap_info "$(py "$plausible" "$out/clean.watch" "$out/clean-before.json" "$out/clean-after.json" 3276800 2>&1 | tail -n 1)"
 # (a connection lives as long as QPs use it: each ib_write_bw opens one)
 check "path watch: a connection to 10.0.0.2 opened during the run, ESTABLISHED" py '
 import json, sys
@@ -300,7 +304,7 @@ assert all(d["bpf"] and d["module_loaded"] and d["time"].endswith("Z") for d in 
 busy = [d for d in docs if d["devices"][0]["rates"]["sent_pkts"] > 0]
 assert busy, [d["devices"] for d in docs]
 moved = sum(p["rates"]["tx_pkts"] * d["interval"] for d in docs for c in d["connections"] for p in c["paths"])
-assert moved >= 6553600 / 4096, moved
+assert moved >= 3276800 / 1500, moved
 ' "$out/clean.jsonl"
 check "export during traffic: port counters equal sysfs afterwards" py '
 import json, re, sys
@@ -316,7 +320,7 @@ t = open(sys.argv[1]).read()
 srtt = [float(v) for v in re.findall(r"^mroce_path_srtt_seconds\{device=\"mroce_a\",[^}]*\} (\S+)$", t, re.M)]
 pk = [int(v) for v in re.findall(r"^mroce_path_sent_packets_total\{device=\"mroce_a\",[^}]*\} (\d+)$", t, re.M)]
 assert srtt and all(0 < s < 1 for s in srtt), srtt
-assert pk and sum(pk) >= 6553600 / 4096, pk
+assert pk and sum(pk) >= 3276800 / 1500, pk
 ' "$out/clean.prom"
 if [ -s "$out/clean.bt" ]; then
 	check "bpftrace example: the connection became ESTABLISHED (2), sRTT histograms per path" py '
@@ -327,18 +331,23 @@ assert re.search(r"^@srtt_us\[\d+, \d+, \d+\]:", t, re.M), t
 ' "$out/clean.bt"
 fi
 
-# CE: the egress of va marks every mroce data packet Congestion Experienced
-# (pedit on the IP ECN bits, then the IP checksum again).
+# Impaired: the egress of va marks every mroce data packet Congestion
+# Experienced (pedit on the IP ECN bits, then the IP checksum again, in
+# clsact) and netem drops 5 % of them. One run for both keeps the test short.
 ce_set() {
 	nsexec a tc qdisc add dev va clsact &&
 	nsexec a tc filter add dev va egress protocol ip u32 \
 		match ip protocol 17 0xff match ip dport 61791 0xffff \
 		action pedit ex munge ip tos set 3 retain 3 pipe action csum ip
 }
-if ce_set 2> "$out/ce.err"; then
-	traffic ce -s 65536 -n 30
-	nsexec a tc qdisc del dev va clsact
-	check_eq "ib_write_bw with every packet CE-marked passes" 0 "$(cat "$out/ce.rc")"
+ce=1
+ce_set 2> "$out/ce.err" || ce=0
+netem_set a va loss 5%
+traffic impaired -s 65536 -n 30
+netem_clear a va
+[ $ce -eq 0 ] || nsexec a tc qdisc del dev va clsact
+check_eq "ib_write_bw with every packet CE-marked and 5 % lost passes" 0 "$(cat "$out/impaired.rc")"
+if [ $ce -eq 1 ]; then
 	check "path watch: ECN marks on every path that carried data, within ecn_ce_rcvd" py '
 import json, sys
 last = json.loads(open(sys.argv[1]).read().splitlines()[-1])
@@ -350,15 +359,10 @@ ce = sum(p["ecn_marks"] for p in paths)
 rcvd = a["ecn_ce_rcvd"] - b["ecn_ce_rcvd"]
 assert 0 < rcvd and ce <= a["ecn_ce_rcvd"], (ce, rcvd)
 print("ECN marks per path %s; mroce_b ecn_ce_rcvd +%d" % ([p["ecn_marks"] for p in paths], rcvd))
-' "$out/ce.watch" "$out/ce-before-b.json" "$out/ce-after-b.json"
+' "$out/impaired.watch" "$out/impaired-before-b.json" "$out/impaired-after-b.json"
 else
 	ktap_skip "ECN marks per path" "no tc pedit/csum here: $(head -n 1 "$out/ce.err")"
 fi
-
-netem_set a va loss 5%
-traffic lossy -s 65536 -n 30
-netem_clear a va
-check_eq "ib_write_bw under 5 % loss passes" 0 "$(cat "$out/lossy.rc")"
 check "path watch under 5 % loss: losses and retransmissions per path, within retrans_pkts" py '
 import json, sys
 last = json.loads(open(sys.argv[1]).read().splitlines()[-1])
@@ -372,7 +376,7 @@ assert lost > 0 or retx > 0, paths
 assert 0 < sent <= d, (sent, d)
 print("lost %d on %d paths, resent %d (hw retrans_pkts +%d)" % (
     lost, len([p for p in paths if p["lost_pkts"]]), sent, d))
-' "$out/lossy.watch" "$out/lossy-before.json" "$out/lossy-after.json"
+' "$out/impaired.watch" "$out/impaired-before.json" "$out/impaired-after.json"
 
 check "kernel log clean" dmesg_clean
 ktap_finish
