@@ -736,6 +736,7 @@ static int cmd_blast(const char *from, const char *to, int port, int mutations)
 #define W1_OFF		0
 #define W2_OFF		8192
 #define W_LEN		4096
+#define POLL_LINES	16		/* completions a POLL answer details */
 
 /* What the target tells the attacker (network order). */
 struct target_info {
@@ -899,6 +900,7 @@ static void post_recvs(struct dev *d, struct ibv_mr *rb)
  * Target: serve the attacker's control commands until QUIT.
  *   POLL           -> "n <count> ok <successful> state <ibv_qp_state>" +
  *                     one "wc ..." line per completion since the last POLL
+ *                     (the first POLL_LINES of them)
  *   NEWQP qpn psn  -> "qp <qpn>": a fresh QP connected to the attacker's
  *                     fresh QP (an access error kills the responder's QP)
  *   CHECK          -> "ok" or "bad <what>": rw holds the pattern except
@@ -945,7 +947,7 @@ static int cmd_target(const char *devname, int port)
 	for (;;) {
 		ctl_recv(line, sizeof(line));
 		if (!strcmp(line, "POLL")) {
-			char buf[16][128];
+			char buf[POLL_LINES][128];
 			struct ibv_qp_attr qa;
 			struct ibv_qp_init_attr qia;
 			int total = 0, ok = 0, kept = 0;
@@ -953,7 +955,7 @@ static int cmd_target(const char *devname, int port)
 			while ((n = ibv_poll_cq(d.cq, 16, wc)) > 0) {
 				for (i = 0; i < n; i++, total++) {
 					ok += wc[i].status == IBV_WC_SUCCESS;
-					if (kept == 16)
+					if (kept == POLL_LINES)
 						continue;
 					snprintf(buf[kept++], sizeof(buf[0]),
 						 "wc wr_id %" PRIu64 " %s opcode %d byte_len %u",
@@ -1154,7 +1156,7 @@ static int target_poll(char *first, size_t len, int *ok, int *state)
 		*state = st;
 	if (first)
 		*first = 0;
-	for (i = 0; i < n; i++) {
+	for (i = 0; i < n && i < POLL_LINES; i++) {
 		ctl_recv(line, sizeof(line));
 		if (!i && first)
 			snprintf(first, len, "%s", line);
