@@ -113,6 +113,7 @@ static bool mroce_comp_recv(struct mroce_peer *peer, struct mroce_qp *qp,
 		} else if (m->flags & MROCE_RMSG_INV) {
 			wc.wc_flags = IB_WC_WITH_INVALIDATE;
 			wc.ex.invalidate_rkey = m->ex;
+			wc.status = mroce_mr_remote_invalidate(qp, m->ex);
 		}
 	}
 	mroce_rq_complete(qp, m->rwqe, &wc, m->flags & MROCE_RMSG_SE);

@@ -69,7 +69,7 @@ static const struct ib_port_attr mroce_port_caps = {
 	.pkey_tbl_len	= 1,
 	.max_vl_num	= 1,		/* VL0 only */
 	.max_msg_sz	= 1U << 31,	/* byte_len is 32 bits */
-	.port_cap_flags	= 0,		/* IB_PORT_CM_SUP comes with RDMA CM */
+	.port_cap_flags	= IB_PORT_CM_SUP,	/* QP1 MADs: mroce_mad.c */
 };
 
 /**

@@ -26,6 +26,7 @@
 #include "mroce_peer.h"
 #include "mroce_place.h"
 #include "mroce_trace.h"
+#include "mroce_ud.h"
 
 enum mroce_rx_res {
 	MROCE_RX_ACCEPT,	/* placed (or a stream duplicate): path-accept */
@@ -239,14 +240,11 @@ static enum mroce_rx_res mroce_rx_msg(struct mroce_rx_ctx *rc)
 				m->ex = d->imm;
 				m->flags = MROCE_RMSG_IMM;
 			} else if (op == MROCE_OP_SEND_INV) {
-				if (mroce_mr_remote_invalidate(qp, d->imm) !=
-				    IB_WC_SUCCESS) {
-					mroce_rx_peer_count(rc,
-						MROCE_CNT_DROP_BAD_RKEY);
-					return mroce_rx_nak_res(rc,
-						MROCE_NAK_INVALID_REQUEST, 0,
-						true);
-				}
+				/*
+				 * Invalidated when the message completes in
+				 * stream order (mroce_comp_recv()): earlier
+				 * WRITEs into that MR may still be on the way.
+				 */
 				m->ex = d->imm;
 				m->flags = MROCE_RMSG_INV;
 			}
@@ -980,10 +978,16 @@ void mroce_rx_skb(struct sk_buff *skb, const struct mroce_rx_meta *meta)
 		break;
 	case MROCE_OP_UD_SEND:
 	case MROCE_OP_UD_SEND_IMM:
-	case MROCE_OP_MAD:
-		/* UD and the QP1 MAD tunnel are not implemented yet. */
-		mroce_rx_drop(meta, MROCE_CNT_DROP_UNEXPECTED, &pkt, skb);
+	case MROCE_OP_MAD: {
+		struct mroce_dev *mdev = mroce_rx_dev(meta);
+
+		/* Datagrams and the QP1 MAD tunnel: mroce_ud.c. */
+		if (mdev) {
+			mroce_ud_rx(mdev, skb, meta, &pkt);
+			ib_device_put(&mdev->ibdev);
+		}
 		goto free;
+	}
 	default:
 		break;
 	}

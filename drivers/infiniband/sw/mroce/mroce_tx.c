@@ -358,6 +358,22 @@ static struct sk_buff *mroce_tx_payload(struct mroce_peer *peer,
 		mr = mroce_mr_get(mdev, ck->rd->rkey, qp->ibqp.pd,
 				  IB_ACCESS_REMOTE_READ, va, ck->len, true,
 				  NULL);
+		if (!mr && ck->resend) {
+			/*
+			 * The requester completes a READ only with every
+			 * response chunk, and ULPs invalidate (or re-key) the
+			 * MR only after that: a resend that finds the MR gone
+			 * is spurious (its ACK was late or lost). The stream
+			 * PSN must still be delivered, and the requester drops
+			 * it as a duplicate: send it without the data.
+			 */
+			skb = mroce_net_alloc_skb(mdev, hdr + ck->len, GFP_ATOMIC);
+			if (!skb)
+				goto nomem;
+			skb_reserve(skb, hdr);
+			memset(skb_put(skb, ck->len), 0, ck->len);
+			return skb;
+		}
 		if (!mr) {
 			*status = IB_WC_REM_ACCESS_ERR;
 			return NULL;

@@ -4,10 +4,8 @@
  * their connection at RTR, start sending at RTS, let go of their WQEs on
  * ERR and detach at RESET or destroy. Plus module and device setup.
  *
- * RC only. UD and GSI QPs (the QP1 MAD tunnel) have no transport yet:
- * their queues fill and flush like the verbs layer does alone; issue 5
- * plugs them in at mroce_xport_qp_create()/_sq_kick() and at the UD
- * opcodes in mroce_rx_skb().
+ * RC here. UD and GSI QPs (the QP1 MAD tunnel) have no connection: their
+ * send kicks go to mroce_ud.c, as do the UD opcodes in mroce_rx_skb().
  */
 #include <linux/module.h>
 #include <linux/slab.h>
@@ -16,6 +14,7 @@
 
 #include "mroce_counters.h"
 #include "mroce_peer.h"
+#include "mroce_ud.h"
 
 /* ------------------------------------------------------------ lookups */
 
@@ -318,6 +317,10 @@ void mroce_xport_sq_kick(struct mroce_qp *qp)
 {
 	struct mroce_peer *peer;
 
+	if (qp->ibqp.qp_type != IB_QPT_RC) {
+		mroce_ud_sq_kick(qp);
+		return;
+	}
 	rcu_read_lock();
 	peer = READ_ONCE(qp->xport.peer);
 	if (peer)
