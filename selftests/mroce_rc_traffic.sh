@@ -76,7 +76,7 @@ for t in ib_send_bw ib_write_bw ib_read_bw; do
 	for s in 1 65536 1048576; do
 		n=100
 		[ "$s" -ge 65536 ] && n=20
-		[ "$s" -ge 1048576 ] && n=4
+		[ "$s" -ge 1048576 ] && n=5
 		check "$t -s $s x $n" pair "$t" -x "$gb" -s "$s" -n "$n"
 	done
 	check "$t 4 QPs on one connection" pair "$t" -x "$gb" -q 4 -s 65536 -n 10
@@ -90,7 +90,7 @@ for t in ib_write_lat ib_send_lat ib_read_lat; do
 	check "$t 64 B x 100" pair "$t" -x "$gb" -s 64 -n 100
 done
 check "ib_atomic_lat x 100" pair ib_atomic_lat -x "$gb" -n 100
-check "ib_send_lat 1 MiB x 3" pair ib_send_lat -x "$gb" -s 1048576 -n 3
+check "ib_send_lat 1 MiB x 5" pair ib_send_lat -x "$gb" -s 1048576 -n 5
 
 check_eq "no QP ran out of retries (a)" 0 "$(cnt mroce_a retry_exceeded_err)"
 check_eq "no QP ran out of retries (b)" 0 "$(cnt mroce_b retry_exceeded_err)"
