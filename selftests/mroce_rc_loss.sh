@@ -23,7 +23,8 @@ transport_ready a mroce_a > /dev/null || skip_all "$(transport_ready a mroce_a)"
 ga=$(gid_index mroce_a 10.0.0.1) && gb=$(gid_index mroce_b 10.0.0.2) ||
 	skip_all "no IPv4 GIDs"
 verify=1
-why=$(build_tools mroce_verify) || { verify=; ktap_info "no mroce_verify: $why"; }
+# Not in a subshell: build_tools sets MROCE_TOOLS.
+build_tools mroce_verify || { verify=; ktap_info "no mroce_verify: $tools_why"; }
 
 cnt() { hw_counter "$1" "$2"; }
 both() { echo $(( $(cnt mroce_a "$1") + $(cnt mroce_b "$1") )); }
