@@ -44,6 +44,8 @@ pair() {
 }
 
 # Start a long transfer, let it run, kill both ends.
+sent_more() { [ "$(hw_counter mroce_a sent_pkts)" -gt "$sent0" ]; }
+
 kill_mid() {
 	local tool=$1 spid cpid
 	shift
@@ -52,7 +54,10 @@ kill_mid() {
 	wait_for 30 listening
 	nsexec a "$tool" -d mroce_a "$@" 10.0.0.2 > /dev/null 2>&1 &
 	cpid=$!
-	sleep 3
+	# Mid-transfer: once packets flow (a loaded VM may take a while to
+	# connect), plus a moment.
+	wait_for 60 sent_more
+	sleep 1
 	kill -9 "$cpid" "$spid" 2> /dev/null
 	wait "$cpid" "$spid" 2> /dev/null
 	return 0
@@ -61,6 +66,7 @@ kill_mid() {
 sent0=$(hw_counter mroce_a sent_pkts)
 kill_mid ib_write_bw -x "$gb" -D 30 -s 65536
 check "WRITE traffic flowed before the kill" test "$(hw_counter mroce_a sent_pkts)" -gt "$sent0"
+sent0=$(hw_counter mroce_a sent_pkts)
 kill_mid ib_read_bw -x "$gb" -D 30 -s 65536 -q 4
 check "traffic works again after killing both ends mid-transfer" \
 	pair ibv_rc_pingpong -g "$ga" -n 100 -s 4096
