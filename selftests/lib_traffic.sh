@@ -13,7 +13,9 @@
 #                              (NSB), client on DEVA (NSA) connecting to
 #                              SERVER_IP, each on its IPv4 GID; both must pass.
 #                              Logs $MROCE_TEST_OUT/$PERFTEST_LOG.{server,client}
-#                              (default "perftest"); PERFTEST_TIMEOUT (180 s)
+#                              (default "perftest"); PERFTEST_TIMEOUT (180 s);
+#                              PERFTEST_NO_REPORT_OK=1: a run whose only fault
+#                              is perftest's failed clock calibration passes
 #   rc_pingpong NSA DEVA NSB DEVB SERVER_IP ARGS...
 #                              perftest_pair with ibv_rc_pingpong
 #   verify_pair NSA DEVA NSB DEVB SERVER_IP ARGS...
@@ -50,11 +52,23 @@ ipv4_gid_index() {
 	gid_list "$1" | awk '$2 ~ /^0000:0000:0000:0000:0000:ffff:/ && $3 == "RoCE_v2" { print $1; exit }'
 }
 
+# perftest calibrates its cycle counter after the transfer to compute the
+# bandwidth and, on a loaded TCG host, may give up ("Can't produce a
+# report", exit 1; the server then misses the closing handshake). The
+# transfer completed if neither side exited otherwise or logged an error.
+# _perftest_no_report RC SRC LOG
+_perftest_no_report() {
+	[ "$1" -le 1 ] && [ "$2" -le 1 ] && [ $(($1 + $2)) -gt 0 ] &&
+	grep -q "Can't produce a report" "$3.client" "$3.server" &&
+	! grep -Eqi "completion with error|failed status|couldn't (post|poll)|poll cq|timed? ?out" \
+		"$3.client" "$3.server"
+}
+
 # perftest and the pingpongs exit non-zero on an error completion or a
 # stall; neither checks data (mroce_verify does). The client starts once
 # the server listens on its TCP port (the VM may be slow to start it).
 perftest_pair() {
-	local nsa=$1 deva=$2 nsb=$3 devb=$4 ip=$5 tool=$6 gopt=-x ga gb spid rc
+	local nsa=$1 deva=$2 nsb=$3 devb=$4 ip=$5 tool=$6 gopt=-x ga gb spid rc src
 	local log=$MROCE_TEST_OUT/${PERFTEST_LOG:-perftest} tmo=${PERFTEST_TIMEOUT:-180}
 	shift 6
 	[[ $tool == ibv_* ]] && gopt=-g
@@ -67,7 +81,14 @@ perftest_pair() {
 	wait_for 30 nsexec "$nsb" bash -c "ss -Htln 'sport = :18515' | grep -q ."
 	nsexec "$nsa" timeout "$tmo" "$tool" -d "$deva" "$gopt" "$ga" "$@" "$ip" > "$log.client" 2>&1
 	rc=$?
-	wait "$spid" || rc=1
+	wait "$spid"
+	src=$?
+	if [ -n "$PERFTEST_NO_REPORT_OK" ] && _perftest_no_report "$rc" "$src" "$log"; then
+		ktap_info "$tool could not calibrate its clock for the report; the transfer completed"
+		rc=0
+		src=0
+	fi
+	[ $src -eq 0 ] || rc=1
 	_last_output=$(tail -n 4 "$log.client"; tail -n 4 "$log.server")
 	[ $rc -eq 0 ] || printf '%s\n' "$_last_output" | sed 's/^/#   /'
 	return $rc

@@ -28,20 +28,9 @@ ga=$(gid_index mroce_a 10.0.0.1) && gb=$(gid_index mroce_b 10.0.0.2) ||
 
 listening() { ip netns exec b ss -Htln "sport = :${1:-18515}" | grep -q .; }
 
-pair() {
-	local tool=$1 rc spid
-	shift
-	nsexec b timeout 180 "$tool" -d mroce_b "$@" > "$MROCE_TEST_OUT/srv.log" 2>&1 &
-	spid=$!
-	wait_for 30 listening
-	nsexec a timeout 180 "$tool" -d mroce_a "$@" 10.0.0.2 \
-		> "$MROCE_TEST_OUT/cli.log" 2>&1
-	rc=$?
-	wait "$spid" || rc=1
-	_last_output=$(tail -n 4 "$MROCE_TEST_OUT/cli.log"; tail -n 4 "$MROCE_TEST_OUT/srv.log")
-	[ $rc -eq 0 ] || printf '%s\n' "$_last_output" | sed 's/^/#   /'
-	return $rc
-}
+# pair TOOL ARGS...: server on mroce_b, client on mroce_a, each on its
+# IPv4 GID.
+pair() { perftest_pair a mroce_a b mroce_b 10.0.0.2 "$@"; }
 
 # Start a long transfer, let it run, kill both ends.
 sent_more() { [ "$(hw_counter mroce_a sent_pkts)" -gt "$sent0" ]; }
@@ -69,7 +58,7 @@ check "WRITE traffic flowed before the kill" test "$(hw_counter mroce_a sent_pkt
 sent0=$(hw_counter mroce_a sent_pkts)
 kill_mid ib_read_bw -x "$gb" -D 30 -s 65536 -q 4
 check "traffic works again after killing both ends mid-transfer" \
-	pair ibv_rc_pingpong -g "$ga" -n 100 -s 4096
+	pair ibv_rc_pingpong -n 100 -s 4096
 
 # Restart of the peer: delete and re-create mroce_b. mroce_a still holds an
 # established connection whose id the new mroce_b does not know.
@@ -78,7 +67,7 @@ mroce_link_del mroce_b
 mroce_link_add mroce_b vb b
 wait_for 5 has_gid mroce_b "$(gid_of_ip 10.0.0.2)"
 gb=$(gid_index mroce_b 10.0.0.2)
-check "traffic works with the re-created peer" pair ibv_rc_pingpong -g "$ga" -n 100 -s 4096
+check "traffic works with the re-created peer" pair ibv_rc_pingpong -n 100 -s 4096
 check "the survivor opened a new connection" test "$(hw_counter mroce_a conn_opened)" -gt "$opened"
 
 # A peer that goes away for good while the requester keeps sending: the
