@@ -46,11 +46,7 @@ for link in json.load(sys.stdin):
 
 state_is() { [ "$(port_attr "$1" state)" = "$2" ]; }
 
-mroce_load
-dmesg_mark
-topo_netns
-mroce_link_add mroce_a va a
-mroce_link_add mroce_b vb b
+mroce_pair_up
 
 hw=/sys/class/infiniband/mroce_a/ports/1/hw_counters
 missing=

@@ -34,13 +34,7 @@ inject=$MROCE_TOOLS/mroce_inject
 "$inject" check > "$MROCE_TEST_OUT/check.out" 2>&1
 report_lines "$MROCE_TEST_OUT/check.out"
 
-mroce_load
-dmesg_mark
-topo_netns
-mroce_link_add mroce_a va a
-mroce_link_add mroce_b vb b
-wait_for 5 has_gid mroce_a "$(gid_of_ip 10.0.0.1)"
-wait_for 5 has_gid mroce_b "$(gid_of_ip 10.0.0.2)"
+mroce_pair_up
 if ! why=$(transport_ready b mroce_b); then
 	ktap_skip "malformed packets and attacks on a live device" "$why"
 	check "kernel log clean" dmesg_clean

@@ -31,13 +31,7 @@ if [ ! -e "$ko" ] || [ "$ko" -ot "$src/mroce_kverbs_test.c" ]; then
 	ko=$kdir/mroce_kverbs_test.ko
 fi
 
-mroce_load
-dmesg_mark
-topo_netns
-mroce_link_add mroce_a va a
-mroce_link_add mroce_b vb b
-wait_for 5 has_gid mroce_a "$(gid_of_ip 10.0.0.1)"
-wait_for 5 has_gid mroce_b "$(gid_of_ip 10.0.0.2)"
+mroce_pair_up
 
 args=(dev=mroce_a)
 if why=$(transport_ready a mroce_a); then

@@ -17,11 +17,7 @@
 require_root
 require_cmd rdma ip ss ib_write_bw ib_read_bw ibv_rc_pingpong
 
-mroce_load
-dmesg_mark
-topo_netns
-mroce_link_add mroce_a va a
-mroce_link_add mroce_b vb b
+mroce_pair_up
 transport_ready a mroce_a > /dev/null || skip_all "$(transport_ready a mroce_a)"
 ga=$(gid_index mroce_a 10.0.0.1) && gb=$(gid_index mroce_b 10.0.0.2) ||
 	skip_all "no IPv4 GIDs"

@@ -15,11 +15,7 @@ require_root
 require_cmd rdma ip ss ibv_rc_pingpong ibv_srq_pingpong ib_write_bw ib_read_bw \
 	ib_send_bw ib_atomic_bw ib_write_lat ib_send_lat ib_read_lat ib_atomic_lat
 
-mroce_load
-dmesg_mark
-topo_netns
-mroce_link_add mroce_a va a
-mroce_link_add mroce_b vb b
+mroce_pair_up
 transport_ready a mroce_a > /dev/null || skip_all "$(transport_ready a mroce_a)"
 gid_index mroce_a 10.0.0.1 > /dev/null && gid_index mroce_b 10.0.0.2 > /dev/null ||
 	skip_all "no IPv4 GIDs"

@@ -20,13 +20,7 @@ build_tools mroce_verbs_test || {
 }
 bin=$MROCE_TOOLS/mroce_verbs_test
 
-mroce_load
-dmesg_mark
-topo_netns
-mroce_link_add mroce_a va a
-mroce_link_add mroce_b vb b
-wait_for 5 has_gid mroce_a "$(gid_of_ip 10.0.0.1)"
-wait_for 5 has_gid mroce_b "$(gid_of_ip 10.0.0.2)"
+mroce_pair_up
 
 # With a transport, also the checks that need traffic (SRQ limit event).
 mode=()

@@ -71,13 +71,7 @@ else
 fi
 
 # --- mroce -----------------------------------------------------------------
-mroce_load
-dmesg_mark
-topo_netns
-mroce_link_add mroce_a va a
-mroce_link_add mroce_b vb b
-wait_for 5 has_gid mroce_a "$(gid_of_ip 10.0.0.1)"
-wait_for 5 has_gid mroce_b "$(gid_of_ip 10.0.0.2)"
+mroce_pair_up
 if ! why=$(transport_ready a mroce_a); then
 	ktap_skip "mroce: verified RC traffic" "$why"
 	check "kernel log clean" dmesg_clean
