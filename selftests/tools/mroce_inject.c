@@ -1329,6 +1329,14 @@ static void new_pair(const uint8_t *tgid, uint32_t mtu)
 	fflush(stdout);
 }
 
+/* A refusal fatal to the target's QP: the forged request and its counter. */
+struct fatal_case {
+	const char *what, *ctr;
+	u8 op;
+	uint64_t va;
+	uint32_t rkey, len;
+};
+
 static int cmd_attack(const char *devname, const char *target, int port, int udp_port,
 		      const char *ifname, const char *from2)
 {
@@ -1467,61 +1475,38 @@ static int cmd_attack(const char *devname, const char *target, int port, int udp
 	 * Refusals that are fatal to the target's QP (docs/protocol.md §4.4,
 	 * IB class C), each on a fresh QP pair of the same connection.
 	 */
-	new_pair(T.gid, ntohl(T.mtu));
-	base = learn(udp_port, rw, rw_rkey, "fresh QP pair");
-	if (!base)
-		goto done;
-	len = forge(b, MROCE_OP_WRITE, target_qpn, base, rw, rw_rkey ^ 0x5a, 64, path, 0);
-	attack_fatal("WRITE with a stale key byte", b, len, "drop_bad_rkey", udp_fd);
-	new_pair(T.gid, ntohl(T.mtu));
-	base = learn(udp_port, rw, rw_rkey, "fresh QP pair");
-	if (!base)
-		goto done;
-	len = forge(b, MROCE_OP_WRITE, target_qpn, base, rw, rw_rkey + 0x7700, 64, path, 0);
-	attack_fatal("WRITE with an rkey no MR has", b, len, "drop_bad_rkey", udp_fd);
-	new_pair(T.gid, ntohl(T.mtu));
-	base = learn(udp_port, rw, rw_rkey, "fresh QP pair");
-	if (!base)
-		goto done;
-	len = forge(b, MROCE_OP_WRITE, target_qpn, base, rw + MR_LEN - 16, rw_rkey, 64, path, 0);
-	attack_fatal("WRITE across the end of the MR", b, len, "drop_mr_bounds", udp_fd);
-	new_pair(T.gid, ntohl(T.mtu));
-	base = learn(udp_port, rw, rw_rkey, "fresh QP pair");
-	if (!base)
-		goto done;
-	len = forge(b, MROCE_OP_WRITE, target_qpn, base, rw - 64, rw_rkey, 64, path, 0);
-	attack_fatal("WRITE below the start of the MR", b, len, "drop_mr_bounds", udp_fd);
-	new_pair(T.gid, ntohl(T.mtu));
-	base = learn(udp_port, rw, rw_rkey, "fresh QP pair");
-	if (!base)
-		goto done;
-	len = forge(b, MROCE_OP_READ_REQ, target_qpn, base, rw + 4096, rw_rkey, MR_LEN, path, 0);
-	attack_fatal("READ across the end of the MR", b, len, "drop_mr_bounds", udp_fd);
-	new_pair(T.gid, ntohl(T.mtu));
-	base = learn(udp_port, rw, rw_rkey, "fresh QP pair");
-	if (!base)
-		goto done;
-	len = forge(b, MROCE_OP_WRITE, target_qpn, base, ro, ntohl(T.ro_rkey), 64, path, 0);
-	attack_fatal("WRITE into a read-only MR", b, len, "drop_access", udp_fd);
-	new_pair(T.gid, ntohl(T.mtu));
-	base = learn(udp_port, rw, rw_rkey, "fresh QP pair");
-	if (!base)
-		goto done;
-	len = forge(b, MROCE_OP_READ_REQ, target_qpn, base, lo, ntohl(T.lo_rkey), 64, path, 0);
-	attack_fatal("READ from an MR without remote rights", b, len, "drop_access", udp_fd);
-	new_pair(T.gid, ntohl(T.mtu));
-	base = learn(udp_port, rw, rw_rkey, "fresh QP pair");
-	if (!base)
-		goto done;
-	len = forge(b, MROCE_OP_READ_REQ, target_qpn, base, at, ntohl(T.at_rkey), 64, path, 0);
-	attack_fatal("READ from an atomic-only MR", b, len, "drop_access", udp_fd);
-	new_pair(T.gid, ntohl(T.mtu));
-	base = learn(udp_port, rw, rw_rkey, "fresh QP pair");
-	if (!base)
-		goto done;
-	len = forge(b, MROCE_OP_ATOMIC_REQ, target_qpn, base, at + 4, ntohl(T.at_rkey), 0, path, 0);
-	attack_fatal("misaligned ATOMIC", b, len, "drop_bad_atomic", udp_fd);
-done:
+	{
+		const struct fatal_case fatal[] = {
+			{ "WRITE with a stale key byte", "drop_bad_rkey",
+			  MROCE_OP_WRITE, rw, rw_rkey ^ 0x5a, 64 },
+			{ "WRITE with an rkey no MR has", "drop_bad_rkey",
+			  MROCE_OP_WRITE, rw, rw_rkey + 0x7700, 64 },
+			{ "WRITE across the end of the MR", "drop_mr_bounds",
+			  MROCE_OP_WRITE, rw + MR_LEN - 16, rw_rkey, 64 },
+			{ "WRITE below the start of the MR", "drop_mr_bounds",
+			  MROCE_OP_WRITE, rw - 64, rw_rkey, 64 },
+			{ "READ across the end of the MR", "drop_mr_bounds",
+			  MROCE_OP_READ_REQ, rw + 4096, rw_rkey, MR_LEN },
+			{ "WRITE into a read-only MR", "drop_access",
+			  MROCE_OP_WRITE, ro, ntohl(T.ro_rkey), 64 },
+			{ "READ from an MR without remote rights", "drop_access",
+			  MROCE_OP_READ_REQ, lo, ntohl(T.lo_rkey), 64 },
+			{ "READ from an atomic-only MR", "drop_access",
+			  MROCE_OP_READ_REQ, at, ntohl(T.at_rkey), 64 },
+			{ "misaligned ATOMIC", "drop_bad_atomic",
+			  MROCE_OP_ATOMIC_REQ, at + 4, ntohl(T.at_rkey), 0 },
+		};
+
+		for (i = 0; i < sizeof(fatal) / sizeof(fatal[0]); i++) {
+			new_pair(T.gid, ntohl(T.mtu));
+			base = learn(udp_port, rw, rw_rkey, "fresh QP pair");
+			if (!base)
+				break;
+			len = forge(b, fatal[i].op, target_qpn, base, fatal[i].va,
+				    fatal[i].rkey, fatal[i].len, path, 0);
+			attack_fatal(fatal[i].what, b, len, fatal[i].ctr, udp_fd);
+		}
+	}
 	ctl_send("CHECK");
 	ctl_recv(line, sizeof(line));
 	result(!strcmp(line, "ok"), "every MR holds exactly what legit traffic put there", "%s",
