@@ -33,6 +33,8 @@
 #include <unistd.h>
 
 #include <infiniband/verbs.h>
+/* Before the uapi headers: glibc's <netinet/in.h> must precede <linux/in.h>. */
+#include "tools_common.h"
 #include <rdma/ib_user_verbs.h>
 #include <rdma/rdma_user_rxe.h>
 
@@ -61,9 +63,16 @@ static void result(bool pass, const char *fmt, ...)
 #define CHECK(cond, ...) result(!!(cond), __VA_ARGS__)
 
 /* Fatal setup failure: report it and stop. */
-static void die(const char *what)
+static void die(const char *fmt, ...)
 {
-	result(false, "setup: %s (%s)", what, strerror(errno));
+	char what[256];
+	int err = errno;
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(what, sizeof(what), fmt, ap);
+	va_end(ap);
+	result(false, "setup: %s (%s)", what, strerror(err));
 	exit(1);
 }
 
@@ -1348,14 +1357,8 @@ static int ipv4_gid(struct ibv_context *c, union ibv_gid *g)
 
 	if (ibv_query_port(c, 1, &pa))
 		return -1;
-	for (i = 0; i < pa.gid_tbl_len; i++) {
-		if (ibv_query_gid(c, 1, i, g))
-			continue;
-		if (!g->global.subnet_prefix &&
-		    (be64toh(g->global.interface_id) >> 32) == 0xffff)
-			return i;
-	}
-	return -1;
+	i = tc_find_ipv4_gid(c, pa.gid_tbl_len);
+	return i < 0 || ibv_query_gid(c, 1, i, g) ? -1 : i;
 }
 
 /*
@@ -1371,8 +1374,7 @@ static void test_srq_limit_traffic(const char *peer)
 	static char rbuf[N][64], sbuf[N][LEN];
 	struct ibv_recv_wr rwr = { 0 }, *rbad;
 	struct ibv_srq_attr sa = { 0 };
-	struct ibv_context *ctx2 = NULL;
-	struct ibv_device **list;
+	struct ibv_context *ctx2;
 	struct ibv_cq *cq, *cq2;
 	struct ibv_mr *rmr, *smr;
 	struct ibv_qp *qp, *qp2;
@@ -1384,13 +1386,7 @@ static void test_srq_limit_traffic(const char *peer)
 	int i, j, n, k, got, idx2, nrecv = 0, nsend = 0, err = 0;
 	bool good = true;
 
-	list = ibv_get_device_list(&n);
-	for (i = 0; list && i < n; i++)
-		if (!strcmp(ibv_get_device_name(list[i]), peer))
-			ctx2 = ibv_open_device(list[i]);
-	ibv_free_device_list(list);
-	if (!ctx2)
-		die("opening the peer device");
+	ctx2 = tc_open_device(peer);
 	pd2 = ibv_alloc_pd(ctx2);
 	idx2 = ipv4_gid(ctx2, &gid2);
 	srq = pd2 ? ibv_create_srq(pd2, &sia) : NULL;
@@ -1503,43 +1499,19 @@ static int hold(void)
 	return 0;
 }
 
-static void find_gid(void)
-{
-	int i;
-
-	for (i = 0; i < pattr.gid_tbl_len; i++) {
-		if (ibv_query_gid(ctx, 1, i, &gid))
-			continue;
-		/* An IPv4-mapped address, ::ffff:a.b.c.d */
-		if (!gid.global.subnet_prefix &&
-		    (be64toh(gid.global.interface_id) >> 32) == 0xffff) {
-			gid_idx = i;
-			return;
-		}
-	}
-}
-
 int main(int argc, char **argv)
 {
-	struct ibv_device **list;
-	int i, n;
-
 	if (argc < 2) {
 		fprintf(stderr, "usage: %s DEVICE [--hold]\n", argv[0]);
 		return 2;
 	}
-	list = ibv_get_device_list(&n);
-	for (i = 0; list && i < n; i++)
-		if (!strcmp(ibv_get_device_name(list[i]), argv[1]))
-			ctx = ibv_open_device(list[i]);
-	if (!ctx)
-		die("opening the device through librxe");
+	ctx = tc_open_device(argv[1]);
 	if (ibv_query_device(ctx, &dattr) || ibv_query_port(ctx, 1, &pattr))
 		die("query_device/query_port");
 	pd = ibv_alloc_pd(ctx);
 	if (!pd)
 		die("alloc_pd");
-	find_gid();
+	gid_idx = ipv4_gid(ctx, &gid);
 	if (gid_idx < 0) {
 		errno = ENOENT;
 		die("no IPv4 RoCE v2 GID");
@@ -1565,6 +1537,5 @@ int main(int argc, char **argv)
 
 	ibv_dealloc_pd(pd);
 	ibv_close_device(ctx);
-	ibv_free_device_list(list);
 	return nfail ? 1 : 0;
 }

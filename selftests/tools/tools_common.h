@@ -21,7 +21,7 @@
 
 #include <infiniband/verbs.h>
 
-/* Each tool defines it: report a setup error and exit 2. */
+/* Each tool defines it: report a setup error and exit non-zero. */
 static void __attribute__((noreturn, format(printf, 1, 2))) die(const char *fmt, ...);
 
 static inline uint64_t tc_mix64(uint64_t x)
