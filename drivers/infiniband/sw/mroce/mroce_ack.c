@@ -31,7 +31,6 @@ u32 mroce_rnr_timer_us(u8 min_rnr_timer)
 /* Send the ACKs that are due (peer->lock held). */
 void mroce_ack_maybe(struct mroce_peer *peer, u64 now)
 {
-	struct mroce_skb_cb *cb;
 	struct sk_buff *skb;
 	unsigned int i;
 	u32 len;
@@ -50,12 +49,8 @@ void mroce_ack_maybe(struct mroce_peer *peer, u64 now)
 			return;
 		}
 		skb_put(skb, len);
-		cb = mroce_cb(skb);
-		memset(cb, 0, sizeof(*cb));
-		cb->dst = MROCE_CTL_DST;
-		cb->sport = peer->ctl_sport;
 		mroce_counter_inc(peer->mdev, MROCE_CNT_ACKS_SENT);
-		mroce_peer_queue(peer, skb);
+		mroce_peer_queue_ctl(peer, skb);
 	}
 }
 
@@ -90,7 +85,6 @@ void mroce_ack_nak(struct mroce_peer *peer, const struct mroce_pkt *pkt,
 {
 	struct mroce_pkt nak = {};
 	struct mroce_nak *n = &nak.u.nak;
-	struct mroce_skb_cb *cb;
 	struct sk_buff *skb;
 
 	lockdep_assert_held(&peer->lock);
@@ -110,16 +104,12 @@ void mroce_ack_nak(struct mroce_peer *peer, const struct mroce_pkt *pkt,
 	skb = mroce_ack_nak_skb(peer->mdev, &nak);
 	if (!skb)
 		return;		/* the sender's timers recover */
-	cb = mroce_cb(skb);
-	memset(cb, 0, sizeof(*cb));
-	cb->dst = MROCE_CTL_DST;
-	cb->sport = peer->ctl_sport;
 	mroce_counter_inc(peer->mdev, MROCE_CNT_NAKS_SENT);
 	if (code == MROCE_NAK_RNR)
 		mroce_counter_inc(peer->mdev, MROCE_CNT_SEND_RNR);
 	trace_mroce_nak(peer->mdev->ibdev.index, peer->id, 1, code,
 			n->stream_id, n->stream_psn, n->ssn, arg);
-	mroce_peer_queue(peer, skb);
+	mroce_peer_queue_ctl(peer, skb);
 }
 
 /*

@@ -290,10 +290,30 @@ void mroce_peers_close_all(struct mroce_dev *mdev)
 
 /* --------------------------------------------------------- transmit queue */
 
-void mroce_peer_queue(struct mroce_peer *peer, struct sk_buff *skb)
+static void mroce_peer_queue(struct mroce_peer *peer, struct sk_buff *skb,
+			     u8 dst, u16 sport, u8 tos)
 {
+	struct mroce_skb_cb *cb = mroce_cb(skb);
+
 	lockdep_assert_held(&peer->lock);
+	memset(cb, 0, sizeof(*cb));
+	cb->dst = dst;
+	cb->sport = sport;
+	cb->tos = tos;
 	__skb_queue_tail(&peer->xmitq, skb);
+}
+
+/* A data packet or PROBE, sent on @path with the core's source port. */
+void mroce_peer_queue_path(struct mroce_peer *peer, struct sk_buff *skb,
+			   u8 path, u16 sport)
+{
+	mroce_peer_queue(peer, skb, path, sport, INET_ECN_ECT_0);
+}
+
+/* An ACK, NAK or handshake packet: the control route, not ECN-capable. */
+void mroce_peer_queue_ctl(struct mroce_peer *peer, struct sk_buff *skb)
+{
+	mroce_peer_queue(peer, skb, MROCE_CTL_DST, peer->ctl_sport, 0);
 }
 
 /* Nothing of ours is on the wire: no path has a transmission outstanding. */
@@ -536,7 +556,6 @@ void mroce_peer_kick(struct mroce_peer *peer, struct mroce_qp *qp)
 
 void mroce_peer_send_hs(struct mroce_peer *peer, u8 opcode, u32 reason)
 {
-	struct mroce_skb_cb *cb;
 	struct mroce_pkt pkt;
 	struct sk_buff *skb;
 	u32 len = mroce_hdr_len(opcode);
@@ -550,11 +569,7 @@ void mroce_peer_send_hs(struct mroce_peer *peer, u8 opcode, u32 reason)
 		kfree_skb(skb);
 		return;
 	}
-	cb = mroce_cb(skb);
-	memset(cb, 0, sizeof(*cb));
-	cb->dst = MROCE_CTL_DST;
-	cb->sport = peer->ctl_sport;
-	mroce_peer_queue(peer, skb);
+	mroce_peer_queue_ctl(peer, skb);
 }
 
 static void mroce_peer_trace_hs(struct mroce_peer *peer)
@@ -648,7 +663,6 @@ void mroce_peer_connect(struct mroce_peer *peer, u64 now)
 void mroce_peer_probes(struct mroce_peer *peer, u64 mask, u64 now)
 {
 	struct mroce_tx_slot slot;
-	struct mroce_skb_cb *cb;
 	struct mroce_pkt pkt;
 	struct sk_buff *skb;
 
@@ -671,13 +685,8 @@ void mroce_peer_probes(struct mroce_peer *peer, u64 mask, u64 now)
 		mroce_conn_fill(&peer->conn, &slot, &pkt);
 		mroce_encode(&pkt, skb_put(skb, MROCE_PROBE_LEN),
 			     MROCE_PROBE_LEN);
-		cb = mroce_cb(skb);
-		memset(cb, 0, sizeof(*cb));
-		cb->dst = path;
-		cb->sport = slot.sport;
-		cb->tos = INET_ECN_ECT_0;
 		mroce_counter_inc(peer->mdev, MROCE_CNT_PROBES_SENT);
-		mroce_peer_queue(peer, skb);
+		mroce_peer_queue_path(peer, skb, path, slot.sport);
 	}
 }
 

@@ -133,8 +133,6 @@ struct mroce_skb_cb {
 	u16	sport;
 	u8	dst;		/* path index or MROCE_CTL_DST */
 	u8	tos;		/* ECT(0) for data and PROBEs */
-	u16	hdr_off;	/* mroce header offset from skb->data */
-	bool	data;		/* a data packet (may carry the AR flag) */
 };
 
 static inline struct mroce_skb_cb *mroce_cb(struct sk_buff *skb)
@@ -248,7 +246,9 @@ struct mroce_peer *mroce_peer_lookup(struct mroce_dev *mdev,
 void mroce_peer_unlock(struct mroce_peer *peer);
 void mroce_peer_flush(struct mroce_peer *peer);
 bool mroce_peer_idle(const struct mroce_peer *peer);
-void mroce_peer_queue(struct mroce_peer *peer, struct sk_buff *skb);
+void mroce_peer_queue_path(struct mroce_peer *peer, struct sk_buff *skb,
+			   u8 path, u16 sport);
+void mroce_peer_queue_ctl(struct mroce_peer *peer, struct sk_buff *skb);
 void mroce_peer_arm(struct mroce_peer *peer, u64 now);
 void mroce_peer_stats_begin(struct mroce_peer *peer);
 void mroce_peer_stats_end(struct mroce_peer *peer);

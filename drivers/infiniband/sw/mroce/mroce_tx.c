@@ -558,7 +558,6 @@ static enum mroce_tx_res mroce_tx_one(struct mroce_peer *peer,
 	enum ib_wc_status status;
 	enum mroce_tx_status st;
 	struct mroce_tx_slot slot;
-	struct mroce_skb_cb *cb;
 	struct mroce_pkt pkt;
 	struct sk_buff *skb;
 	u32 hdr, psn;
@@ -628,13 +627,7 @@ static enum mroce_tx_res mroce_tx_one(struct mroce_peer *peer,
 		return MROCE_TX_STOP;
 	}
 
-	cb = mroce_cb(skb);
-	memset(cb, 0, sizeof(*cb));
-	cb->dst = slot.path;
-	cb->sport = slot.sport;
-	cb->tos = INET_ECN_ECT_0;
-	cb->data = true;
-	mroce_peer_queue(peer, skb);
+	mroce_peer_queue_path(peer, skb, slot.path, slot.sport);
 	*out = skb;
 	return MROCE_TX_SENT;
 }
