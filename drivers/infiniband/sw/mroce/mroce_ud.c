@@ -108,24 +108,30 @@ static enum ib_wc_status mroce_ud_send(struct mroce_qp *qp,
 	return IB_WC_SUCCESS;
 }
 
-/* Send up to @budget WQEs; true if the queue may hold more. */
-static bool mroce_ud_sq_run(struct mroce_qp *qp, unsigned int budget)
+/*
+ * Send one batch of WQEs with softirqs off (the transmit path's context);
+ * if the queue may hold more, the rest goes to the work item.
+ */
+static void mroce_ud_sq_run(struct mroce_qp *qp)
 {
-	struct mroce_swqe *swqe;
+	unsigned int budget = MROCE_UD_BATCH;
+	struct mroce_swqe *swqe = NULL;
 
+	local_bh_disable();
 	while (budget--) {
 		swqe = mroce_sq_fetch(qp);
 		if (!swqe)
-			return false;
+			break;
 		mroce_sq_complete(qp, swqe, mroce_ud_send(qp, swqe));
 	}
-	return true;
+	local_bh_enable();
+	if (swqe)
+		mroce_ud_defer(qp);
 }
 
 static void mroce_ud_work_fn(struct work_struct *work)
 {
 	struct mroce_qp *qp;
-	bool more;
 
 	for (;;) {
 		spin_lock_irq(&mroce_ud_lock);
@@ -137,11 +143,7 @@ static void mroce_ud_work_fn(struct work_struct *work)
 		if (!qp)
 			return;
 
-		local_bh_disable();
-		more = mroce_ud_sq_run(qp, MROCE_UD_BATCH);
-		local_bh_enable();
-		if (more)
-			mroce_ud_defer(qp);
+		mroce_ud_sq_run(qp);
 		mroce_qp_put(qp);
 		cond_resched();
 	}
@@ -155,17 +157,12 @@ static void mroce_ud_work_fn(struct work_struct *work)
  */
 void mroce_ud_sq_kick(struct mroce_qp *qp)
 {
-	bool more;
 
 	if (in_hardirq() || irqs_disabled()) {
 		mroce_ud_defer(qp);
 		return;
 	}
-	local_bh_disable();
-	more = mroce_ud_sq_run(qp, MROCE_UD_BATCH);
-	local_bh_enable();
-	if (more)
-		mroce_ud_defer(qp);
+	mroce_ud_sq_run(qp);
 }
 
 /* The RoCE v2 network header of a received packet, as ib_grh bytes. */
