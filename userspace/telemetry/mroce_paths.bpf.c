@@ -53,18 +53,27 @@ static const struct mroce_conn_val zero_conn;
 			(dst)[i_] = (ctx)->args[i_];			\
 	} while (0)
 
+/*
+ * The row for key, created zeroed on first use. Losing an insert race to
+ * another CPU is fine: the second lookup finds the winner's row.
+ */
+static __always_inline void *row_of(void *map, const void *key,
+				    const void *zero)
+{
+	void *v = bpf_map_lookup_elem(map, key);
+
+	if (v)
+		return v;
+	bpf_map_update_elem(map, key, zero, BPF_NOEXIST);
+	return bpf_map_lookup_elem(map, key);
+}
+
 static __always_inline struct mroce_path_val *path_of(const __u64 *a)
 {
 	struct mroce_path_key k = {};
-	struct mroce_path_val *v;
 
 	mroce_tp_path_key_of(&k, a);
-	v = bpf_map_lookup_elem(&mroce_paths, &k);
-	if (v)
-		return v;
-	/* Losing an insert race to another CPU is fine: look it up again. */
-	bpf_map_update_elem(&mroce_paths, &k, &zero_path, BPF_NOEXIST);
-	return bpf_map_lookup_elem(&mroce_paths, &k);
+	return row_of(&mroce_paths, &k, &zero_path);
 }
 
 static __always_inline struct mroce_path_val *path_at(const __u64 *a,
@@ -73,25 +82,15 @@ static __always_inline struct mroce_path_val *path_at(const __u64 *a,
 	struct mroce_path_key k = {
 		.dev = (__u32)a[0], .conn = (__u32)a[1], .path = path & 0xff,
 	};
-	struct mroce_path_val *v;
 
-	v = bpf_map_lookup_elem(&mroce_paths, &k);
-	if (v)
-		return v;
-	bpf_map_update_elem(&mroce_paths, &k, &zero_path, BPF_NOEXIST);
-	return bpf_map_lookup_elem(&mroce_paths, &k);
+	return row_of(&mroce_paths, &k, &zero_path);
 }
 
 static __always_inline struct mroce_conn_val *conn_of(const __u64 *a)
 {
 	struct mroce_conn_key k = { .dev = (__u32)a[0], .conn = (__u32)a[1] };
-	struct mroce_conn_val *v;
 
-	v = bpf_map_lookup_elem(&mroce_conns, &k);
-	if (v)
-		return v;
-	bpf_map_update_elem(&mroce_conns, &k, &zero_conn, BPF_NOEXIST);
-	return bpf_map_lookup_elem(&mroce_conns, &k);
+	return row_of(&mroce_conns, &k, &zero_conn);
 }
 
 static __always_inline void emit(__u32 type, const __u64 *a, __u64 now,
