@@ -49,6 +49,26 @@ std::string open_hint(int err)
 	return "";
 }
 
+/*
+ * Every row of an LRU hash, as Row{key, val}; a row that ages out between
+ * get_next_key and the lookup is skipped.
+ */
+template <typename Row>
+void dump_map(int fd, std::vector<Row> &rows)
+{
+	decltype(Row::key) key{}, next{};
+	const void *prev = nullptr;
+
+	while (bpf_map_get_next_key(fd, prev, &next) == 0) {
+		Row r;
+		r.key = next;
+		if (bpf_map_lookup_elem(fd, &next, &r.val) == 0)
+			rows.push_back(r);
+		key = next;
+		prev = &key;
+	}
+}
+
 } // namespace
 
 struct BpfTelemetry::Impl {
@@ -150,28 +170,8 @@ bool BpfTelemetry::read(Snapshot &s, std::string &err) const
 		return false;
 	}
 	s.ns = monotonic_ns();
-	int fd = bpf_map__fd(impl_->skel->maps.mroce_paths);
-	mroce_path_key k{}, next{};
-	const void *prev = nullptr;
-	while (bpf_map_get_next_key(fd, prev, &next) == 0) {
-		PathRow r;
-		r.key = next;
-		if (bpf_map_lookup_elem(fd, &next, &r.val) == 0)
-			s.paths.push_back(r);
-		k = next;
-		prev = &k;
-	}
-	fd = bpf_map__fd(impl_->skel->maps.mroce_conns);
-	mroce_conn_key ck{}, cnext{};
-	prev = nullptr;
-	while (bpf_map_get_next_key(fd, prev, &cnext) == 0) {
-		ConnRow r;
-		r.key = cnext;
-		if (bpf_map_lookup_elem(fd, &cnext, &r.val) == 0)
-			s.conns.push_back(r);
-		ck = cnext;
-		prev = &ck;
-	}
+	dump_map(bpf_map__fd(impl_->skel->maps.mroce_paths), s.paths);
+	dump_map(bpf_map__fd(impl_->skel->maps.mroce_conns), s.conns);
 	s.events_lost = impl_->skel->bss->mroce_events_lost;
 	s.sort();
 	return true;
