@@ -68,7 +68,7 @@ static const struct ib_port_attr mroce_port_caps = {
 	.gid_tbl_len	= MROCE_GID_TBL_LEN,
 	.pkey_tbl_len	= 1,
 	.max_vl_num	= 1,		/* VL0 only */
-	.max_msg_sz	= 1U << 31,	/* byte_len is 32 bits */
+	.max_msg_sz	= MROCE_MAX_MSG_SIZE,	/* what post_send accepts */
 	.port_cap_flags	= IB_PORT_CM_SUP,	/* QP1 MADs: mroce_mad.c */
 };
 
