@@ -67,51 +67,61 @@ static void mroce_wc_to_user(struct ib_uverbs_wc *uwc, const struct ib_wc *wc)
 	uwc->port_num = MROCE_PORT;
 }
 
+/*
+ * A ring for @cqe completions in the layout its poller reads; for a user
+ * CQ, librxe learns where to map it from the response, which for create
+ * and resize alike is one struct mminfo.
+ */
+static int mroce_cq_ring_init(struct mroce_queue *q, int cqe,
+			      struct ib_udata *udata)
+{
+	struct mminfo mi;
+	int err;
+
+	BUILD_BUG_ON(sizeof(struct ib_uverbs_wc) != 48);
+	BUILD_BUG_ON(sizeof(struct rxe_create_cq_resp) != sizeof(mi));
+	BUILD_BUG_ON(sizeof(struct rxe_resize_cq_resp) != sizeof(mi));
+
+	if (cqe < 1 || cqe > MROCE_MAX_CQE)
+		return -EINVAL;
+	if (udata && udata->outlen < sizeof(mi))
+		return -EINVAL;
+	err = mroce_queue_init(q, mroce_uctx(udata), cqe,
+			       udata ? sizeof(struct ib_uverbs_wc) :
+				       sizeof(struct ib_wc));
+	if (err || !udata)
+		return err;
+
+	mroce_queue_mminfo(q, &mi);
+	if (ib_copy_to_udata(udata, &mi, sizeof(mi))) {
+		mroce_queue_free(q);
+		return -EFAULT;
+	}
+	return 0;
+}
+
 int mroce_create_cq(struct ib_cq *ibcq, const struct ib_cq_init_attr *attr,
 		    struct ib_udata *udata)
 {
 	struct mroce_dev *mdev = to_mdev(ibcq->device);
 	struct mroce_cq *cq = to_mcq(ibcq);
-	struct rxe_create_cq_resp resp;
-	size_t elem;
 	int err;
-
-	BUILD_BUG_ON(sizeof(struct ib_uverbs_wc) != 48);
-	BUILD_BUG_ON(sizeof(struct rxe_create_cq_resp) != 16);
 
 	if (attr->flags)
 		return -EOPNOTSUPP;
-	if (attr->cqe < 1 || attr->cqe > MROCE_MAX_CQE)
-		return -EINVAL;
-	if (udata && udata->outlen < sizeof(resp))
-		return -EINVAL;
+	err = mroce_cq_ring_init(&cq->q, attr->cqe, udata);
+	if (err)
+		return err;
 	if (atomic_inc_return(&mdev->num_cq) > MROCE_MAX_CQ) {
-		err = -ENOMEM;
-		goto err_count;
+		atomic_dec(&mdev->num_cq);
+		mroce_queue_free(&cq->q);
+		return -ENOMEM;
 	}
 
 	spin_lock_init(&cq->lock);
 	cq->is_user = !!udata;
-	elem = udata ? sizeof(struct ib_uverbs_wc) : sizeof(struct ib_wc);
-	err = mroce_queue_init(&cq->q, mroce_uctx(udata), attr->cqe, elem);
-	if (err)
-		goto err_count;
 	ibcq->cqe = mroce_queue_capacity(&cq->q);
-
-	if (udata) {
-		mroce_queue_mminfo(&cq->q, &resp.mi);
-		if (ib_copy_to_udata(udata, &resp, sizeof(resp))) {
-			err = -EFAULT;
-			goto err_free;
-		}
-	}
 	return 0;
-
-err_free:
-	mroce_queue_free(&cq->q);
-err_count:
-	atomic_dec(&mdev->num_cq);
-	return err;
 }
 
 int mroce_destroy_cq(struct ib_cq *ibcq, struct ib_udata *udata)
@@ -151,38 +161,27 @@ static u32 mroce_cq_count(const struct mroce_cq *cq)
 int mroce_resize_cq(struct ib_cq *ibcq, int cqe, struct ib_udata *udata)
 {
 	struct mroce_cq *cq = to_mcq(ibcq);
-	struct rxe_resize_cq_resp resp;
 	struct mroce_queue nq = {}, old;
 	unsigned long flags;
 	u32 n, i, from;
 	int err;
 
-	if (cqe < 1 || cqe > MROCE_MAX_CQE || !udata != !cq->is_user)
+	if (!udata != !cq->is_user)
 		return -EINVAL;
-	if (udata && udata->outlen < sizeof(resp))
-		return -EINVAL;
-	err = mroce_queue_init(&nq, mroce_uctx(udata), cqe,
-			       udata ? sizeof(struct ib_uverbs_wc) :
-				       sizeof(struct ib_wc));
+	/* Before the move, so that a failed copy leaves the CQ as it was. */
+	err = mroce_cq_ring_init(&nq, cqe, udata);
 	if (err)
 		return err;
-	/* Before the move, so that a failed copy leaves the CQ as it was. */
-	if (udata) {
-		mroce_queue_mminfo(&nq, &resp.mi);
-		if (ib_copy_to_udata(udata, &resp, sizeof(resp))) {
-			err = -EFAULT;
-			goto err_free;
-		}
-	}
 
 	spin_lock_irqsave(&cq->lock, flags);
-	n = mroce_cq_count(cq);
+	/* The user's consumer index is read once: the copy and count agree. */
+	from = cq->is_user ? mroce_queue_user_consumer(&cq->q) : cq->cons;
+	n = (cq->prod - from) & cq->q.mask;
 	if (n > mroce_queue_capacity(&nq)) {
 		spin_unlock_irqrestore(&cq->lock, flags);
-		err = -EINVAL;
-		goto err_free;
+		mroce_queue_free(&nq);
+		return -EINVAL;
 	}
-	from = cq->is_user ? mroce_queue_user_consumer(&cq->q) : cq->cons;
 	for (i = 0; i < n; i++)
 		memcpy(mroce_queue_slot(&nq, i), mroce_queue_slot(&cq->q, from + i),
 		       (size_t)1 << nq.log2_elem);
@@ -197,10 +196,6 @@ int mroce_resize_cq(struct ib_cq *ibcq, int cqe, struct ib_udata *udata)
 
 	mroce_queue_free(&old);
 	return 0;
-
-err_free:
-	mroce_queue_free(&nq);
-	return err;
 }
 
 /**
