@@ -119,22 +119,25 @@ static bool mroce_tx_is_rd(const struct mroce_swqe *w)
 	return op == MROCE_OP_READ_REQ || op == MROCE_OP_ATOMIC_REQ;
 }
 
+/* Where the chunk [@off, @off + @len) sits in a message of @total bytes. */
+static u16 mroce_tx_som_eom(u32 off, u32 len, u32 total)
+{
+	return (off ? 0 : MROCE_F_SOM) |
+	       (off + len == total ? MROCE_F_EOM : 0);
+}
+
 /* Wire flags of a request chunk. */
 static u16 mroce_tx_flags(const struct mroce_swqe *w, u8 opcode, u32 off,
 			  u32 len)
 {
-	u16 flags = 0;
+	u16 flags;
 
 	if (opcode == MROCE_OP_READ_REQ || opcode == MROCE_OP_ATOMIC_REQ)
 		return MROCE_F_SOM | MROCE_F_EOM;
-	if (!off)
-		flags |= MROCE_F_SOM;
-	if (off + len == w->length) {
-		flags |= MROCE_F_EOM;
-		if ((w->send_flags & IB_SEND_SOLICITED) &&
-		    opcode != MROCE_OP_WRITE)
-			flags |= MROCE_F_SE;
-	}
+	flags = mroce_tx_som_eom(off, len, w->length);
+	if ((flags & MROCE_F_EOM) && (w->send_flags & IB_SEND_SOLICITED) &&
+	    opcode != MROCE_OP_WRITE)
+		flags |= MROCE_F_SE;
 	return flags;
 }
 
@@ -217,8 +220,7 @@ static bool mroce_tx_pick_resp(struct mroce_peer *peer, struct mroce_qp *qp,
 		ck->opcode = MROCE_OP_READ_RESP;
 		ck->len = min(rd->length - rd->sent,
 			      mroce_tx_mss(peer, MROCE_OP_READ_RESP));
-		ck->flags = (ck->off ? 0 : MROCE_F_SOM) |
-			    (ck->off + ck->len == rd->length ? MROCE_F_EOM : 0);
+		ck->flags = mroce_tx_som_eom(ck->off, ck->len, rd->length);
 	} else {
 		ck->opcode = MROCE_OP_ATOMIC_RESP;
 		ck->len = 0;
