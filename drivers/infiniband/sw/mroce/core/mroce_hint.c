@@ -18,6 +18,12 @@ void mroce_hint_cfg_default(struct mroce_hint_cfg *cfg, u32 capacity)
 	cfg->q_target = cfg->rtt_min / 2;
 }
 
+/* C: the share of the port's capacity the hints hand out. */
+static u64 usable(const struct mroce_hint_cfg *cfg)
+{
+	return (u64)cfg->capacity * cfg->util / MROCE_Q10;
+}
+
 static u64 filled(const struct mroce_hint_entry *e, u32 n, u64 level)
 {
 	u64 sum = 0;
@@ -35,7 +41,7 @@ static u64 filled(const struct mroce_hint_entry *e, u32 n, u64 level)
 u32 mroce_hint_compute(const struct mroce_hint_cfg *cfg,
 		       struct mroce_hint_entry *e, u32 n)
 {
-	u64 c = (u64)cfg->capacity * cfg->util / MROCE_Q10;
+	u64 c = usable(cfg);
 	u64 lo, hi;
 	u32 i, qd = U32_MAX;
 
@@ -102,9 +108,8 @@ u32 mroce_hint_compute(const struct mroce_hint_cfg *cfg,
 
 u32 mroce_hint_newcomer(const struct mroce_hint_cfg *cfg, u32 n_conns)
 {
-	u64 c = (u64)cfg->capacity * cfg->util / MROCE_Q10;
+	u64 c = mroce_div_u64(usable(cfg), n_conns ? n_conns : 1);
 
-	c = mroce_div_u64(c, n_conns ? n_conns : 1);
 	return c ? (u32)c : 1;
 }
 
