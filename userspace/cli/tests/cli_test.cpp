@@ -78,6 +78,19 @@ PathRow path(uint32_t conn, uint32_t id, uint64_t tx, uint64_t samples, uint32_t
 	return p;
 }
 
+/* A ring-buffer record: path @id of device 3's @conn went from ACTIVE to @to. */
+mroce_tp_event path_state_event(uint32_t conn, uint32_t id, uint32_t to)
+{
+	mroce_tp_event e{};
+	e.type = MROCE_EV_PATH_STATE;
+	e.dev = 3;
+	e.conn = conn;
+	e.path = id;
+	e.a = 49152 + id;
+	e.c = to;
+	return e;
+}
+
 class Cli : public ::testing::Test {
 protected:
 	void SetUp() override
@@ -296,14 +309,7 @@ TEST_F(Cli, Path__WatchPrintsRatesAndEvents)
 	b.paths[0].val.srtt_sum = a.paths[0].val.srtt_sum + 10 * 120000;
 	c.paths = {path(9, 0, 3000, 20, 100000), path(9, 1, 10, 1, 50000)};
 	world.snaps = {a, b, c};
-	mroce_tp_event e{};
-	e.type = MROCE_EV_PATH_STATE;
-	e.dev = 3;
-	e.conn = 9;
-	e.path = 0;
-	e.a = 49152;
-	e.c = 1;
-	world.events = {e};
+	world.events = {path_state_event(9, 0, 1)};
 	ASSERT_EQ(run({"-j", "path", "watch", "-i", "1", "-n", "2"}), 0) << err.str();
 	std::istringstream lines(out.str());
 	std::string l1, l2, l3;
@@ -397,13 +403,7 @@ TEST_F(Cli, Telemetry__StreamOneJsonLinePerIntervalWithRatesAndEvents)
 	a.paths = {path(9, 0, 1000, 10, 80000)};
 	b.paths = {path(9, 0, 3000, 20, 100000)};
 	world.snaps = {a, b, b};
-	mroce_tp_event e{};
-	e.type = MROCE_EV_PATH_STATE;
-	e.dev = 3;
-	e.conn = 9;
-	e.a = 49152;
-	e.c = 3;
-	world.events = {e};
+	world.events = {path_state_event(9, 0, 3)};
 	uint64_t sent = 5;
 	ASSERT_EQ(run({"telemetry", "stream", "-i", "0.5", "-n", "2"}), 0) << err.str();
 	std::istringstream lines(out.str());
