@@ -814,14 +814,17 @@ static void mroce_rx_req(struct sk_buff *skb, const struct mroce_rx_meta *meta,
 	rcu_read_lock();
 	peer = mroce_peer_lookup(mdev, &meta->saddr);
 	if (peer) {
+		u64 now;
+
 		spin_lock_bh(&peer->lock);
+		/* Under the lock: the core's clock never runs backwards. */
+		now = mroce_now();
 		if (!peer->dead)
 			mroce_peer_hs_result(peer,
 					     mroce_conn_on_hs(&peer->conn, pkt,
-							      mroce_now()),
-					     mroce_now());
+							      now), now);
 		if (!peer->dead)
-			mroce_tx_run(peer, mroce_now(), MROCE_TX_BUDGET);
+			mroce_tx_run(peer, now, MROCE_TX_BUDGET);
 		mroce_peer_unlock(peer);
 		rcu_read_unlock();
 		consume_skb(skb);
