@@ -149,6 +149,7 @@ static struct mroce_peer *mroce_peer_alloc(struct mroce_dev *mdev,
 	cfg.mtu = mroce_net_mtu(mdev, v6);
 	cfg.caps = MROCE_CAP_ATOMIC;
 	mroce_conn_init(&peer->conn, &cfg);
+	mroce_ack_hint_newcomer(peer);
 	return peer;
 
 err_dst:

@@ -292,6 +292,8 @@ void mroce_ack_nak(struct mroce_peer *peer, const struct mroce_pkt *pkt,
 void mroce_ack_nak_unknown(struct mroce_dev *mdev,
 			   const struct mroce_rx_meta *meta, u32 id);
 u32 mroce_rnr_timer_us(u8 min_rnr_timer);
+void mroce_ack_hint_newcomer(struct mroce_peer *peer);
+void mroce_ack_hint_tick(struct mroce_dev *mdev);
 
 /* mroce_xport.c */
 struct mroce_qp *mroce_xport_find_qp(struct mroce_peer *peer, u32 qpn);

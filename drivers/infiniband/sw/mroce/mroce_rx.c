@@ -1029,6 +1029,7 @@ void mroce_rx_skb(struct sk_buff *skb, const struct mroce_rx_meta *meta)
 	}
 	mroce_rx_conn(peer, skb, meta, &pkt);
 	mroce_peer_unlock(peer);
+	mroce_ack_hint_tick(peer->mdev);
 	rcu_read_unlock();
 free:
 	consume_skb(skb);

@@ -75,6 +75,9 @@ struct mroce_xport_dev {
 	struct sk_buff_head	accept_q;
 	struct work_struct	accept_work;
 	bool			closing;
+	/* Rate hints (mroce_ack.c): the last pass; bit 0 while one runs. */
+	u64			hint_at;
+	unsigned long		hint_busy;
 };
 
 /*
