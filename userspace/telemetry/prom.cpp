@@ -17,30 +17,20 @@
 
 namespace mroce {
 
-std::string PromWriter::escape_label(const std::string &v)
+/*
+ * The exposition format escapes backslash and newline in HELP text, and
+ * the double quote as well in label values (which it quotes).
+ */
+std::string PromWriter::escape(const std::string &v, bool label)
 {
 	std::string r;
 	for (char c : v) {
 		if (c == '\\')
 			r += "\\\\";
-		else if (c == '"')
+		else if (c == '\n')
+			r += "\\n";
+		else if (c == '"' && label)
 			r += "\\\"";
-		else if (c == '\n')
-			r += "\\n";
-		else
-			r += c;
-	}
-	return r;
-}
-
-std::string PromWriter::escape_help(const std::string &v)
-{
-	std::string r;
-	for (char c : v) {
-		if (c == '\\')
-			r += "\\\\";
-		else if (c == '\n')
-			r += "\\n";
 		else
 			r += c;
 	}
@@ -61,7 +51,7 @@ void PromWriter::add_sample(const std::string &name, const char *type, const std
 		for (size_t i = 0; i < labels.size(); i++) {
 			if (i)
 				s += ',';
-			s += labels[i].first + "=\"" + escape_label(labels[i].second) + '"';
+			s += labels[i].first + "=\"" + escape(labels[i].second, true) + '"';
 		}
 		s += '}';
 	}
@@ -87,7 +77,7 @@ std::string PromWriter::text() const
 	std::string out;
 	for (const auto &n : order_) {
 		const Family &f = fam_.at(n);
-		out += "# HELP " + n + ' ' + escape_help(f.help) + '\n';
+		out += "# HELP " + n + ' ' + escape(f.help, false) + '\n';
 		out += "# TYPE " + n + ' ' + f.type + '\n';
 		for (const auto &s : f.samples)
 			out += s + '\n';
@@ -246,7 +236,7 @@ std::string prometheus_text(const ExportInput &in)
 	}
 	std::string t = w.text();
 	if (!in.paths && !in.bpf_error.empty())
-		t = "# per-path metrics unavailable: " + PromWriter::escape_help(in.bpf_error) + '\n' + t;
+		t = "# per-path metrics unavailable: " + PromWriter::escape(in.bpf_error, false) + '\n' + t;
 	return t;
 }
 

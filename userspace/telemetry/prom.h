@@ -37,8 +37,8 @@ public:
 		 const Labels &labels, double value);
 	std::string text() const;
 
-	static std::string escape_label(const std::string &v);
-	static std::string escape_help(const std::string &v);
+	/* @label: a label value (quotes escaped too), else HELP text. */
+	static std::string escape(const std::string &v, bool label);
 
 private:
 	struct Family {

@@ -67,10 +67,11 @@ Snapshot one_path()
 TEST(Prom, Writer__HelpAndTypeOncePerFamilyLabelsEscaped)
 {
 	PromWriter w;
-	w.add("m_total", "counter", "a \\ help\nline", {{"l", "a\"b\\c\nd"}}, uint64_t{1});
+	/* HELP keeps a double quote as is; a label value escapes it. */
+	w.add("m_total", "counter", "a \\ \"help\"\nline", {{"l", "a\"b\\c\nd"}}, uint64_t{1});
 	w.add("g", "gauge", "g", {}, 0.5);
 	w.add("m_total", "counter", "ignored", {{"l", "x"}}, uint64_t{18446744073709551615ull});
-	EXPECT_EQ(w.text(), "# HELP m_total a \\\\ help\\nline\n"
+	EXPECT_EQ(w.text(), "# HELP m_total a \\\\ \"help\"\\nline\n"
 			    "# TYPE m_total counter\n"
 			    "m_total{l=\"a\\\"b\\\\c\\nd\"} 1\n"
 			    "m_total{l=\"x\"} 18446744073709551615\n"

@@ -6,8 +6,11 @@ This script encodes the byte layouts of docs/protocol.md ("Wire format")
 independently of the C codec, so the vectors cross-check codec and spec.
 Positive vectors carry the expected decoded field values; negative vectors
 are mutations of positive ones with the error the decoder must return.
-Run it after changing the spec and commit the regenerated header.
+Run it after changing the spec and commit the regenerated header;
+`--check` (a ctest) fails while the committed header differs from it.
 """
+import argparse
+import os
 import struct
 import sys
 
@@ -384,7 +387,7 @@ def cbytes(b):
     return "\n".join(out)
 
 
-def main(path):
+def generate():
     maxlen = max(len(v[2]) for v in vectors)
     maxf = max(len(v[3]) for v in vectors) + 1
     o = []
@@ -452,9 +455,36 @@ def main(path):
     o.append("\tMROCE_ARRAY_SIZE(mroce_wire_vectors)")
     o.append("")
     o.append("#endif /* MROCE_VECTORS_WIRE_H */")
-    with open(path, "w") as fh:
-        fh.write("\n".join(o) + "\n")
+    return "\n".join(o) + "\n"
+
+
+def main():
+    top = os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                                        "..", "..", ".."))
+    default = os.path.join(top, "drivers/infiniband/sw/mroce/core/vectors/wire_vectors.h")
+    ap = argparse.ArgumentParser(
+        description="Generate the wire format test vectors from the layouts of "
+                    "docs/protocol.md.")
+    ap.add_argument("output", nargs="?", default=default,
+                    help="header to write (default: %(default)s)")
+    ap.add_argument("--check", action="store_true",
+                    help="write nothing; exit 1 if OUTPUT differs from what "
+                         "would be generated")
+    args = ap.parse_args()
+    text = generate()
+    if args.check:
+        try:
+            with open(args.output) as fh:
+                same = fh.read() == text
+        except OSError as e:
+            sys.exit("gen_wire_vectors: %s" % e)
+        if not same:
+            sys.exit("gen_wire_vectors: %s is stale: run %s and commit it"
+                     % (args.output, sys.argv[0]))
+        return
+    with open(args.output, "w") as fh:
+        fh.write(text)
 
 
 if __name__ == "__main__":
-    main(sys.argv[1])
+    main()
