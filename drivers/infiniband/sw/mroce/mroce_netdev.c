@@ -8,6 +8,17 @@
 
 #include "mroce.h"
 
+/* The device can do nothing any more: user space hears it on its async fd. */
+static void mroce_netdev_fatal(struct mroce_dev *mdev)
+{
+	struct ib_event event = {
+		.device = &mdev->ibdev,
+		.event = IB_EVENT_DEVICE_FATAL,
+	};
+
+	ib_dispatch_event(&event);
+}
+
 static int mroce_netdev_event(struct notifier_block *nb, unsigned long event,
 			      void *ptr)
 {
@@ -31,12 +42,25 @@ static int mroce_netdev_event(struct notifier_block *nb, unsigned long event,
 
 	if (event == NETDEV_UNREGISTER) {
 		/*
+		 * Consumers learn first, so that their teardown does not wait
+		 * for answers that can no longer come (an nvme-rdma host
+		 * would wait its I/O and admin timeouts, and this netdev with
+		 * it): the port goes down, the device is fatal, every QP
+		 * fails. The netdev repeats this event while it waits for
+		 * its references; say it once.
+		 */
+		mroce_port_sync(mdev, true);
+		if (mroce_xport_dev_fail(mdev)) {
+			ibdev_info(&mdev->ibdev,
+				   "%s is going away, removing device\n",
+				   netdev_name(ndev));
+			mroce_netdev_fatal(mdev);
+		}
+		/*
 		 * Queued: unregistration waits for users of the device and
 		 * must not run under RTNL. The netdev's own teardown then
 		 * waits for the reference the device holds (see mroce.h).
 		 */
-		ibdev_info(&mdev->ibdev, "%s is going away, removing device\n",
-			   netdev_name(ndev));
 		ib_unregister_device_queued(&mdev->ibdev);
 	} else {
 		mroce_port_sync(mdev, true);

@@ -603,6 +603,43 @@ static bool mroce_peer_busy(struct mroce_peer *peer)
 	return !list_empty(&peer->tx_list);
 }
 
+/*
+ * A QP that exchanged data with an incarnation of the peer other than
+ * @nonce (0: with any; the connection is gone) talks to a QP that no longer
+ * exists: it goes to ERR with IB_EVENT_QP_FATAL, and every WQE it holds,
+ * posted receives included, completes flushed. Return: it failed.
+ */
+static bool mroce_peer_orphan(struct mroce_peer *peer, struct mroce_qp *qp,
+			      u64 nonce)
+{
+	struct mroce_qp_xport *xp = &qp->xport;
+
+	lockdep_assert_held(&peer->lock);
+	if (xp->state == MROCE_XQP_DEAD || !xp->bound_nonce ||
+	    xp->bound_nonce == nonce)
+		return false;
+	mroce_comp_fail_qp(peer, qp, NULL, IB_WC_WR_FLUSH_ERR);
+	return true;
+}
+
+/**
+ * mroce_peer_fail_all() - the device can carry nothing any more
+ * @peer: a connection of the device, locked
+ *
+ * Every attached QP goes to ERR (IB_EVENT_QP_FATAL, everything flushed), so
+ * that consumers see errors now instead of waiting for their own timeouts.
+ */
+void mroce_peer_fail_all(struct mroce_peer *peer)
+{
+	struct mroce_qp *qp, *tmp;
+
+	lockdep_assert_held(&peer->lock);
+	list_for_each_entry_safe(qp, tmp, &peer->qps, xport.peer_node) {
+		if (qp->xport.state != MROCE_XQP_DEAD)
+			mroce_comp_fail_qp(peer, qp, NULL, IB_WC_WR_FLUSH_ERR);
+	}
+}
+
 /* Act on what the handshake state machine asks for (peer->lock held). */
 void mroce_peer_hs_result(struct mroce_peer *peer, u32 act, u64 now)
 {
@@ -626,17 +663,12 @@ void mroce_peer_hs_result(struct mroce_peer *peer, u32 act, u64 now)
 		 * QPs that already talked to an earlier incarnation of the
 		 * peer talk to QPs that no longer exist.
 		 */
+		if (act & MROCE_HS_RESTART)
+			mroce_counter_inc(mdev, MROCE_CNT_CONN_LOST);
 		list_for_each_entry_safe(qp, tmp, &peer->qps, xport.peer_node) {
-			struct mroce_qp_xport *xp = &qp->xport;
-
-			if (xp->state == MROCE_XQP_DEAD)
+			if (qp->xport.state == MROCE_XQP_DEAD ||
+			    mroce_peer_orphan(peer, qp, nonce))
 				continue;
-			if (xp->bound_nonce && xp->bound_nonce != nonce) {
-				mroce_counter_inc(mdev, MROCE_CNT_CONN_LOST);
-				mroce_comp_fail_qp(peer, qp, NULL,
-						   IB_WC_RETRY_EXC_ERR);
-				continue;
-			}
 			mroce_tx_requeue_unacked(peer, qp);
 		}
 	}
@@ -646,7 +678,16 @@ void mroce_peer_hs_result(struct mroce_peer *peer, u32 act, u64 now)
 			mroce_comp_fail_peer(peer, IB_WC_RETRY_EXC_ERR);
 		} else {
 			mroce_counter_inc(mdev, MROCE_CNT_CONN_LOST);
-			/* The peer forgot us (restart, close): start over. */
+			/*
+			 * The peer closed the connection (a peer closes only
+			 * once it has no QPs left, or its device goes) or
+			 * forgot it: the QPs ours exchanged data with are
+			 * gone. A receiver waiting on one would wait forever.
+			 */
+			list_for_each_entry_safe(qp, tmp, &peer->qps,
+						 xport.peer_node)
+				mroce_peer_orphan(peer, qp, 0);
+			/* QPs not bound to anyone yet start over. */
 			if (mroce_peer_busy(peer))
 				mroce_peer_connect(peer, now);
 		}

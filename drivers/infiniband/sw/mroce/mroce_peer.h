@@ -260,6 +260,7 @@ void mroce_peer_kick(struct mroce_peer *peer, struct mroce_qp *qp);
 void mroce_peer_take_kicks(struct mroce_peer *peer);
 void mroce_peer_accept_work(struct work_struct *work);
 void mroce_peers_close_all(struct mroce_dev *mdev);
+void mroce_peer_fail_all(struct mroce_peer *peer);
 extern const struct mroce_conn_ops mroce_peer_conn_ops;
 
 /* mroce_tx.c */

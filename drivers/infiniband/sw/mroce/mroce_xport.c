@@ -150,7 +150,7 @@ static int mroce_xport_attach(struct mroce_qp *qp,
 
 	peer = mroce_peer_get(mdev, &raddr, &laddr, v6);
 	if (!peer)
-		return -ENOMEM;
+		return READ_ONCE(mdev->xport.closing) ? -ENODEV : -ENOMEM;
 	err = xa_insert(&peer->qp_xa, mroce_qpn(qp), qp, GFP_KERNEL);
 	if (err) {
 		mroce_peer_put(peer);
@@ -158,12 +158,17 @@ static int mroce_xport_attach(struct mroce_qp *qp,
 	}
 
 	spin_lock_bh(&peer->lock);
-	if (peer->dead) {
-		/* Lost a race with the peer's linger timeout; try again. */
+	if (peer->dead || READ_ONCE(mdev->xport.closing)) {
+		/*
+		 * Lost a race with the peer's linger timeout (try again), or
+		 * with mroce_xport_dev_fail(), which took this lock after
+		 * setting closing and so will not see us.
+		 */
+		err = peer->dead ? -EAGAIN : -ENODEV;
 		xa_erase(&peer->qp_xa, mroce_qpn(qp));
 		spin_unlock_bh(&peer->lock);
 		mroce_peer_put(peer);
-		return -EAGAIN;
+		return err;
 	}
 	xp->remote_qpn = mask & IB_QP_DEST_QPN ? attr->dest_qp_num :
 						 qp->attr.dest_qp_num;
@@ -352,6 +357,44 @@ int mroce_xport_dev_init(struct mroce_dev *mdev)
 	skb_queue_head_init(&xd->accept_q);
 	INIT_WORK(&xd->accept_work, mroce_peer_accept_work);
 	return mroce_net_get(mdev);
+}
+
+/**
+ * mroce_xport_dev_fail() - the device's netdev is going away
+ * @mdev: the device
+ *
+ * Process context (the netdev notifier, RTNL held). Nothing can reach the
+ * wire any more, so no consumer should wait for an answer: every connected
+ * QP goes to ERR with its WQEs flushed and IB_EVENT_QP_FATAL, and no QP can
+ * connect again. NVMe-oF, for one, then fails and tears down its queues at
+ * once instead of after its I/O and admin timeouts, and the unregistration
+ * that follows is not held up by consumers waiting for their I/O. Safe to
+ * call again (the notifier repeats NETDEV_UNREGISTER while the netdev
+ * waits for its references).
+ *
+ * Return: true the first time.
+ */
+bool mroce_xport_dev_fail(struct mroce_dev *mdev)
+{
+	struct mroce_xport_dev *xd = &mdev->xport;
+	struct mroce_peer *peer;
+	unsigned int bkt;
+	bool first;
+
+	spin_lock_bh(&xd->peer_lock);
+	first = !xd->closing;
+	WRITE_ONCE(xd->closing, true);
+	spin_unlock_bh(&xd->peer_lock);
+
+	rcu_read_lock();
+	hash_for_each_rcu(xd->peers, bkt, peer, hnode) {
+		spin_lock_bh(&peer->lock);
+		if (!peer->dead)
+			mroce_peer_fail_all(peer);
+		mroce_peer_unlock(peer);
+	}
+	rcu_read_unlock();
+	return first;
 }
 
 void mroce_xport_dev_fini(struct mroce_dev *mdev)

@@ -41,6 +41,8 @@
  *   mroce_xport_init()/exit()          module load/unload
  *   mroce_xport_dev_init()             process context, before the device
  *                                      is registered
+ *   mroce_xport_dev_fail()             netdev notifier, NETDEV_UNREGISTER:
+ *                                      every QP fails now
  *   mroce_xport_dev_fini()             ops.dealloc_driver: every QP is gone
  */
 #ifndef MROCE_XPORT_H
@@ -182,6 +184,7 @@ struct mroce_rwqe_xport {
 int mroce_xport_init(void);
 void mroce_xport_exit(void);
 int mroce_xport_dev_init(struct mroce_dev *mdev);
+bool mroce_xport_dev_fail(struct mroce_dev *mdev);
 void mroce_xport_dev_fini(struct mroce_dev *mdev);
 
 int mroce_xport_qp_create(struct mroce_qp *qp);
