@@ -22,12 +22,13 @@ bin=$MROCE_TOOLS/mroce_verbs_test
 
 mroce_pair_up
 
-# With a transport, also the checks that need traffic (SRQ limit event).
+# With a transport, also the checks that need traffic (SRQ limit event,
+# one-deep queues reposted right after each completion).
 mode=()
 if why=$(transport_ready a mroce_a); then
 	mode=(--traffic mroce_b)
 else
-	ktap_skip "SRQ limit event under traffic" "$why"
+	ktap_skip "SRQ limit event and one-deep queues under traffic" "$why"
 fi
 
 # One subtest per line the program prints: "ok|fail<TAB>what[<TAB>why]".

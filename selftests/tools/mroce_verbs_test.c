@@ -30,6 +30,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <infiniband/verbs.h>
@@ -493,8 +494,10 @@ static void test_device(void)
 	      dattr.max_qp_rd_atom, dattr.max_qp_init_rd_atom);
 	CHECK(dattr.device_cap_flags & IBV_DEVICE_MEM_MGT_EXTENSIONS,
 	      "query_device: MEM_MGT_EXTENSIONS (FRWR) advertised");
-	CHECK(!(dattr.device_cap_flags & IBV_DEVICE_MEM_WINDOW),
-	      "query_device: memory windows not advertised");
+	CHECK(!(dattr.device_cap_flags & IBV_DEVICE_MEM_WINDOW) &&
+	      !dattr.max_mw,
+	      "query_device: memory windows not advertised (max_mw %d)",
+	      dattr.max_mw);
 	CHECK(dattr.max_srq > 0 && dattr.max_srq_wr >= 1024,
 	      "query_device: SRQs (%d x %d WRs)", dattr.max_srq,
 	      dattr.max_srq_wr);
@@ -516,6 +519,7 @@ static void test_pd_mr(void)
 	struct ibv_mr *mr, *mr2;
 	struct ibv_pd *pd2;
 	char *buf, *ro;
+	int i;
 
 	pd2 = ibv_alloc_pd(ctx);
 	CHECK(pd2, "alloc_pd");
@@ -555,6 +559,17 @@ static void test_pd_mr(void)
 	mr2 = ibv_reg_mr(pd, buf, 4096, IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_MW_BIND);
 	CHECK(!mr2, "reg_mr with MW_BIND fails: no memory windows (%s)",
 	      strerror(errno));
+	for (i = IBV_MW_TYPE_1; i <= IBV_MW_TYPE_2; i++) {
+		struct ibv_mw *mw;
+
+		errno = 0;
+		mw = ibv_alloc_mw(pd, i);
+		CHECK(!mw && errno == EOPNOTSUPP,
+		      "alloc_mw type %d fails with EOPNOTSUPP: no memory windows (%s)",
+		      i, strerror(errno));
+		if (mw)
+			ibv_dealloc_mw(mw);
+	}
 
 	ro = mmap(NULL, 8192, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	if (ro == MAP_FAILED)
@@ -1361,6 +1376,25 @@ static int ipv4_gid(struct ibv_context *c, union ibv_gid *g)
 	return i < 0 || ibv_query_gid(c, 1, i, g) ? -1 : i;
 }
 
+/* Tear down what a traffic test made here and on the peer device. */
+static void peer_free(struct ibv_context *ctx2, struct ibv_pd *pd2,
+		      struct ibv_srq *srq, struct ibv_qp *qp[2],
+		      struct ibv_cq *cq[2], struct ibv_mr *mr[2])
+{
+	int i;
+
+	for (i = 0; i < 2; i++)
+		ibv_destroy_qp(qp[i]);
+	if (srq)
+		ibv_destroy_srq(srq);
+	for (i = 0; i < 2; i++) {
+		ibv_destroy_cq(cq[i]);
+		ibv_dereg_mr(mr[i]);
+	}
+	ibv_dealloc_pd(pd2);
+	ibv_close_device(ctx2);
+}
+
 /*
  * With a transport: a QP on this device sends to a QP on the peer device
  * that takes its receives from an SRQ armed at 4 of 8 WQEs. Four messages
@@ -1450,15 +1484,113 @@ static void test_srq_limit_traffic(const char *peer)
 	      nsend, nrecv);
 	CHECK(!ibv_query_srq(srq, &sa) && sa.srq_limit == 0,
 	      "SRQ traffic: the fifth message disarmed the limit");
-	ibv_destroy_qp(qp);
-	ibv_destroy_qp(qp2);
-	ibv_destroy_srq(srq);
-	ibv_destroy_cq(cq);
-	ibv_destroy_cq(cq2);
-	ibv_dereg_mr(rmr);
-	ibv_dereg_mr(smr);
-	ibv_dealloc_pd(pd2);
-	ibv_close_device(ctx2);
+	peer_free(ctx2, pd2, srq, (struct ibv_qp *[]){ qp, qp2 },
+		  (struct ibv_cq *[]){ cq, cq2 }, (struct ibv_mr *[]){ rmr, smr });
+}
+
+static uint64_t now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+static void fill_msg(char *buf, int len, int i)
+{
+	memset(buf, 'A' + i % 26, len);
+	memcpy(buf, &i, sizeof(i));
+}
+
+/*
+ * With a transport: send and receive queues one WQE deep, as
+ * ibv_rc_pingpong makes its send queue. Each WR is posted the moment the
+ * completion of the one before it is polled, so its slot must be back in
+ * the ring by then: a post failing with ENOMEM means the kernel posted a
+ * CQE before it gave the slot back (librxe sees a full ring). Every
+ * message that arrives is checked byte for byte.
+ */
+static void test_one_deep(const char *peer)
+{
+	enum { ITERS = 200, LEN = 256 };
+	static char sbuf[LEN], rbuf[LEN], want[LEN];
+	int i, sent = 0, rcvd = 0, idx2, send_err = 0, recv_err = 0;
+	int bad_wc = 0, bad_data = 0;
+	struct ibv_context *ctx2;
+	struct ibv_sge ssge, rsge;
+	struct ibv_cq *cq, *cq2;
+	struct ibv_mr *smr, *rmr;
+	struct ibv_qp *qp, *qp2;
+	union ibv_gid gid2;
+	struct ibv_pd *pd2;
+	struct ibv_wc wc;
+	uint64_t deadline;
+
+	ctx2 = tc_open_device(peer);
+	pd2 = ibv_alloc_pd(ctx2);
+	idx2 = ipv4_gid(ctx2, &gid2);
+	rmr = pd2 ? ibv_reg_mr(pd2, rbuf, LEN, IBV_ACCESS_LOCAL_WRITE) : NULL;
+	smr = ibv_reg_mr(pd, sbuf, LEN, 0);
+	cq = mk_cq(4, NULL);
+	cq2 = ibv_create_cq(ctx2, 4, NULL, NULL, 0);
+	qp = mk_qp(IBV_QPT_RC, cq, cq, 1, 1);
+	{
+		struct ibv_qp_init_attr a = {
+			.send_cq = cq2, .recv_cq = cq2,
+			.cap = { .max_send_wr = 1, .max_recv_wr = 1,
+				 .max_send_sge = 1, .max_recv_sge = 1 },
+			.qp_type = IBV_QPT_RC,
+		};
+
+		qp2 = pd2 ? ibv_create_qp(pd2, &a) : NULL;
+	}
+	if (idx2 < 0 || !rmr || !smr || !cq2 || !qp2 ||
+	    rc_connect(qp, qp2->qp_num, &gid2, idx2) ||
+	    rc_connect(qp2, qp->qp_num, &gid, gid_idx))
+		die("one-deep queues: peer objects and connection");
+
+	ssge = (struct ibv_sge){ (uintptr_t)sbuf, LEN, smr->lkey };
+	rsge = (struct ibv_sge){ (uintptr_t)rbuf, LEN, rmr->lkey };
+	recv_err = post_recv1(qp2, 0, &rsge);
+	fill_msg(sbuf, LEN, 0);
+	send_err = post_send1(qp, 0, IBV_WR_SEND, IBV_SEND_SIGNALED, &ssge, 1);
+	/* Busy polling, as the pingpongs do: the post follows the poll at once. */
+	deadline = now_ms() + 60000;
+	for (i = 0; !send_err && !recv_err && (sent < ITERS || rcvd < ITERS);
+	     i++) {
+		if (!(i & 1023) && now_ms() > deadline)
+			break;
+		if (ibv_poll_cq(cq, 1, &wc) == 1) {
+			if (wc.status != IBV_WC_SUCCESS ||
+			    wc.wr_id != (uint64_t)sent)
+				bad_wc++;
+			if (++sent < ITERS) {
+				fill_msg(sbuf, LEN, sent);
+				send_err = post_send1(qp, sent, IBV_WR_SEND,
+						      IBV_SEND_SIGNALED,
+						      &ssge, 1);
+			}
+		}
+		if (ibv_poll_cq(cq2, 1, &wc) == 1) {
+			fill_msg(want, LEN, rcvd);
+			if (wc.status != IBV_WC_SUCCESS ||
+			    wc.wr_id != (uint64_t)rcvd || wc.byte_len != LEN)
+				bad_wc++;
+			else if (memcmp(rbuf, want, LEN))
+				bad_data++;
+			if (++rcvd < ITERS)
+				recv_err = post_recv1(qp2, rcvd, &rsge);
+		}
+	}
+	CHECK(!send_err, "one-deep SQ: each send posted right after the previous completion (%s after %d)",
+	      strerror(send_err), sent);
+	CHECK(!recv_err, "one-deep RQ: each receive posted right after the previous completion (%s after %d)",
+	      strerror(recv_err), rcvd);
+	CHECK(sent == ITERS && rcvd == ITERS && !bad_wc && !bad_data,
+	      "one-deep queues: %d x %d B sent and received in order, every byte checked (%d/%d done, %d bad completions, %d bad payloads)",
+	      ITERS, LEN, sent, rcvd, bad_wc, bad_data);
+	peer_free(ctx2, pd2, NULL, (struct ibv_qp *[]){ qp, qp2 },
+		  (struct ibv_cq *[]){ cq, cq2 }, (struct ibv_mr *[]){ rmr, smr });
 }
 
 /* Objects for `rdma res show` to find; wait for the script. */
@@ -1532,8 +1664,10 @@ int main(int argc, char **argv)
 	test_hostile();
 	test_srq();
 	test_ah();
-	if (argc > 3 && !strcmp(argv[2], "--traffic"))
+	if (argc > 3 && !strcmp(argv[2], "--traffic")) {
 		test_srq_limit_traffic(argv[3]);
+		test_one_deep(argv[3]);
+	}
 
 	ibv_dealloc_pd(pd);
 	ibv_close_device(ctx);

@@ -24,6 +24,11 @@
  * counted reference after checking key, state, PD, rights and bounds.
  * dereg_mr removes the index, waits for those references and frees after a
  * grace period.
+ *
+ * Pins (mroce_mr_pin()) do that lookup and check once for a whole range
+ * and let the data path use the MR per packet with a reference count and
+ * a generation compare instead; see struct mroce_mr_pin. The MR struct
+ * lives until dereg_mr and the last pin are both done with it (hold).
  */
 #include <linux/highmem.h>
 #include <linux/random.h>
@@ -83,6 +88,7 @@ static struct mroce_mr *mroce_mr_alloc(struct ib_pd *pd,
 	mr->type = type;
 	spin_lock_init(&mr->lock);
 	refcount_set(&mr->ref, 1);
+	refcount_set(&mr->hold, 1);
 	init_completion(&mr->released);
 
 	/* Published only when fully set up: see mroce_mr_publish(). */
@@ -238,6 +244,13 @@ int mroce_map_mr_sg(struct ib_mr *ibmr, struct scatterlist *sg, int sg_nents,
 	return ib_sg_to_pages(ibmr, sg, sg_nents, sg_offset, mroce_set_page);
 }
 
+/* The struct goes once dereg_mr and every pin let go (lookups use RCU). */
+static void mroce_mr_drop_hold(struct mroce_mr *mr)
+{
+	if (refcount_dec_and_test(&mr->hold))
+		kfree_rcu(mr, rcu);
+}
+
 int mroce_dereg_mr(struct ib_mr *ibmr, struct ib_udata *udata)
 {
 	struct mroce_mr *mr = to_mmr(ibmr);
@@ -245,37 +258,25 @@ int mroce_dereg_mr(struct ib_mr *ibmr, struct ib_udata *udata)
 
 	xa_erase_irq(&mdev->mr_xa, mroce_key_index(mr->key));
 	mroce_mr_put(mr);
-	/* Transport references are short: one packet's placement. */
+	/* References are short (one packet's placement); pins do not count. */
 	wait_for_completion(&mr->released);
 
 	if (mr->umem)
 		ib_umem_release(mr->umem);
 	kvfree(mr->pages);
 	kvfree(mr->page_list);
-	kfree_rcu(mr, rcu);
+	mr->pages = NULL;
+	mr->page_list = NULL;
+	mroce_mr_drop_hold(mr);
 	return 0;
 }
 
-/**
- * mroce_mr_get() - look up a key and check an access through it
- * @mdev: the device
- * @key: lkey or rkey (untrusted)
- * @pd: the PD of the QP doing the access; the MR must belong to it
- * @access: IB_ACCESS_* rights the access needs: 0 for a local read,
- *	    IB_ACCESS_LOCAL_WRITE for a local write, IB_ACCESS_REMOTE_* for
- *	    accesses a peer asked for
- * @iova: first byte accessed
- * @len: bytes accessed
- * @is_rkey: @key came from the wire, so at least one remote right is needed
- * @why: on failure, the reason (for NAKs and counters); may be NULL
- *
- * Any context. The range check is overflow-safe for any @iova and @len.
- *
- * Return: the MR with a reference (mroce_mr_put()), or NULL.
- */
-struct mroce_mr *mroce_mr_get(struct mroce_dev *mdev, u32 key,
-			      struct ib_pd *pd, int access, u64 iova, u64 len,
-			      bool is_rkey, enum mroce_mr_err *why)
+/* The lookup and checks of mroce_mr_get(); also reports the MR's gen. */
+static struct mroce_mr *mroce_mr_lookup(struct mroce_dev *mdev,
+					      struct ib_pd *pd, int access,
+					      u64 iova, u64 len, bool is_rkey,
+					      u32 key, u32 *gen,
+					      enum mroce_mr_err *why)
 {
 	enum mroce_mr_err err = MROCE_MR_OK;
 	struct mroce_mr *mr;
@@ -304,6 +305,7 @@ struct mroce_mr *mroce_mr_get(struct mroce_dev *mdev, u32 key,
 	else if (iova < mr->iova || len > mr->length ||
 		 iova - mr->iova > mr->length - len)
 		err = MROCE_MR_BOUNDS;
+	*gen = mr->gen;
 	spin_unlock_irqrestore(&mr->lock, flags);
 
 	if (err) {
@@ -314,6 +316,33 @@ out:
 	if (why)
 		*why = err;
 	return mr;
+}
+
+/**
+ * mroce_mr_get() - look up a key and check an access through it
+ * @mdev: the device
+ * @key: lkey or rkey (untrusted)
+ * @pd: the PD of the QP doing the access; the MR must belong to it
+ * @access: IB_ACCESS_* rights the access needs: 0 for a local read,
+ *	    IB_ACCESS_LOCAL_WRITE for a local write, IB_ACCESS_REMOTE_* for
+ *	    accesses a peer asked for
+ * @iova: first byte accessed
+ * @len: bytes accessed
+ * @is_rkey: @key came from the wire, so at least one remote right is needed
+ * @why: on failure, the reason (for NAKs and counters); may be NULL
+ *
+ * Any context. The range check is overflow-safe for any @iova and @len.
+ *
+ * Return: the MR with a reference (mroce_mr_put()), or NULL.
+ */
+struct mroce_mr *mroce_mr_get(struct mroce_dev *mdev, u32 key,
+			      struct ib_pd *pd, int access, u64 iova, u64 len,
+			      bool is_rkey, enum mroce_mr_err *why)
+{
+	u32 gen;
+
+	return mroce_mr_lookup(mdev, pd, access, iova, len, is_rkey, key,
+			       &gen, why);
 }
 
 void mroce_mr_put(struct mroce_mr *mr)
@@ -373,6 +402,41 @@ static int mroce_mr_chunk(const struct mroce_mr *mr,
 	return 0;
 }
 
+static void mroce_mr_view(const struct mroce_mr *mr, struct mroce_mr_view *v)
+{
+	v->iova = mr->iova;
+	v->length = mr->length;
+	v->shift = mr->page_shift;
+	v->offset = mr->offset;
+	v->npages = mr->npages;
+}
+
+/* Visit [iova, iova + len) through a view; the range is checked here. */
+static int mroce_mr_walk_view(struct mroce_mr *mr,
+			      const struct mroce_mr_view *v, u64 iova, u64 len,
+			      mroce_chunk_fn fn, void *priv)
+{
+	unsigned int off, chunk;
+	struct page *page;
+	int err;
+
+	if (iova < v->iova || len > v->length ||
+	    iova - v->iova > v->length - len)
+		return -EFAULT;
+
+	while (len) {
+		err = mroce_mr_chunk(mr, v, iova, len, &page, &off, &chunk);
+		if (err)
+			return err;
+		err = fn(priv, page, off, chunk);
+		if (err)
+			return err;
+		iova += chunk;
+		len -= chunk;
+	}
+	return 0;
+}
+
 /**
  * mroce_mr_walk() - visit [iova, iova + len) of an MR page by page
  * @mr: a referenced MR whose range was checked by mroce_mr_get()
@@ -393,32 +457,147 @@ int mroce_mr_walk(struct mroce_mr *mr, u64 iova, u64 len,
 {
 	struct mroce_mr_view v;
 	unsigned long flags;
-	unsigned int off, chunk;
-	struct page *page;
+
+	/* Only FRWR MRs change once published. */
+	if (mr->type != MROCE_MR_FAST) {
+		mroce_mr_view(mr, &v);
+		return mroce_mr_walk_view(mr, &v, iova, len, fn, priv);
+	}
+	spin_lock_irqsave(&mr->lock, flags);
+	mroce_mr_view(mr, &v);
+	spin_unlock_irqrestore(&mr->lock, flags);
+	return mroce_mr_walk_view(mr, &v, iova, len, fn, priv);
+}
+
+/* ---------------------------------------------------------------- pins */
+
+/**
+ * mroce_mr_pin() - look up a key and check a whole range once
+ * @mdev: the device
+ * @key: lkey or rkey (untrusted)
+ * @pd: the PD of the QP doing the accesses
+ * @access: the rights every use needs, as for mroce_mr_get()
+ * @iova: first byte of the range (e.g. a whole message or SGE)
+ * @len: bytes
+ * @is_rkey: @key came from the wire
+ * @pin: where to keep it; what it held before is let go first
+ * @why: on failure, the reason; may be NULL
+ *
+ * Any context. The checks are mroce_mr_get()'s; later uses in the range
+ * need only mroce_mr_pin_walk().
+ *
+ * Return: 0, or -EACCES (@pin is then empty).
+ */
+int mroce_mr_pin(struct mroce_dev *mdev, u32 key, struct ib_pd *pd,
+		 int access, u64 iova, u64 len, bool is_rkey,
+		 struct mroce_mr_pin *pin, enum mroce_mr_err *why)
+{
+	struct mroce_mr *mr;
+	u32 gen;
+
+	mroce_mr_unpin(pin);
+	mr = mroce_mr_lookup(mdev, pd, access, iova, len, is_rkey, key, &gen,
+			     why);
+	if (!mr)
+		return -EACCES;
+	/* We hold a reference, so dereg_mr has not dropped its hold yet. */
+	refcount_inc(&mr->hold);
+	mroce_mr_put(mr);
+	pin->mr = mr;
+	pin->iova = iova;
+	pin->len = len;
+	pin->key = key;
+	pin->gen = gen;
+	pin->access = access;
+	return 0;
+}
+
+/* Let go of a pin (any context); an empty pin is left alone. */
+void mroce_mr_unpin(struct mroce_mr_pin *pin)
+{
+	if (!pin->mr)
+		return;
+	mroce_mr_drop_hold(pin->mr);
+	pin->mr = NULL;
+}
+
+/**
+ * mroce_mr_pin_covers() - whether a pin already checked this access
+ * @pin: the pin (may be empty)
+ * @key: the key the access names
+ * @access: the rights it needs
+ * @iova: first byte
+ * @len: bytes
+ *
+ * For callers that keep a pin per QP or per WQE as a cache: true means
+ * mroce_mr_pin_walk() may be used for the access instead of a new pin.
+ */
+bool mroce_mr_pin_covers(const struct mroce_mr_pin *pin, u32 key, int access,
+			 u64 iova, u64 len)
+{
+	return pin->mr && pin->key == key && !(access & ~pin->access) &&
+	       iova >= pin->iova && len <= pin->len &&
+	       iova - pin->iova <= pin->len - len;
+}
+
+/**
+ * mroce_mr_pin_walk() - visit part of a pinned range page by page
+ * @pin: a pin from mroce_mr_pin()
+ * @iova: first byte, inside the pinned range
+ * @len: bytes
+ * @fn: called for each piece
+ * @priv: passed to @fn
+ * @why: on -EACCES or -EFAULT, the reason; may be NULL
+ *
+ * No table lookup and no rights check: only whether the MR is still
+ * registered and, for FRWR MRs, neither invalidated nor re-registered since
+ * the pin was taken.
+ *
+ * Return: 0; -EFAULT if the range is outside the pin (MROCE_MR_BOUNDS);
+ * -EACCES if the MR was deregistered (MROCE_MR_NO_KEY) or invalidated or
+ * re-registered (MROCE_MR_INVALID); or what @fn returned.
+ */
+int mroce_mr_pin_walk(struct mroce_mr_pin *pin, u64 iova, u64 len,
+		      mroce_chunk_fn fn, void *priv, enum mroce_mr_err *why)
+{
+	struct mroce_mr *mr = pin->mr;
+	enum mroce_mr_err dummy;
+	struct mroce_mr_view v;
+	unsigned long flags;
+	bool valid = true;
 	int err;
 
-	spin_lock_irqsave(&mr->lock, flags);
-	v.iova = mr->iova;
-	v.length = mr->length;
-	v.shift = mr->page_shift;
-	v.offset = mr->offset;
-	v.npages = mr->npages;
-	spin_unlock_irqrestore(&mr->lock, flags);
-
-	if (iova < v.iova || len > v.length || iova - v.iova > v.length - len)
+	if (!why)
+		why = &dummy;
+	*why = MROCE_MR_OK;
+	if (!mr || iova < pin->iova || len > pin->len ||
+	    iova - pin->iova > pin->len - len) {
+		*why = MROCE_MR_BOUNDS;
 		return -EFAULT;
-
-	while (len) {
-		err = mroce_mr_chunk(mr, &v, iova, len, &page, &off, &chunk);
-		if (err)
-			return err;
-		err = fn(priv, page, off, chunk);
-		if (err)
-			return err;
-		iova += chunk;
-		len -= chunk;
 	}
-	return 0;
+	/* Fails for good once dereg_mr dropped the last reference. */
+	if (!refcount_inc_not_zero(&mr->ref)) {
+		*why = MROCE_MR_NO_KEY;
+		return -EACCES;
+	}
+	if (mr->type == MROCE_MR_FAST) {
+		spin_lock_irqsave(&mr->lock, flags);
+		valid = mr->valid && mr->gen == pin->gen;
+		mroce_mr_view(mr, &v);
+		spin_unlock_irqrestore(&mr->lock, flags);
+	} else {
+		mroce_mr_view(mr, &v);
+	}
+	if (valid) {
+		err = mroce_mr_walk_view(mr, &v, iova, len, fn, priv);
+		if (err == -EFAULT)
+			*why = MROCE_MR_BOUNDS;
+	} else {
+		*why = MROCE_MR_INVALID;
+		err = -EACCES;
+	}
+	mroce_mr_put(mr);
+	return err;
 }
 
 int mroce_chunk_to_mr(void *priv, struct page *page, unsigned int off,
@@ -482,6 +661,17 @@ int mroce_mr_copy_from_skb(struct mroce_mr *mr, u64 iova,
 	return mroce_mr_walk(mr, iova, len, mroce_chunk_skb_to_mr, &c);
 }
 
+/* Place @len bytes of @skb from @skb_off at @iova of a pinned range. */
+int mroce_mr_pin_copy_from_skb(struct mroce_mr_pin *pin, u64 iova,
+			       const struct sk_buff *skb, int skb_off, u32 len,
+			       enum mroce_mr_err *why)
+{
+	struct mroce_copy c = { .skb = skb, .skb_off = skb_off };
+
+	return mroce_mr_pin_walk(pin, iova, len, mroce_chunk_skb_to_mr, &c,
+				 why);
+}
+
 /* Find an FRWR MR of @pd by its full key; NULL if none. Referenced. */
 static struct mroce_mr *mroce_frwr_get(struct mroce_dev *mdev,
 				       struct ib_pd *pd, u32 key)
@@ -510,10 +700,12 @@ static int mroce_mr_invalidate(struct mroce_dev *mdev, struct ib_pd *pd,
 	if (!mr)
 		return -EINVAL;
 	spin_lock_irqsave(&mr->lock, flags);
-	if (mr->key != key)
+	if (mr->key != key) {
 		err = -EINVAL;
-	else
+	} else {
 		mr->valid = false;
+		mr->gen++;
+	}
 	spin_unlock_irqrestore(&mr->lock, flags);
 	mroce_mr_put(mr);
 	return err;
@@ -589,6 +781,7 @@ enum ib_wc_status mroce_exec_reg_mr(struct mroce_qp *qp,
 		mr->page_shift = shift;
 		mr->offset = fbo;
 		mr->valid = true;
+		mr->gen++;
 	}
 	spin_unlock_irqrestore(&mr->lock, flags);
 	return status;

@@ -192,7 +192,16 @@ struct mroce_mr {
 	u64			*page_list;
 	struct ib_umem		*umem;
 
+	/* Bumped by every REG_MR and invalidation: pins taken before miss. */
+	u32			gen;
+
+	/*
+	 * ref counts lookups and walks in progress (short); dereg_mr waits
+	 * for them, then releases the pages. hold keeps the struct itself
+	 * alive for pins (struct mroce_mr_pin), which never block dereg_mr.
+	 */
 	refcount_t		ref;
+	refcount_t		hold;
 	struct completion	released;
 	struct rcu_head		rcu;
 };
@@ -226,6 +235,42 @@ struct mroce_mr *mroce_mr_get(struct mroce_dev *mdev, u32 key,
 			      struct ib_pd *pd, int access, u64 iova, u64 len,
 			      bool is_rkey, enum mroce_mr_err *why);
 void mroce_mr_put(struct mroce_mr *mr);
+
+/*
+ * A pin: a key looked up and checked (state, PD, rights, bounds) once for
+ * a whole range -- a message, an SGE, a READ response -- and then used for
+ * every packet in that range without a table lookup or a rights check.
+ *
+ * A pin keeps the struct mroce_mr alive but never delays dereg_mr: each
+ * use checks, cheaply, that the MR is still registered and, for FRWR MRs,
+ * that no invalidation or REG_MR happened since the pin was taken (gen).
+ * So a pin never outlives the rights it checked: a message that straddles
+ * an invalidation fails exactly as per-packet lookups would make it fail.
+ *
+ * A zeroed pin is empty. Users of one pin serialise themselves (the
+ * transport holds its connection lock); mroce_mr_unpin() may run in any
+ * context.
+ */
+struct mroce_mr_pin {
+	struct mroce_mr		*mr;		/* NULL: empty */
+	u64			iova;		/* the range checked */
+	u64			len;
+	u32			key;
+	u32			gen;
+	int			access;		/* the rights checked */
+};
+
+int mroce_mr_pin(struct mroce_dev *mdev, u32 key, struct ib_pd *pd,
+		 int access, u64 iova, u64 len, bool is_rkey,
+		 struct mroce_mr_pin *pin, enum mroce_mr_err *why);
+void mroce_mr_unpin(struct mroce_mr_pin *pin);
+bool mroce_mr_pin_covers(const struct mroce_mr_pin *pin, u32 key, int access,
+			 u64 iova, u64 len);
+int mroce_mr_pin_walk(struct mroce_mr_pin *pin, u64 iova, u64 len,
+		      mroce_chunk_fn fn, void *priv, enum mroce_mr_err *why);
+int mroce_mr_pin_copy_from_skb(struct mroce_mr_pin *pin, u64 iova,
+			       const struct sk_buff *skb, int skb_off, u32 len,
+			       enum mroce_mr_err *why);
 int mroce_mr_walk(struct mroce_mr *mr, u64 iova, u64 len,
 		  mroce_chunk_fn fn, void *priv);
 int mroce_mr_copy_to(struct mroce_mr *mr, u64 iova, const void *src, u32 len);
@@ -294,6 +339,8 @@ struct mroce_swqe {
 	bool			is_inline;	/* data in inline_data[] */
 	bool			done;		/* verbs-private */
 	u8			status;		/* verbs-private */
+	u32			pin_sge;	/* verbs-private: pin is sge[i] */
+	struct mroce_mr_pin	pin;		/* verbs-private, see wqe.c */
 	union {
 		__be32		imm_data;
 		u32		invalidate_rkey;
@@ -348,6 +395,8 @@ struct mroce_rwqe {
 	struct mroce_qp		*owner;		/* SRQ: the QP that took it */
 	struct list_head	qp_node;	/* SRQ: on owner->srq_taken */
 	struct ib_wc		wc;
+	u32			pin_sge;	/* pin is sge[pin_sge] */
+	struct mroce_mr_pin	pin;		/* see mroce_wqe.c */
 
 	struct mroce_rwqe_xport	xport;
 	struct ib_sge		sge[];
@@ -366,6 +415,7 @@ struct mroce_wq {
 	u32			fetch;		/* SQ: handed out; RQ: taken */
 	u32			tail;		/* retired */
 	bool			stopped;	/* SQ: a bad WQE blocks the rest */
+	bool			is_send;	/* mroce_swqe slots, else rwqe */
 };
 
 static inline void *mroce_wq_slot(const struct mroce_wq *wq, u32 idx)

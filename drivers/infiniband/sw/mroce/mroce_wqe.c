@@ -70,6 +70,7 @@ int mroce_wq_init(struct mroce_wq *wq, struct ib_ucontext *uctx, u32 max_wr,
 	BUILD_BUG_ON(offsetof(struct rxe_send_wr, wr.ud.ah_num) != 36);
 
 	spin_lock_init(&wq->lock);
+	wq->is_send = is_send;
 	if (is_send) {
 		room = mroce_swqe_room(max_sge, max_inline);
 		wq->max_sge = min_t(u32, room / sizeof(struct ib_sge),
@@ -104,8 +105,28 @@ int mroce_wq_init(struct mroce_wq *wq, struct ib_ucontext *uctx, u32 max_wr,
 	return 0;
 }
 
+/*
+ * Let go of the MR pins of the WQEs still in the queue (destroy, reset).
+ * SRQ WQEs taken by a QP are let go when the QP gives them back.
+ */
+static void mroce_wq_unpin_all(struct mroce_wq *wq)
+{
+	u32 i;
+
+	for (i = wq->tail; i != wq->head; i++) {
+		if (wq->is_send)
+			mroce_mr_unpin(&((struct mroce_swqe *)
+					 mroce_wq_slot(wq, i))->pin);
+		else
+			mroce_mr_unpin(&((struct mroce_rwqe *)
+					 mroce_wq_slot(wq, i))->pin);
+	}
+}
+
 void mroce_wq_free(struct mroce_wq *wq)
 {
+	if (wq->shadow)
+		mroce_wq_unpin_all(wq);
 	if (wq->uq.data)
 		mroce_queue_free(&wq->uq);
 	kvfree(wq->shadow);
@@ -118,6 +139,7 @@ void mroce_wq_reset(struct mroce_wq *wq)
 	unsigned long flags;
 
 	spin_lock_irqsave(&wq->lock, flags);
+	mroce_wq_unpin_all(wq);
 	wq->head = 0;
 	wq->fetch = 0;
 	wq->tail = 0;
@@ -152,15 +174,13 @@ static enum ib_wc_opcode mroce_wc_opcode(u32 wr_opcode)
 
 /*
  * Whether a filled-in shadow asks for something this QP does: opcode for
- * the QP type, rights advertised, atomic operand rules. Opcodes we do not
- * implement (memory windows, atomic write, flush, masked atomics, LSO)
- * land in the default case and fail the WQE.
+ * the QP type, atomic operand rules. Opcodes we do not implement (memory
+ * windows, atomic write, flush, masked atomics, LSO) land in the default
+ * case and fail the WQE.
  */
 static enum ib_wc_status mroce_swqe_check(struct mroce_qp *qp,
 					  const struct mroce_swqe *swqe)
 {
-	const struct mroce_dev *mdev = mroce_qp_dev(qp);
-
 	if (qp->ibqp.qp_type != IB_QPT_RC) {
 		if (swqe->opcode == IB_WR_SEND ||
 		    swqe->opcode == IB_WR_SEND_WITH_IMM)
@@ -180,8 +200,12 @@ static enum ib_wc_status mroce_swqe_check(struct mroce_qp *qp,
 		return swqe->is_inline ? IB_WC_LOC_QP_OP_ERR : IB_WC_SUCCESS;
 	case IB_WR_ATOMIC_CMP_AND_SWP:
 	case IB_WR_ATOMIC_FETCH_AND_ADD:
-		if (mdev->attr.atomic_cap == IB_ATOMIC_NONE ||
-		    swqe->is_inline || (swqe->wr.atomic.remote_addr & 7))
+		/*
+		 * atomic_cap is always IB_ATOMIC_HCA; whether the peer
+		 * executes atomics is negotiated per connection and checked
+		 * by the transport when it sends (MROCE_CAP_ATOMIC).
+		 */
+		if (swqe->is_inline || (swqe->wr.atomic.remote_addr & 7))
 			return IB_WC_LOC_QP_OP_ERR;
 		return swqe->length < sizeof(u64) ? IB_WC_LOC_LEN_ERR :
 						     IB_WC_SUCCESS;
@@ -443,13 +467,24 @@ static void mroce_swqe_wc(struct mroce_qp *qp, const struct mroce_swqe *swqe,
 	wc->port_num = MROCE_PORT;
 }
 
-/* Post CQEs for done WQEs at the tail, in order, and publish the tail. */
+/*
+ * Post CQEs for done WQEs at the tail, in order, and publish the tail.
+ *
+ * A WQE's slot is given back to user space before its CQE is posted: an
+ * application that posts its next WR as soon as it polled a completion
+ * (ibv_rc_pingpong, with a one-deep send queue) must find the slot free,
+ * or librxe sees a full ring and fails the post with ENOMEM. Our release
+ * store of the producer index of the CQ then orders the consumer index of
+ * the SQ before the CQE for anyone who reads the CQE with acquire, as
+ * librxe does. The shadow slot stays ours until sq->lock is dropped: a
+ * doorbell reads the free room under that lock.
+ */
 static void mroce_sq_retire_locked(struct mroce_qp *qp, struct mroce_sq_ev *ev)
 {
 	struct mroce_wq *sq = &qp->sq;
 	struct mroce_cq *cq = qp->scq;
 	struct mroce_swqe *swqe;
-	u32 old_tail = sq->tail;
+	u32 published = sq->tail;
 	struct ib_wc wc;
 
 	lockdep_assert_held(&sq->lock);
@@ -458,21 +493,28 @@ static void mroce_sq_retire_locked(struct mroce_qp *qp, struct mroce_sq_ev *ev)
 		swqe = mroce_wq_slot(sq, sq->tail);
 		if (!swqe->done)
 			break;
-		/* Errors always complete, whatever the signalling. */
-		if (swqe->status != IB_WC_SUCCESS || qp->sq_sig_all ||
-		    (swqe->send_flags & IB_SEND_SIGNALED)) {
-			mroce_swqe_wc(qp, swqe, &wc);
-			spin_lock(&cq->lock);
-			if (mroce_cq_post_locked(cq, &wc, false, &ev->cq))
-				ev->overflow = true;
-			spin_unlock(&cq->lock);
-		}
+		mroce_mr_unpin(&swqe->pin);
 		if (swqe->status != IB_WC_SUCCESS &&
 		    swqe->status != IB_WC_WR_FLUSH_ERR)
 			ev->error = true;
+		/* Errors always complete, whatever the signalling. */
+		if (swqe->status == IB_WC_SUCCESS && !qp->sq_sig_all &&
+		    !(swqe->send_flags & IB_SEND_SIGNALED)) {
+			sq->tail++;
+			continue;
+		}
+		mroce_swqe_wc(qp, swqe, &wc);
 		sq->tail++;
+		if (qp->is_user) {
+			mroce_queue_publish_consumer(&sq->uq, sq->tail);
+			published = sq->tail;
+		}
+		spin_lock(&cq->lock);
+		if (mroce_cq_post_locked(cq, &wc, false, &ev->cq))
+			ev->overflow = true;
+		spin_unlock(&cq->lock);
 	}
-	if (sq->tail != old_tail && qp->is_user)
+	if (sq->tail != published && qp->is_user)
 		mroce_queue_publish_consumer(&sq->uq, sq->tail);
 
 	if (qp->sqd_notify && sq->tail == sq->fetch &&
@@ -888,20 +930,27 @@ static int mroce_rwq_take_locked(struct mroce_wq *wq, bool is_user,
 	return rwqe->done ? -EINVAL : 0;
 }
 
-static void mroce_rwqe_cqe(struct mroce_qp *qp, struct mroce_rwqe *rwqe,
-			   struct mroce_rq_ev *ev)
+/* The CQE of a done receive WQE, read before its slot is given back. */
+static bool mroce_rwqe_wc(struct mroce_qp *qp, const struct mroce_rwqe *rwqe,
+			  struct ib_wc *wc, struct mroce_rq_ev *ev)
+{
+	*wc = rwqe->wc;
+	wc->wr_id = rwqe->wr_id;
+	wc->qp = &qp->ibqp;
+	if (wc->status != IB_WC_SUCCESS && wc->status != IB_WC_WR_FLUSH_ERR)
+		ev->error = true;
+	return rwqe->solicited;
+}
+
+static void mroce_rwqe_cqe(struct mroce_qp *qp, const struct ib_wc *wc,
+			   bool solicited, struct mroce_rq_ev *ev)
 {
 	struct mroce_cq *cq = qp->rcq;
 
-	rwqe->wc.wr_id = rwqe->wr_id;
-	rwqe->wc.qp = &qp->ibqp;
 	spin_lock(&cq->lock);
-	if (mroce_cq_post_locked(cq, &rwqe->wc, rwqe->solicited, &ev->cq))
+	if (mroce_cq_post_locked(cq, wc, solicited, &ev->cq))
 		ev->overflow = true;
 	spin_unlock(&cq->lock);
-	if (rwqe->wc.status != IB_WC_SUCCESS &&
-	    rwqe->wc.status != IB_WC_WR_FLUSH_ERR)
-		ev->error = true;
 }
 
 /* Free SRQ slots at the tail whose QPs are done with them. */
@@ -925,6 +974,7 @@ static void mroce_srq_retire_locked(struct mroce_srq *srq)
 /* Give an SRQ WQE back to its SRQ, done or abandoned. */
 static void mroce_srq_release(struct mroce_srq *srq, struct mroce_rwqe *rwqe)
 {
+	mroce_mr_unpin(&rwqe->pin);
 	list_del_init(&rwqe->qp_node);
 	rwqe->owner = NULL;
 	spin_lock(&srq->rq.lock);
@@ -933,12 +983,18 @@ static void mroce_srq_release(struct mroce_srq *srq, struct mroce_rwqe *rwqe)
 	spin_unlock(&srq->rq.lock);
 }
 
-/* Post CQEs for done receive WQEs in RQ (or SRQ-take) order. */
+/*
+ * Post CQEs for done receive WQEs in RQ (or SRQ-take) order. As on the
+ * send queue, each slot goes back to user space before its CQE is posted
+ * (see mroce_sq_retire_locked()); an SRQ slot may be taken by another QP
+ * as soon as it is released, so the CQE is copied out first.
+ */
 static void mroce_rq_retire_locked(struct mroce_qp *qp, struct mroce_rq_ev *ev)
 {
 	struct mroce_wq *rq = &qp->rq;
 	struct mroce_rwqe *rwqe, *next;
-	u32 old_tail = rq->tail;
+	struct ib_wc wc;
+	bool solicited;
 
 	lockdep_assert_held(&rq->lock);
 
@@ -946,8 +1002,9 @@ static void mroce_rq_retire_locked(struct mroce_qp *qp, struct mroce_rq_ev *ev)
 		list_for_each_entry_safe(rwqe, next, &qp->srq_taken, qp_node) {
 			if (!rwqe->done)
 				break;
-			mroce_rwqe_cqe(qp, rwqe, ev);
+			solicited = mroce_rwqe_wc(qp, rwqe, &wc, ev);
 			mroce_srq_release(qp->srq, rwqe);
+			mroce_rwqe_cqe(qp, &wc, solicited, ev);
 		}
 		return;
 	}
@@ -956,11 +1013,13 @@ static void mroce_rq_retire_locked(struct mroce_qp *qp, struct mroce_rq_ev *ev)
 		rwqe = mroce_wq_slot(rq, rq->tail);
 		if (!rwqe->done)
 			break;
-		mroce_rwqe_cqe(qp, rwqe, ev);
+		solicited = mroce_rwqe_wc(qp, rwqe, &wc, ev);
+		mroce_mr_unpin(&rwqe->pin);
 		rq->tail++;
+		if (qp->is_user)
+			mroce_queue_publish_consumer(&rq->uq, rq->tail);
+		mroce_rwqe_cqe(qp, &wc, solicited, ev);
 	}
-	if (rq->tail != old_tail && qp->is_user)
-		mroce_queue_publish_consumer(&rq->uq, rq->tail);
 }
 
 static void mroce_rq_after(struct mroce_qp *qp, struct mroce_rq_ev *ev)
@@ -1226,6 +1285,56 @@ static bool mroce_sgl_seek(const struct ib_sge *sge, u32 num_sge, u32 msg_off,
 	return msg_off == 0;
 }
 
+/* A WQE's scatter list and its one-entry pin cache. */
+struct mroce_sgl {
+	const struct ib_sge	*sge;
+	u32			num_sge;
+	u32			length;		/* sum of the SGE lengths */
+	struct mroce_mr_pin	*pin;
+	u32			*pin_sge;
+};
+
+/*
+ * Visit @piece bytes at @addr of SGE @i through a pin on that whole SGE.
+ * Segmentation and placement mostly move through a message in order, so
+ * one pin per WQE, on the SGE last used, saves the key lookup and rights
+ * check for every packet but the first of each SGE.
+ */
+static int mroce_sge_walk(struct mroce_qp *qp, const struct mroce_sgl *l,
+			  u32 i, u64 addr, u32 piece, int access,
+			  mroce_chunk_fn fn, void *priv, enum mroce_mr_err *why)
+{
+	const struct ib_sge *sge = &l->sge[i];
+	struct mroce_mr *mr;
+	int err;
+
+	if (*l->pin_sge != i ||
+	    !mroce_mr_pin_covers(l->pin, sge->lkey, access, addr, piece)) {
+		err = mroce_mr_pin(mroce_qp_dev(qp), sge->lkey, qp->ibqp.pd,
+				   access, sge->addr, sge->length, false,
+				   l->pin, why);
+		if (err && *why != MROCE_MR_BOUNDS)
+			return err;
+		if (err) {
+			/*
+			 * Only the bytes a message touches must lie in the
+			 * MR, not the whole SGE (a receive buffer larger
+			 * than its MR takes short messages): check those.
+			 */
+			mr = mroce_mr_get(mroce_qp_dev(qp), sge->lkey,
+					  qp->ibqp.pd, access, addr, piece,
+					  false, why);
+			if (!mr)
+				return -EACCES;
+			err = mroce_mr_walk(mr, addr, piece, fn, priv);
+			mroce_mr_put(mr);
+			return err;
+		}
+		*l->pin_sge = i;
+	}
+	return mroce_mr_pin_walk(l->pin, addr, piece, fn, priv, why);
+}
+
 /*
  * Visit bytes [msg_off, msg_off + len) of a message described by an SGE
  * list, through each SGE's lkey, checked for @access in the QP's PD.
@@ -1234,13 +1343,13 @@ static bool mroce_sgl_seek(const struct ib_sge *sge, u32 num_sge, u32 msg_off,
  * (*why = MROCE_MR_BOUNDS); -EACCES if a key does not check out (*why
  * says why); or what @fn returned.
  */
-static int mroce_sgl_walk(struct mroce_qp *qp, const struct ib_sge *sge,
-			  u32 num_sge, u32 msg_off, u32 len, int access,
+static int mroce_sgl_walk(struct mroce_qp *qp, const struct mroce_sgl *l,
+			  u32 msg_off, u32 len, int access,
 			  mroce_chunk_fn fn, void *priv, enum mroce_mr_err *why)
 {
-	struct mroce_dev *mdev = mroce_qp_dev(qp);
+	const struct ib_sge *sge = l->sge;
+	u32 num_sge = l->num_sge;
 	enum mroce_mr_err dummy;
-	struct mroce_mr *mr;
 	u32 i, off, piece;
 	u64 addr;
 	int err;
@@ -1262,12 +1371,8 @@ static int mroce_sgl_walk(struct mroce_qp *qp, const struct ib_sge *sge,
 		}
 		if (check_add_overflow(sge[i].addr, (u64)off, &addr))
 			goto bounds;
-		mr = mroce_mr_get(mdev, sge[i].lkey, qp->ibqp.pd, access, addr,
-				  piece, false, why);
-		if (!mr)
-			return -EACCES;
-		err = mroce_mr_walk(mr, addr, piece, fn, priv);
-		mroce_mr_put(mr);
+		err = mroce_sge_walk(qp, l, i, addr, piece, access, fn, priv,
+				     why);
 		if (err) {
 			if (err == -EFAULT)
 				*why = MROCE_MR_BOUNDS;
@@ -1292,16 +1397,49 @@ static int mroce_msg_bounds(enum mroce_mr_err *why)
 	return -EFAULT;
 }
 
-/* Walk bytes [msg_off, msg_off + len) of a message of @length bytes. */
-static int mroce_msg_walk(struct mroce_qp *qp, const struct ib_sge *sge,
-			  u32 num_sge, u32 length, u32 msg_off, u32 len,
-			  int access, mroce_chunk_fn fn, void *priv,
-			  enum mroce_mr_err *why)
+/* Walk bytes [msg_off, msg_off + len) of a WQE's message. */
+static int mroce_msg_walk(struct mroce_qp *qp, const struct mroce_sgl *l,
+			  u32 msg_off, u32 len, int access, mroce_chunk_fn fn,
+			  void *priv, enum mroce_mr_err *why)
 {
-	if (msg_off > length || len > length - msg_off)
+	if (msg_off > l->length || len > l->length - msg_off)
 		return mroce_msg_bounds(why);
-	return mroce_sgl_walk(qp, sge, num_sge, msg_off, len, access, fn, priv,
-			      why);
+	return mroce_sgl_walk(qp, l, msg_off, len, access, fn, priv, why);
+}
+
+/*
+ * The pin cache of a WQE is verbs-private state that changes under the
+ * transport's const view of the WQE, like a cache should: whoever walks a
+ * WQE's data owns it at that moment (the transport, under its connection
+ * lock), and it is let go only when the WQE retires.
+ */
+static int mroce_swqe_msg_walk(struct mroce_qp *qp,
+			       const struct mroce_swqe *swqe, u32 msg_off,
+			       u32 len, int access, mroce_chunk_fn fn,
+			       void *priv, enum mroce_mr_err *why)
+{
+	struct mroce_swqe *w = (struct mroce_swqe *)swqe;
+	struct mroce_sgl l = {
+		.sge = w->sge, .num_sge = w->num_sge, .length = w->length,
+		.pin = &w->pin, .pin_sge = &w->pin_sge,
+	};
+
+	return mroce_msg_walk(qp, &l, msg_off, len, access, fn, priv, why);
+}
+
+static int mroce_rwqe_msg_walk(struct mroce_qp *qp,
+			       const struct mroce_rwqe *rwqe, u32 msg_off,
+			       u32 len, mroce_chunk_fn fn, void *priv,
+			       enum mroce_mr_err *why)
+{
+	struct mroce_rwqe *w = (struct mroce_rwqe *)rwqe;
+	struct mroce_sgl l = {
+		.sge = w->sge, .num_sge = w->num_sge, .length = w->length,
+		.pin = &w->pin, .pin_sge = &w->pin_sge,
+	};
+
+	return mroce_msg_walk(qp, &l, msg_off, len, IB_ACCESS_LOCAL_WRITE, fn,
+			      priv, why);
 }
 
 /**
@@ -1329,8 +1467,8 @@ int mroce_swqe_copy_out(struct mroce_qp *qp, const struct mroce_swqe *swqe,
 		memcpy(dst, swqe->inline_data + msg_off, len);
 		return 0;
 	}
-	return mroce_msg_walk(qp, swqe->sge, swqe->num_sge, swqe->length,
-			      msg_off, len, 0, mroce_chunk_from_mr, &c, why);
+	return mroce_swqe_msg_walk(qp, swqe, msg_off, len, 0,
+				   mroce_chunk_from_mr, &c, why);
 }
 
 /**
@@ -1352,8 +1490,7 @@ int mroce_swqe_walk(struct mroce_qp *qp, const struct mroce_swqe *swqe,
 {
 	if (swqe->is_inline)
 		return -EOPNOTSUPP;
-	return mroce_msg_walk(qp, swqe->sge, swqe->num_sge, swqe->length,
-			      msg_off, len, 0, fn, priv, why);
+	return mroce_swqe_msg_walk(qp, swqe, msg_off, len, 0, fn, priv, why);
 }
 
 /**
@@ -1377,9 +1514,9 @@ int mroce_swqe_copy_in(struct mroce_qp *qp, const struct mroce_swqe *swqe,
 
 	if (swqe->is_inline)
 		return mroce_msg_bounds(why);
-	return mroce_msg_walk(qp, swqe->sge, swqe->num_sge, swqe->length,
-			      msg_off, len, IB_ACCESS_LOCAL_WRITE,
-			      mroce_chunk_to_mr, &c, why);
+	return mroce_swqe_msg_walk(qp, swqe, msg_off, len,
+				   IB_ACCESS_LOCAL_WRITE, mroce_chunk_to_mr,
+				   &c, why);
 }
 
 /* As mroce_swqe_copy_in(), from @len bytes of @skb at @skb_off. */
@@ -1391,9 +1528,9 @@ int mroce_swqe_copy_in_skb(struct mroce_qp *qp, const struct mroce_swqe *swqe,
 
 	if (swqe->is_inline)
 		return mroce_msg_bounds(why);
-	return mroce_msg_walk(qp, swqe->sge, swqe->num_sge, swqe->length,
-			      msg_off, len, IB_ACCESS_LOCAL_WRITE,
-			      mroce_chunk_skb_to_mr, &c, why);
+	return mroce_swqe_msg_walk(qp, swqe, msg_off, len,
+				   IB_ACCESS_LOCAL_WRITE, mroce_chunk_skb_to_mr,
+				   &c, why);
 }
 
 /**
@@ -1415,9 +1552,8 @@ int mroce_rwqe_copy_in(struct mroce_qp *qp, const struct mroce_rwqe *rwqe,
 {
 	struct mroce_copy c = { .src = src };
 
-	return mroce_msg_walk(qp, rwqe->sge, rwqe->num_sge, rwqe->length,
-			      msg_off, len, IB_ACCESS_LOCAL_WRITE,
-			      mroce_chunk_to_mr, &c, why);
+	return mroce_rwqe_msg_walk(qp, rwqe, msg_off, len, mroce_chunk_to_mr,
+				   &c, why);
 }
 
 /* As mroce_rwqe_copy_in(), from @len bytes of @skb at @skb_off. */
@@ -1427,7 +1563,6 @@ int mroce_rwqe_copy_in_skb(struct mroce_qp *qp, const struct mroce_rwqe *rwqe,
 {
 	struct mroce_copy c = { .skb = skb, .skb_off = skb_off };
 
-	return mroce_msg_walk(qp, rwqe->sge, rwqe->num_sge, rwqe->length,
-			      msg_off, len, IB_ACCESS_LOCAL_WRITE,
-			      mroce_chunk_skb_to_mr, &c, why);
+	return mroce_rwqe_msg_walk(qp, rwqe, msg_off, len,
+				   mroce_chunk_skb_to_mr, &c, why);
 }
