@@ -14,6 +14,7 @@
 #   skip_all WHY              exit 4 now
 # Waiting:
 #   wait_for SECS CMD...      poll CMD every 0.1 s until it succeeds
+#   exited PID                the process is gone or a zombie (wait_for 10 exited $pid)
 # Module and devices:
 #   mroce_load / mroce_unload / mroce_loaded
 #   mroce_link_add NAME NETDEV [NETNS] / mroce_link_del NAME / rdma_dev_exists NAME
@@ -138,6 +139,17 @@ wait_for() {
 		sleep 0.1
 	done
 	"$@" >/dev/null 2>&1
+}
+
+# A zombie counts as exited: kill -0 succeeds on one, and the shell that
+# started the job need not have reaped it yet. No pid is an error, not
+# "exited". Builtins only: wait_for polls it ten times a second.
+exited() {
+	local stat
+	[ -n "$1" ] || return 1
+	read -r stat 2> /dev/null < "/proc/$1/stat" || return 0
+	stat=${stat##*) }
+	[ "${stat:0:1}" = Z ]
 }
 
 require_cmd() {

@@ -10,13 +10,12 @@ require_cmd rdma ip ibv_asyncwatch stdbuf
 
 gone() { ! rdma_dev_exists "$1"; }
 watching() { ls -l "/proc/$1/fd" 2>/dev/null | grep -q infiniband/uverbs; }
-exited() { ! kill -0 "$1" 2>/dev/null; }
 
-# Start ibv_asyncwatch on DEV; its pid in $watch_pid.
+# Start ibv_asyncwatch on DEV; its pid in $watch_pid. Not under check:
+# check runs its command in a subshell, which would keep the pid to itself.
 watch_dev() {
 	stdbuf -oL ibv_asyncwatch -d "$1" > "$MROCE_TEST_OUT/watch-$1.txt" 2>&1 &
 	watch_pid=$!
-	wait_for 10 watching "$watch_pid"
 }
 
 mroce_load
@@ -25,7 +24,8 @@ dmesg_mark
 topo_netns
 mroce_link_add mroce_a va a
 mroce_link_add mroce_b vb b
-check "an application holds mroce_a open" watch_dev mroce_a
+watch_dev mroce_a
+check "an application holds mroce_a open" wait_for 10 watching "$watch_pid"
 start=$(date +%s)
 check "deleting the veth pair completes" timeout 30 ip -n a link del va
 check "... within 10 s although mroce_a is open" test $(( $(date +%s) - start )) -le 10
@@ -50,7 +50,8 @@ check "... m0 is gone" wait_for 10 gone m0
 
 ip link add d0 type dummy && ip link set d0 up
 mroce_link_add m0 d0
-check "an application holds m0 open" watch_dev m0
+watch_dev m0
+check "an application holds m0 open" wait_for 10 watching "$watch_pid"
 check "rmmod mroce with the device open" timeout 30 rmmod mroce
 check "m0 is gone" gone m0
 check "the application sees the device go" wait_for 10 exited "$watch_pid"

@@ -54,8 +54,6 @@ load_start() { # load_start TAG
 tx_pkts() { cat "/sys/class/net/$ULP_NDEV_A/statistics/tx_packets"; }
 tx_grew() { [ $(($(tx_pkts) - $1)) -ge "$2" ]; }
 
-exited() { ! kill -0 "$1" 2> /dev/null; }
-
 # load_ends SECS: the background fio finished by itself within SECS.
 load_ends() {
 	wait_for "$1" exited "$load_pid" || { kill -9 "$load_pid"; return 1; }
