@@ -13,9 +13,9 @@
 #                              (NSB), client on DEVA (NSA) connecting to
 #                              SERVER_IP, each on its IPv4 GID; both must pass.
 #                              Logs $MROCE_TEST_OUT/$PERFTEST_LOG.{server,client}
-#                              (default "perftest"); PERFTEST_TIMEOUT (180 s);
-#                              PERFTEST_NO_REPORT_OK=1: a run whose only fault
-#                              is perftest's failed clock calibration passes
+#                              (default "perftest"); PERFTEST_TIMEOUT (180 s)
+#   PERFTEST_OPTS              options every perftest (ib_*) run needs here;
+#                              perftest_pair adds them, other callers must too
 #   rc_pingpong NSA DEVA NSB DEVB SERVER_IP ARGS...
 #                              perftest_pair with ibv_rc_pingpong
 #   verify_pair NSA DEVA NSB DEVB SERVER_IP ARGS...
@@ -50,9 +50,18 @@ gid_index() {
 }
 
 # The GID index of DEV's (first) IPv4 address: ::ffff:a.b.c.d, RoCE v2.
+# perftest_pair asks twice per run: two processes here, not gid_list's
+# dozen (seconds under TCG).
 ipv4_gid_index() {
-	wait_for 5 bash -c "grep -qs '^0000:0000:0000:0000:0000:ffff:' /sys/class/infiniband/$1/ports/1/gids/*" || return 1
-	gid_list "$1" | awk '$2 ~ /^0000:0000:0000:0000:0000:ffff:/ && $3 == "RoCE_v2" { print $1; exit }'
+	local p=/sys/class/infiniband/$1/ports/1 v4='^0000:0000:0000:0000:0000:ffff:' f i t best=
+	wait_for 5 grep -qs "$v4" "$p"/gids/* || return 1
+	for f in $(grep -ls "$v4" "$p"/gids/*); do
+		i=${f##*/}
+		read -r t < "$p/gid_attrs/types/$i" 2> /dev/null || continue
+		[ "$t" = "RoCE v2" ] || continue
+		{ [ -z "$best" ] || [ "$i" -lt "$best" ]; } && best=$i
+	done
+	[ -n "$best" ] && echo "$best"
 }
 
 mroce_pair_up() {
@@ -65,17 +74,15 @@ mroce_pair_up() {
 	wait_for 5 has_gid mroce_b "$(gid_of_ip 10.0.0.2)"
 }
 
-# perftest calibrates its cycle counter after the transfer to compute the
-# bandwidth and, on a loaded TCG host, may give up ("Can't produce a
-# report", exit 1; the server then misses the closing handshake). The
-# transfer completed if neither side exited otherwise or logged an error.
-# _perftest_no_report RC SRC LOG
-_perftest_no_report() {
-	[ "$1" -le 1 ] && [ "$2" -le 1 ] && [ $(($1 + $2)) -gt 0 ] &&
-	grep -q "Can't produce a report" "$3.client" "$3.server" &&
-	! grep -Eqi "completion with error|failed status|couldn't (post|poll)|poll cq|timed? ?out" \
-		"$3.client" "$3.server"
-}
+# perftest calibrates its cycle counter against gettimeofday() after the
+# transfer, to turn cycles into bandwidth. Under TCG on a loaded host the
+# fit often fails ("Correlation coefficient r^2 < 0.9"); perftest then
+# exits 1 ("Can't produce a report") after a complete transfer, and the
+# server, left without the closing handshake, fails too. -F makes it report
+# anyway: the exit status then speaks of the transfer alone, the row's
+# #bytes and #iterations stay right and its bandwidth columns read 0 (the
+# latency tools print inf whether or not -F is given).
+PERFTEST_OPTS=(-F)
 
 # perftest and the pingpongs exit non-zero on an error completion or a
 # stall; neither checks data (mroce_verify does). The client starts once
@@ -84,7 +91,11 @@ perftest_pair() {
 	local nsa=$1 deva=$2 nsb=$3 devb=$4 ip=$5 tool=$6 gopt=-x ga gb spid rc src
 	local log=$MROCE_TEST_OUT/${PERFTEST_LOG:-perftest} tmo=${PERFTEST_TIMEOUT:-180}
 	shift 6
-	[[ $tool == ibv_* ]] && gopt=-g
+	if [[ $tool == ibv_* ]]; then
+		gopt=-g
+	else
+		set -- "${PERFTEST_OPTS[@]}" "$@"
+	fi
 	gb=$(ipv4_gid_index "$devb") && ga=$(ipv4_gid_index "$deva") || {
 		echo "no IPv4 GID on $deva or $devb"
 		return 1
@@ -96,11 +107,6 @@ perftest_pair() {
 	rc=$?
 	wait "$spid"
 	src=$?
-	if [ -n "$PERFTEST_NO_REPORT_OK" ] && _perftest_no_report "$rc" "$src" "$log"; then
-		ktap_info "$tool could not calibrate its clock for the report; the transfer completed"
-		rc=0
-		src=0
-	fi
 	[ $src -eq 0 ] || rc=1
 	_last_output=$(tail -n 4 "$log.client"; tail -n 4 "$log.server")
 	[ $rc -eq 0 ] || printf '%s\n' "$_last_output" | sed 's/^/#   /'

@@ -141,28 +141,16 @@ if ! why=$(transport_ready a mroce_a); then
 fi
 
 # write_bw TAG ARGS...: ib_write_bw from mroce_a to mroce_b (logs in
-# $out/TAG.bw.{client,server}). perftest calibrates its cycle counter
-# after the transfer to compute the bandwidth and, on a loaded TCG host,
-# often gives up ("Can't produce a report", exit 1; the server, left
-# without the final handshake, fails too): the transfer completed, which
-# is all this test needs (the path counters must then show its bytes).
+# $out/TAG.bw.{client,server}); its output only if it fails.
 write_bw() {
 	local tag=$1 rc
 	shift
 	PERFTEST_LOG=$tag.bw perftest_pair a mroce_a b mroce_b 10.0.0.2 ib_write_bw "$@" \
 		> "$out/$tag.bw.why"
 	rc=$?
-	if [ $rc -ne 0 ] && grep -q "Can't produce a report" "$out/$tag.bw.client" &&
-	   ! grep -Eqi "error|failed|timeout" "$out/$tag.bw.client"; then
-		ktap_info "ib_write_bw could not calibrate its clock for the report; the transfer completed"
-		return 0
-	fi
 	[ $rc -eq 0 ] || cat "$out/$tag.bw.why"
 	return $rc
 }
-
-# exited PID: gone, or a zombie waiting for its wait
-exited() { [ ! -e "/proc/$1/stat" ] || [ "$(sed 's/.*) //' "/proc/$1/stat" | cut -c1)" = Z ]; }
 
 # stop_bg SIG PID: signal a background job, print its exit status (or
 # "killed" if it did not stop within 30 s).
@@ -323,12 +311,13 @@ assert srtt and all(0 < s < 1 for s in srtt), srtt
 assert pk and sum(pk) >= 3276800 / 1500, pk
 ' "$out/clean.prom"
 if [ -s "$out/clean.bt" ]; then
-	check "bpftrace example: the connection became ESTABLISHED (2), sRTT histograms per path" py '
+	check "bpftrace example: the connection became ESTABLISHED (2), sRTT histograms per path, a grant" py '
 import re, sys
 t = open(sys.argv[1]).read()
 assert re.search(r"^dev \d+ conn \d+ \(peer conn \d+\): \d -> 2, \d+ paths$", t, re.M), t
 assert re.search(r"^@srtt_us\[\d+, \d+, \d+\]:", t, re.M), t
-' "$out/clean.bt"
+assert sys.argv[2] == "0" or re.search(r"^@grant_mbps\[\d+, \d+\]: [1-9]\d*$", t, re.M), t
+' "$out/clean.bt" "$(cat /sys/module/mroce/parameters/rx_mbps 2> /dev/null || echo 0)"
 fi
 
 # Impaired: the egress of va marks every mroce data packet Congestion
@@ -372,11 +361,72 @@ lost = sum(p["lost_pkts"] or 0 for p in paths)
 retx = sum(sum(p["retransmits"].values()) for p in paths)
 sent = sum(p["retransmits_sent"] for p in paths)
 d = after["retrans_pkts"] - before["retrans_pkts"]
-assert lost > 0 or retx > 0, paths
+# The kernel names the path and reason of every loss it resends.
+assert lost > 0 and retx > 0, paths
 assert 0 < sent <= d, (sent, d)
 print("lost %d on %d paths, resent %d (hw retrans_pkts +%d)" % (
     lost, len([p for p in paths if p["lost_pkts"]]), sent, d))
 ' "$out/impaired.watch" "$out/impaired-before.json" "$out/impaired-after.json"
+
+# --- two-sender incast: the receiver's rate grant ----------------------------
+# mroce_a writes to mroce_b over IPv4 and over IPv6 at once: two connections
+# into one receiver, which shares its capacity (module parameter rx_mbps)
+# between them and puts each one's grant in every ACK (docs/protocol.md
+# §6.4); the senders report it in mroce_cc_update. The out-of-band TCP of
+# both runs goes to 10.0.0.2; -x picks the GIDs the connections use.
+# incast_bw PORT GID_IP_A GID_IP_B TAG
+incast_bw() {
+	local port=$1 ga gb spid rc=0
+	gb=$(gid_index mroce_b "$3") && ga=$(gid_index mroce_a "$2") || return 1
+	nsexec b timeout 120 ib_write_bw "${PERFTEST_OPTS[@]}" -d mroce_b -x "$gb" -p "$port" \
+		-D 5 -s 65536 > "$out/$4.server" 2>&1 &
+	spid=$!
+	wait_for 30 nsexec b bash -c "ss -Htln 'sport = :$port' | grep -q ." || rc=1
+	nsexec a timeout 120 ib_write_bw "${PERFTEST_OPTS[@]}" -d mroce_a -x "$ga" -p "$port" \
+		-D 5 -s 65536 10.0.0.2 > "$out/$4.client" 2>&1 || rc=1
+	wait "$spid" || rc=1
+	return $rc
+}
+rx_mbps=$(cat /sys/module/mroce/parameters/rx_mbps 2> /dev/null || echo 0)
+if [ "$rx_mbps" -gt 0 ]; then
+	hints=$(hw_counter mroce_a rate_hints_rcvd)
+	echo 0 > $tracing/tracing_on
+	echo > $tracing/trace
+	# Only grant changes: window updates on every ACK would overrun the buffer.
+	echo "event == 4" > $tracing/events/mroce/mroce_cc_update/filter
+	echo 1 > $tracing/events/mroce/mroce_cc_update/enable
+	echo 1 > $tracing/tracing_on
+	incast_bw 18530 10.0.0.1 10.0.0.2 incast4 &
+	ipid=$!
+	incast_bw 18531 fd00::1 fd00::2 incast6
+	rc6=$?
+	wait $ipid
+	rc4=$?
+	echo 0 > $tracing/events/mroce/mroce_cc_update/enable
+	echo 0 > $tracing/events/mroce/mroce_cc_update/filter
+	grep 'mroce_cc_update:' $tracing/trace > "$out/incast.cc"
+	check_eq "incast: ib_write_bw over IPv4 and IPv6 at once pass" "0 0" "$rc4 $rc6"
+	check "incast: ACKs carried a grant (rate_hints_rcvd)" \
+		test "$(hw_counter mroce_a rate_hints_rcvd)" -gt "$hints"
+	check "incast: both connections granted a share of rx_mbps, at most half of it at a time" py '
+import re, sys
+dev, cap = sys.argv[2], int(sys.argv[3]) * 972 // 1024  # x util 0.95 (Q10)
+grants = {}
+for l in open(sys.argv[1]):
+    m = re.search(r"dev=(\d+) conn=(\d+) .* hint=(\d+) .* event=hint", l)
+    if m and m.group(1) == dev:
+        grants.setdefault(m.group(2), []).append(int(m.group(3)))
+assert len(grants) >= 2, grants
+for c, g in grants.items():
+    assert all(0 < h <= cap for h in g), (c, cap, g)
+# Each was at or below half while the other was served too (the
+# newcomer grant, the water-fill while both sent).
+assert all(min(g) <= cap // 2 + 1 for g in grants.values()), (cap, grants)
+print("grants (Mbit/s, capacity %d): %s" % (cap, {c: (min(g), max(g), len(g)) for c, g in grants.items()}))
+' "$out/incast.cc" "$(rdma dev show mroce_a | sed -n 's/^\([0-9]*\): mroce_a:.*/\1/p')" "$rx_mbps"
+else
+	ktap_skip "two-sender incast grants" "rate hints are off (rx_mbps=$rx_mbps)"
+fi
 
 check "kernel log clean" dmesg_clean
 ktap_finish

@@ -97,8 +97,8 @@ ud_pingpong_run() {
 
 send_bw_once() { # send_bw_once TAG
 	pair "send_bw-$1" "cm_listening 18516" \
-		ib_send_bw -d "$ULP_DEV_B" -R -p 18516 -s 65536 -n 200 -- \
-		ib_send_bw -d "$ULP_DEV_A" -R -p 18516 -s 65536 -n 200 "$ULP_IP_B"
+		ib_send_bw "${PERFTEST_OPTS[@]}" -d "$ULP_DEV_B" -R -p 18516 -s 65536 -n 200 -- \
+		ib_send_bw "${PERFTEST_OPTS[@]}" -d "$ULP_DEV_A" -R -p 18516 -s 65536 -n 200 "$ULP_IP_B"
 }
 
 # At 1 % loss the client has been seen, rarely, to stall after the server

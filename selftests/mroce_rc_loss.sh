@@ -28,7 +28,7 @@ both() { echo $(( $(cnt mroce_a "$1") + $(cnt mroce_b "$1") )); }
 # pair TOOL ARGS...: server on mroce_b (netns b), client on mroce_a, each
 # on its IPv4 GID; every run keeps its logs (pair-<subtest>-TOOL.*).
 pair() {
-	PERFTEST_LOG=pair-$_ktap_n-$1 PERFTEST_NO_REPORT_OK=1 PERFTEST_TIMEOUT=240 \
+	PERFTEST_LOG=pair-$_ktap_n-$1 PERFTEST_TIMEOUT=240 \
 		perftest_pair a mroce_a b mroce_b 10.0.0.2 "$@"
 }
 

@@ -25,7 +25,7 @@ cnt() { hw_counter "$1" "$2"; }
 # pair TOOL ARGS...: server on mroce_b (netns b), client on mroce_a, each
 # on its IPv4 GID; every run keeps its logs (pair-<subtest>-TOOL.*).
 pair() {
-	PERFTEST_LOG=pair-$_ktap_n-$1 PERFTEST_NO_REPORT_OK=1 \
+	PERFTEST_LOG=pair-$_ktap_n-$1 \
 		perftest_pair a mroce_a b mroce_b 10.0.0.2 "$@"
 }
 
