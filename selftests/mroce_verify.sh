@@ -11,8 +11,8 @@
 # pair, as rxe on 6.1 needs): it must pass there, and must fail with a
 # precise message when a byte is corrupted on purpose. Then the same runs go
 # between two mroce devices in network namespaces a and b (skipped until the
-# transport carries traffic). Loss, duplication and reordering are in
-# mroce_verify_netem.sh.
+# transport carries traffic). The same verifier under netem loss,
+# duplication and reordering is in mroce_rc_loss.sh.
 # vm-timeout: 900
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/lib_traffic.sh"
