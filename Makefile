@@ -33,7 +33,7 @@ help:
 	@echo "  vmshell       boot the test VM with mroce installed and open a shell"
 	@echo "  check         deps, modules, style, unit, fuzz smoke, vmtest; 'N passed, N failed'"
 	@echo "  demo          boot the VM: two endpoints, an mroce device on each"
-	@echo "  bench         VM benchmarks (selftests/bench/*.sh)"
+	@echo "  bench         VM benchmarks (selftests/bench/*.sh, or BENCH=rdma_bench); build/bench/"
 	@echo "  bench-sim     simulator benchmarks (userspace/sim/bench.sh)"
 	@echo "  install       build for $(INSTALL_KVER), install + depmod + modprobe.d (DESTDIR=)"
 	@echo "  dkms-install  register the source with DKMS, build and install for KVER"
@@ -70,9 +70,8 @@ check:
 demo: deps modules
 	@$(VMRUN) --plain $(VMARGS) scripts/demo.sh
 
-bench: deps modules
-	@$(VMRUN) --plain $(VMARGS) $(sort $(wildcard selftests/bench/*.sh)); rc=$$?; \
-		$(TOP)/selftests/bench/collect-results; exit $$rc
+bench: deps
+	@$(TOP)/scripts/bench.sh $(KVER) $(VMARGS)
 
 bench-sim:
 	@if [ -x $(TOP)/userspace/sim/bench.sh ]; then \

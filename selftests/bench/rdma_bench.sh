@@ -16,12 +16,15 @@
 #
 # Goodput = iterations perftest completed in its measured window x size /
 # window, window = DURATION - 2 x perftest's margin (2 s): perftest's own BW
-# column reads 0 in some lossy runs (docs/testing.md). Progress lines are
-# printed as it goes, the table at the end, CSV in $MROCE_TEST_OUT (copied to
-# build/bench/ by selftests/bench/collect-results).
+# column reads 0 when its clock calibration fails (lib_traffic.sh,
+# PERFTEST_OPTS). A row that fails (no result, or a latency perftest could
+# not convert to time) runs once more; the table says so and why. Progress
+# lines are printed as it goes, the table and a bar chart at the end, CSV
+# in $MROCE_TEST_OUT (copied to build/bench/ by scripts/bench.sh).
 #
-# Knobs: BENCH_DURATION (default 10), BENCH_LOSSES ("0 1 10"),
-# BENCH_DRIVERS ("rxe mroce"), BENCH_TESTS ("write send read lat tcp").
+# Knobs, from the host's environment (make bench BENCH_LOSSES="0 1"):
+# BENCH_DURATION (default 10), BENCH_LOSSES ("0 1 10"), BENCH_DRIVERS
+# ("rxe mroce"), BENCH_TESTS ("write send read lat tcp").
 # vm-timeout: 2400
 . "$(dirname "$0")/../lib.sh"
 . "$(dirname "$0")/../lib_traffic.sh"
@@ -80,46 +83,85 @@ perftest() { # perftest TOOL LOG ARGS...
 	local tool=$1 log=$2
 	shift 2
 	PERFTEST_LOG=${log#"$MROCE_TEST_OUT"/} PERFTEST_TIMEOUT=$((DURATION + 90)) \
-		perftest_pair "" dev0 "" dev1 10.0.0.2 "$tool" -F "$@" > /dev/null
+		perftest_pair "" dev0 "" dev1 10.0.0.2 "$tool" "$@" > /dev/null
+}
+
+# why_failed LOG: what either side said went wrong, in one line.
+why_failed() {
+	local why
+	why=$(grep -hEi -m1 "error|fail|couldn't|unable|timed? ?out|refused" \
+		"$1.client" "$1.server" 2> /dev/null | head -n 1 | tr -s ' \t' ' ')
+	echo "${why:-no result row}"
+}
+
+# keep_try LOG: keep a failed attempt's logs as LOG.try1.{client,server}.
+keep_try() {
+	mv "$1.client" "$1.try1.client" 2> /dev/null
+	mv "$1.server" "$1.try1.server" 2> /dev/null
 }
 
 run_bw() { # run_bw DRV TEST LOSS
-	local drv=$1 t=$2 loss=$3 log=$out/$1-$2-loss$3 it sender p0 r0
+	local drv=$1 t=$2 loss=$3 log=$out/$1-$2-loss$3 it sender p0 r0 try why
 	local key=$drv,$t,$loss
-	if [ "$t" = read ]; then sender=dev1; set_loss "$loss" veth01; else sender=dev0; set_loss "$loss" veth00; fi
-	p0=$(ctr $sender sent_pkts)
-	r0=$(retx_of "$drv" $sender)
-	if perftest "ib_${t}_bw" "$log" -s $SIZE -D "$DURATION" --margin $MARGIN --report_gbits; then
-		it=$(awk -v s=$SIZE '$1 == s && NF >= 5 { print $2; exit }' "$log.client")
-	fi
-	set_loss 0 veth00 veth01
-	txp[$key]=$(( $(ctr $sender sent_pkts) - p0 ))
-	retx[$key]=$(( $(retx_of "$drv" $sender) - r0 ))
+	sender=dev0
+	[ "$t" = read ] && sender=dev1	# READ data flows responder -> requester
+	for try in 1 2; do
+		if [ "$sender" = dev1 ]; then set_loss "$loss" veth01; else set_loss "$loss" veth00; fi
+		p0=$(ctr $sender sent_pkts)
+		r0=$(retx_of "$drv" $sender)
+		it=
+		if perftest "ib_${t}_bw" "$log" -s $SIZE -D "$DURATION" --margin $MARGIN --report_gbits; then
+			it=$(awk -v s=$SIZE '$1 == s && NF >= 5 { print $2; exit }' "$log.client")
+		fi
+		set_loss 0 veth00 veth01
+		txp[$key]=$(( $(ctr $sender sent_pkts) - p0 ))
+		retx[$key]=$(( $(retx_of "$drv" $sender) - r0 ))
+		[ -n "$it" ] && break
+		why=$(why_failed "$log")
+		[ $try = 2 ] && break
+		progress "$drv ib_${t}_bw loss $loss%: failed ($why); once more"
+		keep_try "$log"
+	done
 	if [ -n "$it" ]; then
 		iters[$key]=$it
 		val[$key]=$(awk -v i="$it" -v s=$SIZE -v w="$WINDOW" 'BEGIN { printf "%.1f", i * s * 8 / w / 1e6 }')
+		[ $try = 2 ] && note[$key]="second attempt; the first failed: $why"
 	else
 		val[$key]=fail
-		note[$key]=$(tail -n 2 "$log.client" | tr '\n' ' ')
+		note[$key]="failed twice: $why"
 	fi
 	nrun=$((nrun + 1))
 	progress "$drv ib_${t}_bw loss $loss%: ${val[$key]} Mb/s (${iters[$key]:-?} it, ${txp[$key]} pkts, ${retx[$key]} retx)"
 }
 
+# A latency row is only good if perftest could convert cycles to time: when
+# its clock calibration fails it prints inf.
 run_lat() { # run_lat DRV LOSS
-	local drv=$1 loss=$2 log=$out/$1-lat-loss$2 line
+	local drv=$1 loss=$2 log=$out/$1-lat-loss$2 line try why
 	local key=$drv,lat,$loss
-	set_loss "$loss" veth00 veth01
-	if perftest ib_write_lat "$log" -s 64 -n 1000; then
-		# bytes iters t_min t_max t_typical t_avg t_stdev p99 p99.9
-		line=$(awk '$1 == 64 && NF >= 8 { print $5, $6, $8; exit }' "$log.client")
-	fi
-	set_loss 0 veth00 veth01
+	for try in 1 2; do
+		set_loss "$loss" veth00 veth01
+		line=
+		if perftest ib_write_lat "$log" -s 64 -n 1000; then
+			# bytes iters t_min t_max t_typical t_avg t_stdev p99 p99.9
+			line=$(awk '$1 == 64 && NF >= 8 && ($5 $6 $8) ~ /^[0-9.]+$/ { print $5, $6, $8; exit }' \
+				"$log.client")
+		fi
+		set_loss 0 veth00 veth01
+		[ -n "$line" ] && break
+		why=$(why_failed "$log")
+		awk '$1 == 64 && $5 ~ /inf|nan/ { f = 1 } END { exit !f }' "$log.client" &&
+			why="perftest's clock calibration failed (latency inf)"
+		[ $try = 2 ] && break
+		progress "$drv ib_write_lat loss $loss%: failed ($why); once more"
+		keep_try "$log"
+	done
 	if [ -n "$line" ]; then
 		read -r "val[$key]" "val[$key,avg]" "val[$key,p99]" <<< "$line"
+		[ $try = 2 ] && note[$key]="second attempt; the first failed: $why"
 	else
 		val[$key]=fail
-		note[$key]=$(tail -n 2 "$log.client" | tr '\n' ' ')
+		note[$key]="failed twice: $why"
 	fi
 	nrun=$((nrun + 1))
 	progress "$drv ib_write_lat 64 B loss $loss%: typical ${val[$key]} us, avg ${val[$key,avg]:-?} us, p99 ${val[$key,p99]:-?} us"
@@ -208,6 +250,35 @@ fi
 topo_policy_cleanup 1
 
 # --- report ------------------------------------------------------------------
+# bars: the goodput rows as a bar chart, one scale for all of them.
+bars() {
+	local t l d v max=0
+	for t in write send read; do
+		for l in $LOSSES; do
+			for d in $DRIVERS; do
+				v=${val[$d,$t,$l]}
+				[[ $v =~ ^[0-9.]+$ ]] && awk -v a="$v" -v b="$max" 'BEGIN { exit !(a > b) }' &&
+					max=$v
+			done
+		done
+	done
+	[ "$max" != 0 ] || return 0
+	echo
+	echo "Goodput, Mb/s (# = $(awk -v m="$max" 'BEGIN { printf "%.2f", m / 50 }') Mb/s)"
+	for t in write send read; do
+		[[ " $TESTS " == *" $t "* ]] || continue
+		for l in $LOSSES; do
+			for d in $DRIVERS; do
+				v=${val[$d,$t,$l]:--}
+				awk -v lbl="$(printf '%-12s %3s%% %-5s' "ib_${t}_bw" "$l" "$d")" -v v="$v" -v m="$max" '
+					BEGIN { n = (v ~ /^[0-9.]+$/) ? int(v * 50 / m + 0.5) : 0
+						s = ""; for (i = 0; i < n; i++) s = s "#"
+						printf "%s |%-50s %s\n", lbl, s, v }'
+			done
+		done
+	done
+}
+
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (a ~ /^[0-9.]+$/ && b ~ /^[0-9.]+$/ && b > 0) printf "%.3f", a / b; else printf "-" }'; }
 
 echo "driver,test,loss_pct,size,window_s,goodput_mbps,iterations,lat_typical_us,lat_avg_us,lat_p99_us,sender_pkts,retransmissions" > "$csv"
@@ -248,10 +319,14 @@ echo "driver,test,loss_pct,size,window_s,goodput_mbps,iterations,lat_typical_us,
 	for drv in $DRIVERS; do
 		[ -n "${note[$drv]}" ] && echo "($drv: ${note[$drv]})"
 	done
-	for k in "${!note[@]}"; do
-		[[ $k == *,* ]] && echo "($k failed: ${note[$k]})"
+	for k in $(printf '%s\n' "${!note[@]}" | sort); do
+		[[ $k == *,* ]] || continue
+		IFS=, read -r d t l <<< "$k"
+		[ "$t" = lat ] && t=write_lat || t=${t}_bw
+		echo "($d ib_$t $l%: ${note[$k]})"
 	done
 	echo "(mroce retx = retrans_pkts of the data sender; rxe: requester's completer_retry_err + rcvd_seq_err in the CSV)"
+	bars
 } | tee "$table"
 for drv in $DRIVERS; do
 	for t in write send read lat; do

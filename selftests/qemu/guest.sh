@@ -80,6 +80,9 @@ if [ -n "${MROCE_SHELL:-}" ]; then
 	poweroff -f
 fi
 
+# BENCH_* variables of the host's environment (vmrun.py writes them).
+[ -f "$MROCE_OUT/env" ] && . "$MROCE_OUT/env"
+
 kmsg "start kver=$kver"
 # Plan lines: <name> <timeout> <script path relative to the repository>
 while read -r name timeout script; do
