@@ -7,6 +7,7 @@
 
 extern "C" {
 #include "mroce_stream.h"
+#include "mroce_wire.h"
 }
 
 namespace {
@@ -77,6 +78,41 @@ TEST(StreamRx, BeyondWindowIsRefused) {
   mroce_srx_init(&r, 0);
   EXPECT_EQ(mroce_srx_check(&r, 1023), MROCE_SRX_NEW);
   EXPECT_EQ(mroce_srx_check(&r, 1024), MROCE_SRX_WINDOW);
+}
+
+mroce_pkt answer(uint8_t op, uint32_t psn, uint32_t msn, uint32_t off) {
+  mroce_pkt p{};
+  p.c.opcode = op;
+  p.u.d.stream_psn = psn;
+  p.u.d.msn = msn;
+  p.u.d.msg_offset = off;
+  return p;
+}
+
+TEST(StreamRx, FirstAnswerToTheFirstRequestSetsWhereAFreshStreamStarts) {
+  mroce_srx r;
+  mroce_srx_init(&r, 100);
+  // Inside the window: the plain check, adopted or not.
+  mroce_pkt in = answer(MROCE_OP_READ_RESP, 105, 0, 0);
+  EXPECT_EQ(mroce_srx_check_data(&r, &in, true, true), MROCE_SRX_NEW);
+  EXPECT_EQ(r.base, 100u);
+  // Outside it, on a fresh stream we asked on: only the very first chunk of
+  // the first answer is adopted ...
+  mroce_pkt later = answer(MROCE_OP_READ_RESP, 5000, 0, 4096);
+  EXPECT_EQ(mroce_srx_check_data(&r, &later, true, true), MROCE_SRX_WINDOW);
+  mroce_pkt second = answer(MROCE_OP_ATOMIC_RESP, 5000, 1, 0);
+  EXPECT_EQ(mroce_srx_check_data(&r, &second, true, true), MROCE_SRX_WINDOW);
+  mroce_pkt first = answer(MROCE_OP_ATOMIC_RESP, 5000, 0, 0);
+  EXPECT_EQ(mroce_srx_check_data(&r, &first, true, false), MROCE_SRX_WINDOW);  // never asked
+  EXPECT_EQ(mroce_srx_check_data(&r, &first, false, true), MROCE_SRX_WINDOW);  // not fresh
+  EXPECT_EQ(r.base, 100u);
+  EXPECT_EQ(mroce_srx_check_data(&r, &first, true, true), MROCE_SRX_NEW);
+  EXPECT_EQ(r.base, 5000u);
+  // ... and requests, sends and writes never move a stream.
+  mroce_srx_init(&r, 100);
+  mroce_pkt req = answer(MROCE_OP_WRITE, 5000, 0, 0);
+  EXPECT_EQ(mroce_srx_check_data(&r, &req, true, true), MROCE_SRX_WINDOW);
+  EXPECT_EQ(r.base, 100u);
 }
 
 TEST(StreamRx, TaggedChunksPopInStreamOrderOnlyOnceContiguous) {

@@ -218,6 +218,69 @@ TEST(WireDecode, AckBlockCountMatchesLengthExactly) {
   }
 }
 
+TEST(WireHeaders, HdrLenIsWhatTheDecoderReadsAsHeader) {
+  for (size_t i = 0; i < MROCE_WIRE_NR_VECTORS; i++) {
+    const mroce_wire_vec &v = mroce_wire_vectors[i];
+    // Only the first MROCE_WIRE_PEEK_LEN bytes are there (ASan checks).
+    for (uint32_t n = 0; n <= v.len; n++) {
+      std::vector<uint8_t> peek(v.bytes, v.bytes + std::min<uint32_t>(n, MROCE_WIRE_PEEK_LEN));
+      uint32_t h = mroce_wire_hdr_len(peek.data(), n);
+      EXPECT_LE(h, n) << v.name;
+      if (n < MROCE_COMMON_LEN) {
+        EXPECT_EQ(h, n) << v.name;
+      } else {
+        EXPECT_GE(h, uint32_t(MROCE_COMMON_LEN)) << v.name;
+      }
+    }
+    mroce_pkt pkt;
+    if (v.err != MROCE_WIRE_OK) continue;
+    ASSERT_EQ(mroce_decode(v.bytes, v.len, &pkt), MROCE_WIRE_OK);
+    // Everything but the payload is header, ACK blocks included.
+    EXPECT_EQ(mroce_wire_hdr_len(v.bytes, v.len), v.len - pkt.payload_len) << v.name;
+  }
+}
+
+TEST(WireHeaders, HdrLenOfOddHeaders) {
+  std::vector<uint8_t> b(2048, 0);
+  b[0] = MROCE_WIRE_VERSION << 4;
+  b[1] = MROCE_OP_ACK;
+  b[24] = 200;  // more blocks than allowed: the decoder stops at the limit
+  EXPECT_EQ(mroce_wire_hdr_len(b.data(), b.size()),
+            uint32_t(MROCE_ACK_BASE_LEN + MROCE_ACK_MAX_BLOCKS * MROCE_ACK_BLOCK_LEN));
+  EXPECT_EQ(mroce_wire_hdr_len(b.data(), 20), 20u);  // a truncated ACK head
+  b[24] = 2;
+  EXPECT_EQ(mroce_wire_hdr_len(b.data(), 60), 60u);  // blocks cut short
+  b[1] = 0x0b;  // no such opcode: the common header
+  EXPECT_EQ(mroce_wire_hdr_len(b.data(), b.size()), uint32_t(MROCE_COMMON_LEN));
+  b[1] = MROCE_OP_WRITE_IMM;
+  EXPECT_EQ(mroce_wire_hdr_len(b.data(), b.size()), 64u);  // docs §3.3
+}
+
+TEST(WireHeaders, SetArOnlyWhereTheOpcodeAllowsIt) {
+  mt::Rng rng(11);
+  for (uint8_t op : {MROCE_OP_WRITE, MROCE_OP_READ_RESP, MROCE_OP_PROBE, MROCE_OP_ACK,
+                     MROCE_OP_NAK, MROCE_OP_CONN_REQ, MROCE_OP_UD_SEND}) {
+    mroce_pkt pkt, back;
+    std::vector<uint8_t> pl;
+    std::vector<mroce_ack_block> blocks;
+    mt::random_packet(rng, op, &pkt, &pl, &blocks);
+    pkt.c.flags &= ~MROCE_F_AR;
+    std::vector<uint8_t> bytes = mt::encode_full(pkt, pl), before = bytes;
+    bool data = mroce_op_is_data(op) || op == MROCE_OP_PROBE;
+    EXPECT_FALSE(mroce_wire_set_ar(bytes.data(), MROCE_COMMON_LEN - 1)) << int(op);
+    EXPECT_EQ(mroce_wire_set_ar(bytes.data(), bytes.size()), data) << int(op);
+    ASSERT_EQ(mroce_decode(bytes.data(), bytes.size(), &back), MROCE_WIRE_OK) << int(op);
+    if (!data) {
+      EXPECT_EQ(bytes, before) << int(op);
+      continue;
+    }
+    // AR set, nothing else touched.
+    EXPECT_EQ(back.c.flags, pkt.c.flags | MROCE_F_AR) << int(op);
+    bytes[3] &= ~MROCE_F_AR;
+    EXPECT_EQ(bytes, before) << int(op);
+  }
+}
+
 TEST(WireDecode, ErrorNamesExistForEveryCode) {
   for (int e = 0; e < MROCE_WIRE_NR_ERR; e++) {
     ASSERT_NE(mroce_wire_err_name[e], nullptr);

@@ -445,32 +445,6 @@ static int mroce_rx_needs(u8 opcode)
 	}
 }
 
-/*
- * A responder answers READs and ATOMICs from RTR, where it has no sq_psn
- * yet (perftest's servers never leave RTR), so the stream of its answers
- * may start elsewhere than at our rq_psn. While nothing has arrived on the
- * stream, the first chunk of the answer to our first request -- which
- * then is the first chunk of that stream -- sets where it starts. Other
- * chunks outside the window wait (NAK STREAM_PSN_WINDOW) rather than being
- * taken for duplicates. A stream that started where agreed never gets here:
- * its chunks are inside the window.
- */
-static enum mroce_srx_verdict mroce_rx_adopt(struct mroce_rx_ctx *rc,
-					     enum mroce_srx_verdict v)
-{
-	const struct mroce_data *d = &rc->pkt->u.d;
-	struct mroce_qp_xport *xp = &rc->qp->xport;
-	u8 op = rc->pkt->c.opcode;
-
-	if (v == MROCE_SRX_NEW || xp->srx_live ||
-	    (op != MROCE_OP_READ_RESP && op != MROCE_OP_ATOMIC_RESP))
-		return v;
-	if (d->msn != 0 || d->msg_offset != 0 || xp->rd_next == 0)
-		return MROCE_SRX_WINDOW;
-	mroce_srx_init(&xp->srx, d->stream_psn);
-	return MROCE_SRX_NEW;
-}
-
 /* The stream part of a data packet: which QP, which chunk, placement. */
 static enum mroce_rx_res mroce_rx_stream(struct mroce_rx_ctx *rc)
 {
@@ -490,7 +464,9 @@ static enum mroce_rx_res mroce_rx_stream(struct mroce_rx_ctx *rc)
 		return mroce_rx_nak_res(rc, MROCE_NAK_UNKNOWN_STREAM, 0, false);
 	}
 
-	switch (mroce_rx_adopt(rc, mroce_srx_check(&xp->srx, d->stream_psn))) {
+	/* perftest's servers answer READs from RTR: their stream may start anywhere. */
+	switch (mroce_srx_check_data(&xp->srx, rc->pkt, !xp->srx_live,
+				     xp->rd_next != 0)) {
 	case MROCE_SRX_DUP:
 		mroce_rx_peer_count(rc, MROCE_CNT_DUP_REQ);
 		return MROCE_RX_ACCEPT;
@@ -918,24 +894,9 @@ static void mroce_rx_unknown(const struct mroce_rx_meta *meta,
 /* How much of the packet must be linear for the decoder. */
 static u32 mroce_rx_hdr_len(struct sk_buff *skb)
 {
-	u32 len;
-
-	if (!pskb_may_pull(skb, min_t(u32, skb->len, MROCE_COMMON_LEN)))
+	if (!pskb_may_pull(skb, min_t(u32, skb->len, MROCE_WIRE_PEEK_LEN)))
 		return 0;
-	if (skb->len < MROCE_COMMON_LEN)
-		return skb->len;
-	if (skb->data[1] == MROCE_OP_ACK) {
-		if (!pskb_may_pull(skb, min_t(u32, skb->len,
-					      MROCE_ACK_BASE_LEN)))
-			return 0;
-		if (skb->len < MROCE_ACK_BASE_LEN)
-			return skb->len;
-		len = MROCE_ACK_BASE_LEN + MROCE_ACK_BLOCK_LEN *
-			min_t(u32, skb->data[24], MROCE_ACK_MAX_BLOCKS);
-	} else {
-		len = mroce_hdr_len(skb->data[1]);
-	}
-	return min_t(u32, skb->len, max_t(u32, len, MROCE_COMMON_LEN));
+	return mroce_wire_hdr_len(skb->data, skb->len);
 }
 
 /**

@@ -707,7 +707,7 @@ void mroce_tx_run(struct mroce_peer *peer, u64 now, unsigned int budget)
 
 	/* Drained: ask for an ACK now rather than after the delayed-ACK timer. */
 	if (last && list_empty(&peer->tx_list))
-		last->data[3] |= MROCE_F_AR;
+		mroce_wire_set_ar(last->data, skb_headlen(last));
 	if (!budget && !list_empty(&peer->tx_list))
 		queue_work_on(peer->tx_cpu, mroce_wq, &peer->tx_work);
 out:

@@ -7,6 +7,7 @@
  */
 #include "mroce_stream.h"
 #include "mroce_bitmap.h"
+#include "mroce_wire.h"
 
 void mroce_stx_init(struct mroce_stx *s, u32 initial_psn)
 {
@@ -66,6 +67,23 @@ enum mroce_srx_verdict mroce_srx_check(const struct mroce_srx *r, u32 psn)
 	if (d >= MROCE_STREAM_WINDOW)
 		return MROCE_SRX_WINDOW;
 	return mroce_bm_test(r->rcv, d) ? MROCE_SRX_DUP : MROCE_SRX_NEW;
+}
+
+enum mroce_srx_verdict mroce_srx_check_data(struct mroce_srx *r,
+					    const struct mroce_pkt *pkt,
+					    bool fresh, bool asked)
+{
+	const struct mroce_data *d = &pkt->u.d;
+	enum mroce_srx_verdict v = mroce_srx_check(r, d->stream_psn);
+	u8 op = pkt->c.opcode;
+
+	if (v == MROCE_SRX_NEW || !fresh ||
+	    (op != MROCE_OP_READ_RESP && op != MROCE_OP_ATOMIC_RESP))
+		return v;
+	if (d->msn != 0 || d->msg_offset != 0 || !asked)
+		return MROCE_SRX_WINDOW;
+	mroce_srx_init(r, d->stream_psn);
+	return MROCE_SRX_NEW;
 }
 
 void mroce_srx_accept(struct mroce_srx *r, u32 psn, u8 tag)

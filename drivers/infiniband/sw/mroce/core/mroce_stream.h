@@ -51,6 +51,20 @@ enum mroce_srx_verdict {
 
 void mroce_srx_init(struct mroce_srx *r, u32 initial_psn);
 enum mroce_srx_verdict mroce_srx_check(const struct mroce_srx *r, u32 psn);
+struct mroce_pkt;
+/*
+ * mroce_srx_check() for a data packet, with the one exception docs §4.3
+ * makes: a responder may answer from RTR, before it knows where our
+ * requests expect its stream to start. While nothing has arrived on the
+ * stream (@fresh) and we asked something (@asked), the first chunk of the
+ * answer to our first request (READ_RESP or ATOMIC_RESP, read ordinal 0,
+ * offset 0) re-initialises the window to start at it (NEW); any other
+ * answer outside the window waits (WINDOW) instead of counting as a
+ * duplicate.
+ */
+enum mroce_srx_verdict mroce_srx_check_data(struct mroce_srx *r,
+					    const struct mroce_pkt *pkt,
+					    bool fresh, bool asked);
 /*
  * Marks @psn (checked NEW) received with a caller tag 0..3; a non-zero tag
  * makes mroce_srx_pop() report the chunk when it is released in order.

@@ -87,6 +87,48 @@ u32 mroce_hdr_len(u8 opcode)
 	return d ? d->hdr_len : 0;
 }
 
+/* Data and PROBEs travel on a path and carry the path fields. */
+static bool on_path(u8 kind)
+{
+	return kind == KIND_DATA || kind == KIND_PROBE;
+}
+
+u32 mroce_wire_hdr_len(const u8 *buf, u32 len)
+{
+	u32 h;
+
+	if (len < MROCE_COMMON_LEN)
+		return len;
+	if (buf[1] == MROCE_OP_ACK) {
+		if (len < MROCE_ACK_BASE_LEN)
+			return len;
+		/* More blocks than allowed: the decoder reads no further. */
+		h = buf[24] < MROCE_ACK_MAX_BLOCKS ? buf[24] :
+			MROCE_ACK_MAX_BLOCKS;
+		h = MROCE_ACK_BASE_LEN + h * MROCE_ACK_BLOCK_LEN;
+	} else {
+		h = mroce_hdr_len(buf[1]);
+		if (h < MROCE_COMMON_LEN)
+			h = MROCE_COMMON_LEN;	/* unknown opcode */
+	}
+	return h < len ? h : len;
+}
+
+bool mroce_wire_set_ar(u8 *hdr, u32 len)
+{
+	const struct op_desc *d;
+	u16 flags;
+
+	if (len < MROCE_COMMON_LEN)
+		return false;
+	d = op_get(hdr[1]);
+	if (!d || !(d->flags_ok & MROCE_F_AR))
+		return false;
+	flags = mroce_get_be16(hdr + 2) | MROCE_F_AR;
+	mroce_put_be16(flags, hdr + 2);
+	return true;
+}
+
 u32 mroce_max_payload(u8 opcode, u32 mtu)
 {
 	const struct op_desc *d = op_get(opcode);
@@ -349,7 +391,7 @@ enum mroce_wire_err mroce_decode(const u8 *buf, u32 len, struct mroce_pkt *pkt)
 	if (pkt->c.flags & ~desc->flags_ok)
 		return MROCE_WIRE_EFLAGS;
 
-	path_op = desc->kind == KIND_DATA || desc->kind == KIND_PROBE;
+	path_op = on_path(desc->kind);
 	if (!path_op && (buf[8] || buf[9] || buf[10] || pkt->c.path_psn))
 		return MROCE_WIRE_ERESERVED;
 	/* No connection has more paths; the path count is checked later. */
@@ -543,13 +585,12 @@ static bool fields_fit(const struct mroce_pkt *pkt, u8 kind)
 {
 	u32 i;
 
+	if (on_path(kind) && pkt->c.path_id >= MROCE_MAX_PATHS)
+		return false;
 	switch (kind) {
 	case KIND_DATA:
 		return !(pkt->u.d.stream_id & ~MROCE_QPN_MASK) &&
-			pkt->u.d.atomic_op <= MROCE_ATOMIC_FETCH_ADD &&
-			pkt->c.path_id < MROCE_MAX_PATHS;
-	case KIND_PROBE:
-		return pkt->c.path_id < MROCE_MAX_PATHS;
+			pkt->u.d.atomic_op <= MROCE_ATOMIC_FETCH_ADD;
 	case KIND_NAK:
 		return !(pkt->u.nak.stream_id & ~MROCE_QPN_MASK) &&
 			pkt->u.nak.path_id < MROCE_MAX_PATHS;
@@ -588,7 +629,7 @@ u32 mroce_encode(const struct mroce_pkt *pkt, u8 *buf, u32 cap)
 	buf[1] = pkt->c.opcode;
 	mroce_put_be16(pkt->c.flags, buf + 2);
 	mroce_put_be32(pkt->c.dst_conn, buf + 4);
-	path_op = desc->kind == KIND_DATA || desc->kind == KIND_PROBE;
+	path_op = on_path(desc->kind);
 	if (path_op) {
 		buf[8] = pkt->c.path_id;
 		buf[9] = pkt->c.path_gen;

@@ -210,6 +210,20 @@ struct mroce_pkt {
 bool mroce_op_is_data(u8 opcode);
 /* Fixed header length of an opcode (ACK: without blocks); 0 if unknown. */
 u32 mroce_hdr_len(u8 opcode);
+/*
+ * How many leading bytes of a @len-byte packet mroce_decode() reads: its
+ * whole header (an ACK with its blocks), never more than @len. @buf must
+ * hold the first min(@len, MROCE_WIRE_PEEK_LEN) bytes, which is all it
+ * looks at; a receiver makes that many linear, then the result.
+ */
+#define MROCE_WIRE_PEEK_LEN	MROCE_ACK_BASE_LEN
+u32 mroce_wire_hdr_len(const u8 *buf, u32 len);
+/*
+ * Sets AR in the flags of an encoded header (@len bytes of it) whose
+ * opcode allows it (data, PROBE); returns false and changes nothing
+ * otherwise.
+ */
+bool mroce_wire_set_ar(u8 *hdr, u32 len);
 /* Largest payload of one packet of this opcode under a packet size limit. */
 u32 mroce_max_payload(u8 opcode, u32 mtu);
 
