@@ -6,7 +6,8 @@
  * -----
  *   mroce_verbs.c   ops table, PD, per-device verbs state, object limits
  *   mroce_mr.c      memory regions: user (ib_umem), DMA, fast-register;
- *                   key lookup with bounds and rights checks; MR data walks
+ *                   key lookup with bounds and rights checks; MR data walks;
+ *                   pins (struct mroce_mr_pin in mroce_mr.h)
  *   mroce_cq.c      completion queues, notification, overflow
  *   mroce_qp.c      QP create/query/destroy and the QP state machine
  *   mroce_wqe.c     work requests: posting (kernel lists, user rings),
@@ -91,6 +92,7 @@
 #include <rdma/uverbs_ioctl.h>
 
 #include "mroce.h"
+#include "mroce_mr.h"
 #include "mroce_queue.h"
 #include "mroce_xport.h"
 
@@ -236,30 +238,7 @@ struct mroce_mr *mroce_mr_get(struct mroce_dev *mdev, u32 key,
 			      bool is_rkey, enum mroce_mr_err *why);
 void mroce_mr_put(struct mroce_mr *mr);
 
-/*
- * A pin: a key looked up and checked (state, PD, rights, bounds) once for
- * a whole range -- a message, an SGE, a READ response -- and then used for
- * every packet in that range without a table lookup or a rights check.
- *
- * A pin keeps the struct mroce_mr alive but never delays dereg_mr: each
- * use checks, cheaply, that the MR is still registered and, for FRWR MRs,
- * that no invalidation or REG_MR happened since the pin was taken (gen).
- * So a pin never outlives the rights it checked: a message that straddles
- * an invalidation fails exactly as per-packet lookups would make it fail.
- *
- * A zeroed pin is empty. Users of one pin serialise themselves (the
- * transport holds its connection lock); mroce_mr_unpin() may run in any
- * context.
- */
-struct mroce_mr_pin {
-	struct mroce_mr		*mr;		/* NULL: empty */
-	u64			iova;		/* the range checked */
-	u64			len;
-	u32			key;
-	u32			gen;
-	int			access;		/* the rights checked */
-};
-
+/* Pins (struct mroce_mr_pin, mroce_mr.h): one check for a whole range. */
 int mroce_mr_pin(struct mroce_dev *mdev, u32 key, struct ib_pd *pd,
 		 int access, u64 iova, u64 len, bool is_rkey,
 		 struct mroce_mr_pin *pin, enum mroce_mr_err *why);

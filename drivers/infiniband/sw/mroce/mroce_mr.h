@@ -1,0 +1,39 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * MR pins, on their own so that the transport can embed them in its
+ * per-QP and per-request state (mroce_xport.h) without the verbs header.
+ * The functions are in mroce_verbs.h, next to mroce_mr_get().
+ */
+#ifndef MROCE_MR_H
+#define MROCE_MR_H
+
+#include <linux/types.h>
+
+struct mroce_mr;
+
+/*
+ * A pin: a key looked up and checked (state, PD, rights, bounds) once for
+ * a whole range -- a message, an SGE, a READ response -- and then used for
+ * every packet in that range without a table lookup or a rights check.
+ *
+ * A pin keeps the struct mroce_mr alive but never delays dereg_mr: each
+ * use checks, cheaply, that the MR is still registered and, for FRWR MRs,
+ * that no invalidation or REG_MR happened since the pin was taken (gen).
+ * So a pin never outlives the rights it checked: a message that straddles
+ * an invalidation fails, even if the MR was re-registered meanwhile under
+ * the same key (a per-packet lookup could not tell).
+ *
+ * A zeroed pin is empty. Users of one pin serialise themselves (the
+ * transport holds its connection lock); mroce_mr_unpin() may run in any
+ * context.
+ */
+struct mroce_mr_pin {
+	struct mroce_mr		*mr;		/* NULL: empty */
+	u64			iova;		/* the range checked */
+	u64			len;
+	u32			key;
+	u32			gen;
+	int			access;		/* the rights checked */
+};
+
+#endif /* MROCE_MR_H */
