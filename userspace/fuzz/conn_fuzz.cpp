@@ -31,7 +31,7 @@ struct Ctx {
 };
 
 void on_acked(void *c, uint64_t, uint32_t, uint8_t) { static_cast<Ctx *>(c)->acked++; }
-void on_lost(void *c, uint64_t, uint32_t, uint8_t) { static_cast<Ctx *>(c)->lost++; }
+void on_lost(void *c, uint64_t, uint32_t, uint8_t, uint32_t, uint8_t) { static_cast<Ctx *>(c)->lost++; }
 
 #define CHECK(x) \
   do {           \
@@ -89,7 +89,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     init = true;
   }
   Ctx ctx;
-  mroce_conn_ops ops = {on_acked, on_lost, nullptr};
+  mroce_conn_ops ops = {on_acked, on_lost, nullptr, nullptr, nullptr};
   mroce_path paths_a[8], paths_b[8];
   mroce_conn a, b;
   mroce_conn_cfg cfg{};

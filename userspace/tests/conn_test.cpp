@@ -18,15 +18,24 @@ struct Side {
   std::vector<mroce_path> paths = std::vector<mroce_path>(8);
   mroce_conn_ops ops{};
   std::vector<std::pair<uint64_t, uint8_t>> acked, lost;
+  std::vector<std::pair<uint32_t, uint8_t>> lost_why;  // path PSN, enum mroce_loss_why
   std::vector<std::tuple<uint8_t, uint8_t, uint8_t>> transitions;
+  // path, old generation, old source port, health event
+  std::vector<std::tuple<uint8_t, uint8_t, uint16_t, uint8_t>> rekeys;
+  std::vector<uint8_t> cc;  // enum mroce_cc_why, one per reported change
 };
 
 void on_acked(void *ctx, uint64_t cookie, uint32_t, uint8_t path) {
   static_cast<Side *>(ctx)->acked.push_back({cookie, path});
 }
-void on_lost(void *ctx, uint64_t cookie, uint32_t, uint8_t path) {
+void on_lost(void *ctx, uint64_t cookie, uint32_t, uint8_t path, uint32_t psn, uint8_t why) {
   static_cast<Side *>(ctx)->lost.push_back({cookie, path});
+  static_cast<Side *>(ctx)->lost_why.push_back({psn, why});
 }
+void on_rekey(void *ctx, uint8_t path, uint8_t gen, uint16_t sport, uint8_t why) {
+  static_cast<Side *>(ctx)->rekeys.push_back({path, gen, sport, why});
+}
+void on_cc(void *ctx, uint8_t why) { static_cast<Side *>(ctx)->cc.push_back(why); }
 void on_state(void *ctx, uint8_t path, uint8_t from, uint8_t to) {
   static_cast<Side *>(ctx)->transitions.push_back({path, from, to});
 }
@@ -62,7 +71,7 @@ class Conn : public ::testing::Test {
     init(b, 0xb, 2);
   }
   void init(Side &s, uint32_t id, uint64_t seed) {
-    s.ops = {on_acked, on_lost, on_state};
+    s.ops = {on_acked, on_lost, on_state, on_rekey, on_cc};
     mroce_conn_cfg cfg{};
     cfg.prm = &p;
     cfg.ops = &s.ops;
@@ -252,8 +261,12 @@ TEST_F(Conn, GapOnAPathDeclaresExactlyThatTransmissionLost) {
   ASSERT_EQ(a.lost.size(), 1u);
   EXPECT_EQ(a.lost[0].first, 2u);
   EXPECT_EQ(a.lost[0].second, 2);
-  // Random loss without ECN leaves the connection window alone.
+  EXPECT_EQ(a.lost_why[0], std::make_pair(1u, uint8_t(MROCE_LOSS_SACK)));  // path PSN 1
+  // Random loss without ECN leaves the connection window alone ...
   EXPECT_EQ(a.c.cc.cwnd, p.init_cwnd + 2000);
+  // ... which grew on what was acknowledged: reported as such.
+  ASSERT_FALSE(a.cc.empty());
+  EXPECT_EQ(a.cc.back(), MROCE_CCW_ACK);
 }
 
 TEST_F(Conn, OtherPathsProgressDoesNotMakeLoss) {
@@ -325,6 +338,9 @@ TEST_F(Conn, StaleGenerationNakRekeysThePath) {
   EXPECT_EQ(a.paths[2].health.state, MROCE_PATH_PROBING);
   EXPECT_EQ(probes, 1ull << 2);
   ASSERT_EQ(a.lost.size(), 1u);  // what the old generation had in flight
+  EXPECT_EQ(a.lost_why[0].second, MROCE_LOSS_REKEY);
+  ASSERT_EQ(a.rekeys.size(), 1u);
+  EXPECT_EQ(a.rekeys[0], std::make_tuple(uint8_t(2), s.gen, old_port, uint8_t(MROCE_HEV_STALE)));
 }
 
 TEST_F(Conn, RtoDeclaresThePathsFlightLostAndRekeysIt) {
@@ -339,6 +355,10 @@ TEST_F(Conn, RtoDeclaresThePathsFlightLostAndRekeysIt) {
   mroce_conn_on_timer(&a.c, rto, &res);
   EXPECT_EQ(a.c.stats.rtos, 1u);
   EXPECT_EQ(a.lost.size(), 2u);
+  for (auto &w : a.lost_why) EXPECT_EQ(w.second, MROCE_LOSS_RTO);
+  ASSERT_EQ(a.rekeys.size(), 1u);
+  EXPECT_EQ(std::get<1>(a.rekeys[0]), 0);
+  EXPECT_EQ(std::get<3>(a.rekeys[0]), MROCE_HEV_RTO);
   EXPECT_EQ(a.c.inflight, 0u);
   EXPECT_EQ(a.paths[5].gen, 1);
   EXPECT_EQ(a.paths[5].health.state, MROCE_PATH_PROBING);
@@ -378,6 +398,37 @@ TEST_F(Conn, PtoAsksForAProbeBeforeTheRto) {
   EXPECT_EQ(res.probe_mask, 1ull << 1);
   EXPECT_EQ(a.c.stats.ptos, 1u);
   EXPECT_TRUE(a.lost.empty());  // nothing declared lost by a PTO
+}
+
+TEST_F(Conn, AGapTheTailProbesAckExposesIsThePtos) {
+  establish();
+  auto p1 = send(a, 1, 1000, 1);
+  send(a, 2, 1000, 1);  // the lost tail
+  deliver(b, p1);
+  ack(b, a);
+  now = a.paths[1].pto_at;
+  mroce_timer_res res;
+  mroce_conn_on_timer(&a.c, now, &res);
+  ASSERT_EQ(res.probe_mask, 1ull << 1);
+  mroce_tx_slot slot;
+  ASSERT_TRUE(mroce_conn_probe(&a.c, 1, now, &slot));
+  mroce_pkt pr{};
+  pr.c.opcode = MROCE_OP_PROBE;
+  mroce_conn_fill(&a.c, &slot, &pr);
+  deliver(b, encode(pr));
+  ack(b, a);
+  ASSERT_EQ(a.lost.size(), 1u);
+  EXPECT_EQ(a.lost[0].first, 2u);
+  EXPECT_EQ(a.lost_why[0], std::make_pair(1u, uint8_t(MROCE_LOSS_PTO)));
+  // The next gap on the path is the SACK's again.
+  auto p4 = send(a, 4, 1000, 1);
+  send(a, 5, 1000, 1);
+  auto p6 = send(a, 6, 1000, 1);
+  (void)p4;
+  deliver(b, p6);
+  ack(b, a);
+  ASSERT_GE(a.lost_why.size(), 2u);
+  EXPECT_EQ(a.lost_why.back().second, MROCE_LOSS_SACK);
 }
 
 TEST_F(Conn, AckBlocksOfUnknownPathsOrUnsentPsnsAreIgnored) {
@@ -456,8 +507,11 @@ TEST_F(Conn, RateHintFromTheReceiverCapsWindowAndPaces) {
   mroce_conn_set_rx_hint(&b.c, 100);  // 100 Mbit/s
   deliver(b, send(a, 1, 1000));
   now += 20000;
+  a.cc.clear();
   ack(b, a);
   EXPECT_EQ(a.c.cc.hint, 100u);
+  ASSERT_FALSE(a.cc.empty());
+  EXPECT_EQ(a.cc.front(), MROCE_CCW_HINT);  // the grant moved first
   mroce_tx_slot s1, s2;
   // Idle, it starts within one packet interval at the hint (80 us) ...
   if (mroce_conn_tx_reserve(&a.c, now, 1000, -1, &s1) == MROCE_TX_PACED) {

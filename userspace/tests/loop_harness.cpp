@@ -183,7 +183,7 @@ void Endpoint::cb_acked(void *ctx, uint64_t cookie, uint32_t, uint8_t) {
   e->complete_tx(s);
 }
 
-void Endpoint::cb_lost(void *ctx, uint64_t cookie, uint32_t, uint8_t path) {
+void Endpoint::cb_lost(void *ctx, uint64_t cookie, uint32_t, uint8_t path, uint32_t, uint8_t) {
   // No calls into the connection from here: just queue the chunk.
   static_cast<Endpoint *>(ctx)->retx_.push_back({cookie, path, 0});
 }

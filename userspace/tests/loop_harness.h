@@ -166,7 +166,8 @@ class Endpoint {
   };
 
   static void cb_acked(void *ctx, uint64_t cookie, uint32_t len, uint8_t path);
-  static void cb_lost(void *ctx, uint64_t cookie, uint32_t len, uint8_t path);
+  static void cb_lost(void *ctx, uint64_t cookie, uint32_t len, uint8_t path, uint32_t psn,
+                      uint8_t why);
   void queue(uint32_t s, Message m);
   void send_packet(const mroce_pkt &pkt, const uint8_t *payload, uint32_t len, uint16_t sport, bool ect);
   void send_probes(uint64_t mask, uint64_t now);

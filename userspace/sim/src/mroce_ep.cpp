@@ -204,7 +204,7 @@ void MroceConn::ops_acked(void *ctx, uint64_t cookie, uint32_t, uint8_t) {
   static_cast<MroceConn *>(ctx)->chunk_acked(cookie);
 }
 
-void MroceConn::ops_lost(void *ctx, uint64_t cookie, uint32_t, uint8_t) {
+void MroceConn::ops_lost(void *ctx, uint64_t cookie, uint32_t, uint8_t, uint32_t, uint8_t) {
   static_cast<MroceConn *>(ctx)->chunk_lost(cookie);
 }
 

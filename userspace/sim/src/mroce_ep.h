@@ -147,14 +147,15 @@ class MroceConn {
   void emit(Packet *p, uint32_t plane, uint16_t sport, bool ect);
 
   static void ops_acked(void *ctx, uint64_t cookie, uint32_t len, uint8_t path);
-  static void ops_lost(void *ctx, uint64_t cookie, uint32_t len, uint8_t path);
+  static void ops_lost(void *ctx, uint64_t cookie, uint32_t len, uint8_t path, uint32_t psn,
+                       uint8_t why);
   static void ops_path_state(void *ctx, uint8_t path, uint8_t from, uint8_t to);
 
   MroceDev &dev_;
   uint32_t peer_;
   mroce_conn c_;
   std::vector<mroce_path> paths_;
-  mroce_conn_ops ops_;
+  mroce_conn_ops ops_{};  // optional callbacks unset
   std::map<uint32_t, MroceQp *> qps_;  // by local QPN (the stream id we receive)
   std::deque<MroceQp *> active_;       // QPs with something to send, round robin
   std::vector<Chunk> chunks_;

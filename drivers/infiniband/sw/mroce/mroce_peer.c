@@ -750,13 +750,16 @@ static void mroce_peer_acked(void *ctx, u64 cookie, u32 len, u8 path)
 	mroce_comp_mark(peer, qp);
 }
 
-static void mroce_peer_lost(void *ctx, u64 cookie, u32 len, u8 path)
+static void mroce_peer_lost(void *ctx, u64 cookie, u32 len, u8 path,
+			    u32 path_psn, u8 why)
 {
 	struct mroce_peer *peer = ctx;
 	struct mroce_qp *qp = mroce_xport_cookie_qp(peer, cookie);
 
-	if (qp)
+	if (qp) {
+		mroce_trace_note_lost(qp, (u32)cookie, path, path_psn, why);
 		mroce_tx_set_resend(qp, (u32)cookie);
+	}
 }
 
 static void mroce_peer_path_state(void *ctx, u8 path, u8 old_state,
@@ -774,6 +777,8 @@ const struct mroce_conn_ops mroce_peer_conn_ops = {
 	.acked = mroce_peer_acked,
 	.lost = mroce_peer_lost,
 	.path_state = mroce_peer_path_state,
+	.rekey = mroce_trace_conn_rekey,
+	.cc = mroce_trace_conn_cc,
 };
 
 /* ----------------------------------------------------- passive open */

@@ -3,6 +3,130 @@
  * Instantiates the tracepoints declared in mroce_trace.h. Callers include
  * mroce_trace.h and call trace_mroce_<event>(); a disabled tracepoint costs
  * a static branch.
+ *
+ * Also the telemetry the protocol core reports through its optional
+ * callbacks (re-keys, congestion state), and the loss notes behind
+ * mroce_retransmit: when the core (or a NAK) declares a chunk lost, its
+ * chunk record remembers why and on which path transmission; the resend
+ * reports that. All of it runs under peer->lock.
  */
+#include "mroce_peer.h"
+
 #define CREATE_TRACE_POINTS
 #include "mroce_trace.h"
+
+#define MROCE_TRACE_CHUNK(qp, psn) \
+	(&(qp)->xport.chunks[(psn) & (MROCE_STREAM_WINDOW - 1)])
+
+/* mroce_conn_ops.rekey */
+void mroce_trace_conn_rekey(void *ctx, u8 path, u8 old_gen, u16 old_sport,
+			    u8 why)
+{
+	struct mroce_peer *peer = ctx;
+	const struct mroce_path *p = &peer->paths[path];
+
+	trace_mroce_path_rekey(peer->mdev->ibdev.index, peer->id,
+			       mroce_trace_path(path, old_gen), p->gen,
+			       old_sport, p->sport, why);
+}
+
+/* mroce_conn_ops.cc */
+void mroce_trace_conn_cc(void *ctx, u8 why)
+{
+	static const u8 event[] = {
+		[MROCE_CCW_ACK] = MROCE_CC_ACK,
+		[MROCE_CCW_ECN] = MROCE_CC_ECN,
+		[MROCE_CCW_LOSS] = MROCE_CC_LOSS,
+		[MROCE_CCW_RTO] = MROCE_CC_RTO,
+		[MROCE_CCW_HINT] = MROCE_CC_HINT,
+	};
+	struct mroce_peer *peer = ctx;
+	const struct mroce_conn *c = &peer->conn;
+
+	if (!trace_mroce_cc_update_enabled() || why >= ARRAY_SIZE(event))
+		return;
+	trace_mroce_cc_update(peer->mdev->ibdev.index, peer->id, c->cc.cwnd,
+			      c->cc.ssthresh, c->cc.alpha, c->cc.hint,
+			      mroce_cc_pace_rate(&c->cc, c->prm, c->rtt.srtt),
+			      c->inflight, event[why]);
+}
+
+/* The chunk of stream PSN @psn if the QP still has it outstanding. */
+static struct mroce_chunk *mroce_trace_chunk(struct mroce_qp *qp, u32 psn)
+{
+	struct mroce_qp_xport *xp = &qp->xport;
+
+	if (!xp->chunks || psn - xp->stx.una >= xp->stx.next - xp->stx.una)
+		return NULL;
+	return MROCE_TRACE_CHUNK(qp, psn);
+}
+
+static void mroce_trace_note(struct mroce_qp *qp, u32 psn, u8 why, u8 path,
+			     u8 gen, u32 path_psn)
+{
+	struct mroce_chunk *c = mroce_trace_chunk(qp, psn);
+
+	if (!c)
+		return;
+	c->lost_why = why;
+	c->lost_path = path;
+	c->lost_gen = gen;
+	c->lost_psn = path_psn;
+}
+
+/**
+ * mroce_trace_note_lost() - the core declared a transmission lost
+ * @qp: its QP
+ * @psn: the chunk's stream PSN
+ * @path: the path it was sent on (still at that generation)
+ * @path_psn: its path PSN
+ * @why: enum mroce_loss_why
+ */
+void mroce_trace_note_lost(struct mroce_qp *qp, u32 psn, u8 path, u32 path_psn,
+			   u8 why)
+{
+	static const u8 reason[] = {
+		[MROCE_LOSS_SACK] = MROCE_RETX_SACK,
+		[MROCE_LOSS_RTO] = MROCE_RETX_RTO,
+		[MROCE_LOSS_PTO] = MROCE_RETX_PTO,
+		[MROCE_LOSS_REKEY] = MROCE_RETX_REKEY,
+	};
+	struct mroce_peer *peer = qp->xport.peer;
+
+	if (!peer || why >= ARRAY_SIZE(reason) || path >= MROCE_PEER_PATHS)
+		return;
+	mroce_trace_note(qp, psn, reason[why], path, peer->paths[path].gen,
+			 path_psn);
+}
+
+/* The receiver refused the chunk (RNR, stream window): sent again later. */
+void mroce_trace_note_nak(struct mroce_qp *qp, u32 psn,
+			  const struct mroce_nak *nak)
+{
+	mroce_trace_note(qp, psn, MROCE_RETX_NAK, nak->path_id, nak->path_gen,
+			 nak->path_psn);
+}
+
+/* The transport was reset: the chunk's transmissions were forgotten. */
+void mroce_trace_note_reset(struct mroce_qp *qp, u32 psn)
+{
+	mroce_trace_note(qp, psn, MROCE_RETX_REKEY, MROCE_TRACE_NO_PATH, 0, 0);
+}
+
+/* A chunk goes out again on @slot: from where, and why. */
+void mroce_trace_resend(struct mroce_peer *peer, struct mroce_qp *qp,
+			const struct mroce_tx_slot *slot, u32 psn, u32 len)
+{
+	const struct mroce_chunk *c;
+	u32 old_path = U32_MAX;
+
+	if (!trace_mroce_retransmit_enabled())
+		return;
+	c = MROCE_TRACE_CHUNK(qp, psn);
+	if (c->lost_path != MROCE_TRACE_NO_PATH)
+		old_path = mroce_trace_path(c->lost_path, c->lost_gen);
+	trace_mroce_retransmit(peer->mdev->ibdev.index, peer->id,
+			       mroce_trace_path(slot->path, slot->gen),
+			       slot->psn, mroce_qpn(qp), psn, old_path,
+			       c->lost_psn, len, c->lost_why);
+}

@@ -54,6 +54,9 @@ enum mroce_cc_event {
 	MROCE_CC_HINT,		/* the peer's rate hint changed */
 };
 
+/* mroce_chunk.lost_path when the transport does not know it. */
+#define MROCE_TRACE_NO_PATH	0xff
+
 static inline u32 mroce_trace_path(u8 path_id, u8 gen)
 {
 	return path_id | (u32)gen << 8;
@@ -69,6 +72,25 @@ static inline u64 mroce_trace_addr_lo(const struct in6_addr *a)
 {
 	return get_unaligned_be64(&a->s6_addr[8]);
 }
+
+/*
+ * Telemetry the core reports through its callbacks (mroce_trace.c), and the
+ * note a chunk carries from the moment it is declared lost to its resend,
+ * so that mroce_retransmit says why and where from.
+ */
+struct mroce_peer;
+struct mroce_qp;
+struct mroce_tx_slot;
+void mroce_trace_conn_rekey(void *ctx, u8 path, u8 old_gen, u16 old_sport,
+			    u8 why);
+void mroce_trace_conn_cc(void *ctx, u8 why);
+void mroce_trace_note_lost(struct mroce_qp *qp, u32 psn, u8 path, u32 path_psn,
+			   u8 why);
+void mroce_trace_note_nak(struct mroce_qp *qp, u32 psn,
+			  const struct mroce_nak *nak);
+void mroce_trace_note_reset(struct mroce_qp *qp, u32 psn);
+void mroce_trace_resend(struct mroce_peer *peer, struct mroce_qp *qp,
+			const struct mroce_tx_slot *slot, u32 psn, u32 len);
 #endif /* MROCE_TRACE_TYPES */
 
 TRACE_DEFINE_ENUM(MROCE_PATH_ACTIVE);

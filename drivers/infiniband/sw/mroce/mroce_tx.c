@@ -83,8 +83,10 @@ void mroce_tx_requeue_unacked(struct mroce_peer *peer, struct mroce_qp *qp)
 
 	lockdep_assert_held(&peer->lock);
 	if (mroce_xqp_sends(xp)) {
-		for (psn = xp->stx.una; psn != xp->stx.next; psn++)
+		for (psn = xp->stx.una; psn != xp->stx.next; psn++) {
+			mroce_trace_note_reset(qp, psn);
 			mroce_tx_set_resend(qp, psn);
+		}
 	}
 	mroce_tx_queue_qp(peer, qp);
 }
@@ -614,10 +616,7 @@ static enum mroce_tx_res mroce_tx_one(struct mroce_peer *peer,
 	}
 	mroce_conn_tx_commit(&peer->conn, &slot, mroce_cookie(qp, psn), now);
 	if (ck.resend)
-		trace_mroce_retransmit(peer->mdev->ibdev.index, peer->id,
-				       mroce_trace_path(slot.path, slot.gen),
-				       slot.psn, mroce_qpn(qp), psn, U32_MAX,
-				       0, ck.len, MROCE_RETX_SACK);
+		mroce_trace_resend(peer, qp, &slot, psn, ck.len);
 
 	mroce_tx_fill(qp, &ck, psn, &pkt);
 	if (ck.resend)

@@ -93,6 +93,11 @@ struct mroce_chunk {
 	u16	len;		/* payload bytes */
 	u8	kind;		/* enum mroce_chunk_kind */
 	u8	flags;		/* wire SOM/EOM/SE */
+	/* Why and where it was last lost, for mroce_retransmit (mroce_trace.c). */
+	u8	lost_why;	/* enum mroce_retx_reason */
+	u8	lost_path;	/* path id, MROCE_TRACE_NO_PATH if unknown */
+	u8	lost_gen;
+	u32	lost_psn;	/* path PSN */
 };
 
 /* A message arriving into a receive WQE, by RQ ordinal. */

@@ -26,6 +26,7 @@ struct blk_ctx {
 	u32 data_acked;
 	u32 data_bytes;
 	u32 data_lost;
+	u8 why;			/* enum mroce_loss_why of what is lost now */
 };
 
 static u8 min_active(const struct mroce_conn *c)
@@ -69,6 +70,35 @@ static u16 fresh_sport(struct mroce_conn *c, const struct mroce_path *self)
 	return s;
 }
 
+/* The connection's congestion state before a call, to report a change. */
+struct cc_mark {
+	u32 cwnd;
+	u32 ssthresh;
+	u32 hint;
+	u16 alpha;
+};
+
+static void cc_mark(const struct mroce_conn *c, struct cc_mark *m)
+{
+	m->cwnd = c->cc.cwnd;
+	m->ssthresh = c->cc.ssthresh;
+	m->hint = c->cc.hint;
+	m->alpha = c->cc.alpha;
+}
+
+/* @why unless the hint moved (reported first: it bounds the window). */
+static void cc_report(struct mroce_conn *c, const struct cc_mark *m, u8 why)
+{
+	if (!c->ops->cc)
+		return;
+	if (c->cc.hint != m->hint)
+		why = MROCE_CCW_HINT;
+	else if (c->cc.cwnd == m->cwnd && c->cc.ssthresh == m->ssthresh &&
+		 c->cc.alpha == m->alpha)
+		return;
+	c->ops->cc(c->ctx, why);
+}
+
 static void rec_acked(void *ctx, const struct mroce_ptx_rec *r, u32 psn)
 {
 	struct blk_ctx *b = ctx;
@@ -96,7 +126,7 @@ static void rec_lost(void *ctx, const struct mroce_ptx_rec *r, u32 psn)
 	b->data_lost++;
 	b->p->stats.lost_pkts++;
 	b->c->stats.lost_pkts++;
-	b->c->ops->lost(b->c->ctx, r->cookie, r->len, b->p->id);
+	b->c->ops->lost(b->c->ctx, r->cookie, r->len, b->p->id, psn, b->why);
 }
 
 static void path_reset(struct mroce_conn *c, struct mroce_path *p, u8 gen)
@@ -107,6 +137,7 @@ static void path_reset(struct mroce_conn *c, struct mroce_path *p, u8 gen)
 	p->score = 0;
 	p->rto_at = 0;
 	p->pto_at = 0;
+	p->tlp = false;
 	mroce_ptx_init(&p->tx);
 	mroce_rtt_init(&p->rtt);
 	mroce_cc_path_init(&p->cc, c->prm, 0);
@@ -119,14 +150,18 @@ static void path_reset(struct mroce_conn *c, struct mroce_path *p, u8 gen)
  * path then waits in PROBING for its PROBE to be acknowledged.
  */
 static void rekey(struct mroce_conn *c, struct mroce_path *p, u8 gen,
-		  u64 now, struct sink *sk)
+		  enum mroce_health_event ev, u64 now, struct sink *sk)
 {
-	struct blk_ctx b = { .c = c, .p = p };
+	struct blk_ctx b = { .c = c, .p = p, .why = MROCE_LOSS_REKEY };
+	u8 old_gen = p->gen;
+	u16 old_sport = p->sport;
 
 	mroce_ptx_lose_all(&p->tx, rec_lost, &b);
 	path_reset(c, p, gen);
 	p->stats.rekeys++;
 	c->stats.rekeys++;
+	if (c->ops->rekey)
+		c->ops->rekey(c->ctx, p->id, old_gen, old_sport, (u8)ev);
 	/* Covers a PROBE the caller fails to send: the RTO re-keys again. */
 	p->rto_at = now + path_rto(c, p);
 	*sk->probe_mask |= (u64)1 << p->id;
@@ -139,7 +174,7 @@ static void health(struct mroce_conn *c, struct mroce_path *p,
 
 	if (mroce_health_step(&p->health, ev, c->prm, now) ==
 	    MROCE_HACT_REKEY)
-		rekey(c, p, gen, now, sk);
+		rekey(c, p, gen, ev, now, sk);
 	if (old == p->health.state)
 		return;
 	*sk->events |= MROCE_EV_PATH_STATE;
@@ -242,6 +277,9 @@ static void on_up(struct mroce_conn *c, u64 now)
 	/* Both grants are the handshake's: the peer's to us, ours to it. */
 	mroce_cc_conn_set_hint(&c->cc, c->hs.remote.init_rate);
 	c->rx_hint_sent = c->hs.local.init_rate;
+	/* A fresh window and the handshake's grant. */
+	if (c->ops->cc)
+		c->ops->cc(c->ctx, MROCE_CCW_HINT);
 }
 
 static u32 hs_result(struct mroce_conn *c, u32 act, u64 now)
@@ -475,7 +513,8 @@ static void on_block(struct mroce_conn *c, struct mroce_path *p,
 		     struct mroce_ack_res *res, struct sink *sk)
 {
 	const struct mroce_params *prm = c->prm;
-	struct blk_ctx b = { .c = c, .p = p };
+	struct blk_ctx b = { .c = c, .p = p,
+			     .why = p->tlp ? MROCE_LOSS_PTO : MROCE_LOSS_SACK };
 	struct mroce_ptx_ack r;
 	u16 d_rx, d_ce;
 	u32 high, span;
@@ -483,6 +522,7 @@ static void on_block(struct mroce_conn *c, struct mroce_path *p,
 
 	mroce_ptx_on_block(&p->tx, blk, prm->dupthresh, rec_acked, rec_lost,
 			   &b, &r);
+	p->tlp = false;
 	if (r.bogus) {
 		c->stats.bogus_blocks++;
 		return;
@@ -574,12 +614,14 @@ void mroce_conn_on_ack(struct mroce_conn *c, const struct mroce_pkt *pkt,
 {
 	struct sink sk = { &res->probe_mask, &res->events };
 	bool had_rtt = c->rtt.srtt != 0;
+	struct cc_mark m;
 	u32 i;
 
 	memset(res, 0, sizeof(*res));
 	c->stats.acks_rx++;
 	if (!mroce_conn_established(c))
 		return;
+	cc_mark(c, &m);
 	mroce_cc_conn_set_hint(&c->cc, pkt->u.ack.rate_hint);
 	for (i = 0; i < pkt->u.ack.n_blocks; i++) {
 		struct mroce_ack_block blk;
@@ -605,6 +647,8 @@ void mroce_conn_on_ack(struct mroce_conn *c, const struct mroce_pkt *pkt,
 		mroce_cc_conn_on_ack(&c->cc, c->prm, c->mss, res->acked_bytes,
 				     res->acked_pkts, res->ce_pkts, now,
 				     c->rtt.srtt);
+	cc_report(c, &m, c->cc.cwnd >= m.cwnd ? MROCE_CCW_ACK :
+		  res->ce_pkts ? MROCE_CCW_ECN : MROCE_CCW_LOSS);
 	if (res->acked_pkts) {
 		c->progress_at = now;
 		c->retries = 0;
@@ -866,14 +910,17 @@ static u64 silent_at(const struct mroce_conn *c, const struct mroce_path *p)
 static void path_expire(struct mroce_conn *c, struct mroce_path *p, u64 now,
 			struct sink *sk)
 {
-	struct blk_ctx b = { .c = c, .p = p };
+	struct blk_ctx b = { .c = c, .p = p, .why = MROCE_LOSS_RTO };
+	struct cc_mark m;
 
 	p->rto_at = 0;
 	p->pto_at = 0;
+	cc_mark(c, &m);
 	mroce_ptx_lose_all(&p->tx, rec_lost, &b);
 	if (b.data_lost)
 		mroce_cc_conn_on_loss(&c->cc, c->prm, b.data_lost,
 				      mroce_cc_path_on_loss(&p->cc, c->prm));
+	cc_report(c, &m, MROCE_CCW_RTO);
 	mroce_health_outcome(&p->health, 0, b.data_lost);
 	health(c, p, MROCE_HEV_RTO, p->gen + 1, now, sk);
 }
@@ -901,6 +948,7 @@ static void path_timer(struct mroce_conn *c, struct mroce_path *p, u64 now,
 	if (p->pto_at && now >= p->pto_at) {
 		/* Tail-loss probe: its ACK exposes a lost tail as a gap. */
 		p->pto_at = 0;
+		p->tlp = true;
 		p->stats.ptos++;
 		c->stats.ptos++;
 		*sk->probe_mask |= (u64)1 << p->id;

@@ -56,6 +56,7 @@ struct mroce_path {
 	u32 score;		/* Q10, docs §5.7 */
 	u64 rto_at;		/* 0 = not armed */
 	u64 pto_at;
+	bool tlp;		/* a tail-loss probe is out: its ACK's gaps are PTO's */
 	struct mroce_ptx tx;
 	struct mroce_rtt rtt;
 	struct mroce_cc_path cc;
@@ -65,12 +66,43 @@ struct mroce_path {
 	struct mroce_prx rx;
 };
 
-/* Callbacks for transmissions leaving flight; called under the caller's lock. */
+/* Why a transmission was declared lost (mroce_conn_ops.lost). */
+enum mroce_loss_why {
+	MROCE_LOSS_SACK,	/* a gap in the path's SACK */
+	MROCE_LOSS_RTO,		/* the path's RTO fired, or it fell silent */
+	MROCE_LOSS_PTO,		/* a gap the ACK of a tail-loss probe exposed */
+	MROCE_LOSS_REKEY,	/* in flight on a path being re-keyed */
+};
+
+/* What moved the connection's window or rate (mroce_conn_ops.cc). */
+enum mroce_cc_why {
+	MROCE_CCW_ACK,		/* acknowledged data grew the window */
+	MROCE_CCW_ECN,		/* CE marks cut it */
+	MROCE_CCW_LOSS,		/* loss cut it */
+	MROCE_CCW_RTO,		/* a path timed out */
+	MROCE_CCW_HINT,		/* the peer's grant changed (an ACK, the handshake) */
+};
+
+/* Callbacks; called under the caller's lock, never into the connection. */
 struct mroce_conn_ops {
 	void (*acked)(void *ctx, u64 cookie, u32 len, u8 path);
-	void (*lost)(void *ctx, u64 cookie, u32 len, u8 path);
-	/* Optional (may be NULL): telemetry of health transitions. */
+	/*
+	 * @psn: the path PSN the transmission had; @path still has the
+	 * generation it was sent on. @why: enum mroce_loss_why.
+	 */
+	void (*lost)(void *ctx, u64 cookie, u32 len, u8 path, u32 psn, u8 why);
+	/* Optional (may be NULL), telemetry: health transitions, ... */
 	void (*path_state)(void *ctx, u8 path, u8 old_state, u8 new_state);
+	/*
+	 * ... a re-key (@path has its new generation and source port; @why
+	 * is the enum mroce_health_event that caused it), ...
+	 */
+	void (*rekey)(void *ctx, u8 path, u8 old_gen, u16 old_sport, u8 why);
+	/*
+	 * ... and a change of the connection's window, ssthresh, ECN alpha
+	 * or the peer's rate hint (@why: enum mroce_cc_why).
+	 */
+	void (*cc)(void *ctx, u8 why);
 };
 
 struct mroce_conn_stats {
