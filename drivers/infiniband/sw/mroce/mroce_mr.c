@@ -541,6 +541,39 @@ bool mroce_mr_pin_covers(const struct mroce_mr_pin *pin, u32 key, int access,
 }
 
 /**
+ * mroce_mr_pin_usable() - whether a use of the pin would pass its checks now
+ * @pin: the pin (may be empty)
+ *
+ * A hint for callers that choose what to do before they walk (e.g. send a
+ * placeholder for a spurious resend whose MR is gone); the walk itself
+ * checks again.
+ */
+bool mroce_mr_pin_usable(const struct mroce_mr_pin *pin)
+{
+	struct mroce_mr *mr = pin->mr;
+	unsigned long flags;
+	bool ok;
+
+	if (!mr || !refcount_read(&mr->ref))
+		return false;
+	if (mr->type != MROCE_MR_FAST)
+		return true;
+	spin_lock_irqsave(&mr->lock, flags);
+	ok = mr->valid && mr->gen == pin->gen;
+	spin_unlock_irqrestore(&mr->lock, flags);
+	return ok;
+}
+
+/*
+ * Whether the pinned MR is pinned user memory, whose pages may be lent to
+ * an skb (zero-copy transmit); kernel memory is copied.
+ */
+bool mroce_mr_pin_user_pages(const struct mroce_mr_pin *pin)
+{
+	return pin->mr && pin->mr->type == MROCE_MR_USER;
+}
+
+/**
  * mroce_mr_pin_walk() - visit part of a pinned range page by page
  * @pin: a pin from mroce_mr_pin()
  * @iova: first byte, inside the pinned range
@@ -659,6 +692,15 @@ int mroce_mr_copy_from_skb(struct mroce_mr *mr, u64 iova,
 	struct mroce_copy c = { .skb = skb, .skb_off = skb_off };
 
 	return mroce_mr_walk(mr, iova, len, mroce_chunk_skb_to_mr, &c);
+}
+
+/* Copy @len bytes at @iova of a pinned range into @dst. */
+int mroce_mr_pin_copy_from(struct mroce_mr_pin *pin, u64 iova, void *dst,
+			   u32 len, enum mroce_mr_err *why)
+{
+	struct mroce_copy c = { .dst = dst };
+
+	return mroce_mr_pin_walk(pin, iova, len, mroce_chunk_from_mr, &c, why);
 }
 
 /* Place @len bytes of @skb from @skb_off at @iova of a pinned range. */
