@@ -54,9 +54,9 @@ struct mroce_path {
 	u16 last_ce;		/* receiver counters in the last ACK block */
 	u16 last_rx;
 	u32 score;		/* Q10, docs §5.7 */
+	bool tlp;		/* a tail-loss probe is out: its ACK's gaps are PTO's */
 	u64 rto_at;		/* 0 = not armed */
 	u64 pto_at;
-	bool tlp;		/* a tail-loss probe is out: its ACK's gaps are PTO's */
 	struct mroce_ptx tx;
 	struct mroce_rtt rtt;
 	struct mroce_cc_path cc;
