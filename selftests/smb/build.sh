@@ -21,7 +21,13 @@
 #
 # Deviations from Debian's source, for the test VM only: the patches in
 # this directory (*.patch, applied in name order), each fixing what makes
-# Debian 12's ksmbd unusable as shipped:
+# Debian 12's cifs or ksmbd crash or fail as shipped:
+#   cifs-smbd-destroy-disconnect-work.patch: at umount smbd_destroy() runs
+#     in cifsd with SIGKILL pending, so it does not wait for the disconnect;
+#     the drain's flush completions queue disconnect_work, which can run
+#     after rdma_destroy_id() and oopses in rdma_disconnect() (any RDMA
+#     device; mainline fixed it with disable_work_sync(), 2025). See
+#     docs/ulp.md.
 #   ksmbd-opinfo-put-null.patch: smb2_open() puts a NULL oplock when none
 #     was granted and 6.1.192's opinfo_put() lacks mainline's NULL check:
 #     the first such CREATE (every mount) oopses the server.
