@@ -340,21 +340,36 @@ bool mroce_peer_idle(const struct mroce_peer *peer)
 void mroce_peer_flush(struct mroce_peer *peer)
 {
 	struct sk_buff_head local;
-	struct sk_buff *skb;
+	struct sk_buff *skb, *next;
 
 	spin_lock_bh(&peer->lock);
 	if (peer->xmitting || skb_queue_empty(&peer->xmitq)) {
 		spin_unlock_bh(&peer->lock);
 		return;
 	}
+	__skb_queue_head_init(&local);
 	if (peer->tx_cpu != smp_processor_id() && !peer->dead &&
 	    !mroce_peer_idle(peer)) {
-		queue_work_on(peer->tx_cpu, mroce_wq, &peer->xmit_work);
-		spin_unlock_bh(&peer->lock);
+		/*
+		 * Data goes from tx_cpu. ACKs, NAKs and handshake packets have
+		 * no path order to keep: they leave now rather than after a
+		 * work item got the CPU, or a sender waits for them.
+		 */
+		skb_queue_walk_safe(&peer->xmitq, skb, next) {
+			if (mroce_cb(skb)->dst == MROCE_CTL_DST) {
+				__skb_unlink(skb, &peer->xmitq);
+				__skb_queue_tail(&local, skb);
+			}
+		}
+		if (!skb_queue_empty(&peer->xmitq))
+			queue_work_on(peer->tx_cpu, mroce_wq, &peer->xmit_work);
+		spin_unlock(&peer->lock);
+		while ((skb = __skb_dequeue(&local)))
+			mroce_net_xmit(peer, skb);
+		local_bh_enable();
 		return;
 	}
 	peer->xmitting = true;
-	__skb_queue_head_init(&local);
 	while (!skb_queue_empty(&peer->xmitq)) {
 		skb_queue_splice_init(&peer->xmitq, &local);
 		spin_unlock(&peer->lock);
@@ -394,16 +409,35 @@ void mroce_peer_arm(struct mroce_peer *peer, u64 now)
 		      HRTIMER_MODE_ABS_SOFT);
 }
 
-/* The epilogue of every entry point: arm, unlock, send. */
+/*
+ * The epilogue of every entry point: arm, unlock, send. Then the doorbells
+ * that found the lock taken while we held it (mroce_peer_kick()): on an
+ * idle connection they are ours to transmit.
+ */
 void mroce_peer_unlock(struct mroce_peer *peer)
 {
 	bool send;
 
-	mroce_peer_arm(peer, mroce_now());
-	send = !skb_queue_empty(&peer->xmitq);
-	spin_unlock_bh(&peer->lock);
-	if (send)
-		mroce_peer_flush(peer);
+	for (;;) {
+		mroce_peer_arm(peer, mroce_now());
+		send = !skb_queue_empty(&peer->xmitq);
+		spin_unlock_bh(&peer->lock);
+		if (send)
+			mroce_peer_flush(peer);
+		/* Pairs with the barrier in mroce_peer_kick(). */
+		smp_mb();
+		if (!test_bit(0, &peer->kick_pending) ||
+		    READ_ONCE(peer->conn.inflight) ||
+		    !spin_trylock_bh(&peer->lock))
+			return;
+		if (peer->dead || peer->conn.inflight) {
+			/* Busy: the next ACK takes the mark (mroce_tx_run()). */
+			spin_unlock_bh(&peer->lock);
+			return;
+		}
+		mroce_comp_run(peer);
+		mroce_tx_run(peer, mroce_now(), MROCE_TX_BUDGET);
+	}
 }
 
 /*
@@ -529,7 +563,8 @@ void mroce_peer_take_kicks(struct mroce_peer *peer)
  * transmitting from here as well would send the peer's packets from two
  * CPUs at once, and the receiver's per-CPU backlogs (veth, loopback, RPS)
  * would reorder them within a path, which the receiver takes for loss.
- * Hard irq, or the lock being busy, leaves it to the work item.
+ * Hard irq leaves it to the work item; so does a busy lock, but then its
+ * holder usually transmits first, on its way out of mroce_peer_unlock().
  */
 void mroce_peer_kick(struct mroce_peer *peer, struct mroce_qp *qp)
 {
@@ -538,7 +573,8 @@ void mroce_peer_kick(struct mroce_peer *peer, struct mroce_qp *qp)
 	/*
 	 * The mark is visible before we look at the lock: a holder that
 	 * misses it (its take_kicks ran before set_bit) is one our trylock
-	 * fails on, and the work item then picks the mark up.
+	 * fails on; it finds the mark after unlocking (mroce_peer_unlock()),
+	 * and the work item is the backstop for holders that don't look.
 	 */
 	smp_mb__after_atomic();
 	if (in_hardirq() || irqs_disabled() ||
