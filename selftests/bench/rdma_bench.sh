@@ -90,7 +90,7 @@ perftest() { # perftest TOOL LOG ARGS...
 why_failed() {
 	local why
 	why=$(grep -hEi -m1 "error|fail|couldn't|unable|timed? ?out|refused" \
-		"$1.client" "$1.server" 2> /dev/null | head -n 1 | tr -s ' \t' ' ')
+		"$1.client" "$1.server" 2> /dev/null | head -n 1 | tr -s ' \t' ' ' | sed 's/^ //')
 	echo "${why:-no result row}"
 }
 
