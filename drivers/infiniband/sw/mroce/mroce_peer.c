@@ -219,13 +219,17 @@ struct mroce_peer *mroce_peer_get(struct mroce_dev *mdev,
 	return fresh;
 }
 
-/* Take the peer out of the table and kill it; drops the table's reference. */
-static void mroce_peer_close(struct mroce_peer *peer, u32 reason)
+/*
+ * Take the peer out of the table and kill it; drops the table's reference.
+ * @if_idle: the linger timeout decided to close, but a QP may have attached
+ * since; the decision only stands if it is still true under the lock.
+ */
+static void mroce_peer_close(struct mroce_peer *peer, u32 reason, bool if_idle)
 {
 	struct mroce_xport_dev *xd = &peer->mdev->xport;
 
 	spin_lock_bh(&peer->lock);
-	if (peer->dead) {
+	if (peer->dead || (if_idle && peer->n_qps)) {
 		spin_unlock_bh(&peer->lock);
 		return;
 	}
@@ -249,13 +253,8 @@ static void mroce_peer_gc_work(struct work_struct *work)
 {
 	struct mroce_peer *peer = container_of(to_delayed_work(work),
 					       struct mroce_peer, gc_work);
-	bool idle;
 
-	spin_lock_bh(&peer->lock);
-	idle = !peer->n_qps && !peer->dead;
-	spin_unlock_bh(&peer->lock);
-	if (idle)
-		mroce_peer_close(peer, 0);
+	mroce_peer_close(peer, 0, true);
 }
 
 /* Device teardown: every QP is gone; close what is left. */
@@ -282,7 +281,7 @@ void mroce_peers_close_all(struct mroce_dev *mdev)
 		if (!peer)
 			break;
 		cancel_delayed_work_sync(&peer->gc_work);
-		mroce_peer_close(peer, 1);
+		mroce_peer_close(peer, 1, false);
 		mroce_peer_put(peer);
 	}
 	/* The free works reference the device's netns through the peers. */

@@ -7,6 +7,7 @@
  * RC here. UD and GSI QPs (the QP1 MAD tunnel) have no connection: their
  * send kicks go to mroce_ud.c, as do the UD opcodes in mroce_rx_skb().
  */
+#include <linux/delay.h>
 #include <linux/module.h>
 #include <linux/slab.h>
 #include <linux/vmalloc.h>
@@ -125,6 +126,9 @@ static void mroce_xport_detach(struct mroce_qp *qp)
 	mroce_peer_put(peer);
 }
 
+/* Lookups that may meet a peer dying of its linger timeout before giving up. */
+#define MROCE_ATTACH_TRIES	100
+
 /* INIT -> RTR: find the connection to the remote GID and join it. */
 static int mroce_xport_attach(struct mroce_qp *qp,
 			      const struct ib_qp_attr *attr, int mask)
@@ -134,6 +138,7 @@ static int mroce_xport_attach(struct mroce_qp *qp,
 	struct in6_addr raddr, laddr;
 	struct mroce_peer *peer;
 	struct mroce_av av;
+	unsigned int tries;
 	bool v6;
 	int err;
 
@@ -148,27 +153,33 @@ static int mroce_xport_attach(struct mroce_qp *qp,
 	if (err)
 		return err;
 
-	peer = mroce_peer_get(mdev, &raddr, &laddr, v6);
-	if (!peer)
-		return READ_ONCE(mdev->xport.closing) ? -ENODEV : -ENOMEM;
-	err = xa_insert(&peer->qp_xa, mroce_qpn(qp), qp, GFP_KERNEL);
-	if (err) {
-		mroce_peer_put(peer);
-		return err;
-	}
-
-	spin_lock_bh(&peer->lock);
-	if (peer->dead || READ_ONCE(mdev->xport.closing)) {
+	for (tries = 0;; tries++) {
+		peer = mroce_peer_get(mdev, &raddr, &laddr, v6);
+		if (!peer)
+			return READ_ONCE(mdev->xport.closing) ? -ENODEV :
+								-ENOMEM;
+		err = xa_insert(&peer->qp_xa, mroce_qpn(qp), qp, GFP_KERNEL);
+		if (err) {
+			mroce_peer_put(peer);
+			return err;
+		}
+		spin_lock_bh(&peer->lock);
+		if (!peer->dead && !READ_ONCE(mdev->xport.closing))
+			break;
 		/*
-		 * Lost a race with the peer's linger timeout (try again), or
-		 * with mroce_xport_dev_fail(), which took this lock after
-		 * setting closing and so will not see us.
+		 * Lost a race with the peer's linger timeout, or with
+		 * mroce_xport_dev_fail(), which took this lock after setting
+		 * closing and so will not see us. A lingering peer is out of
+		 * the table a moment after it died: the next lookup makes a
+		 * fresh one, so the application never sees the race.
 		 */
 		err = peer->dead ? -EAGAIN : -ENODEV;
 		xa_erase(&peer->qp_xa, mroce_qpn(qp));
 		spin_unlock_bh(&peer->lock);
 		mroce_peer_put(peer);
-		return err;
+		if (err != -EAGAIN || tries >= MROCE_ATTACH_TRIES)
+			return err;
+		usleep_range(100, 1000);
 	}
 	xp->remote_qpn = mask & IB_QP_DEST_QPN ? attr->dest_qp_num :
 						 qp->attr.dest_qp_num;
@@ -262,7 +273,6 @@ int mroce_xport_qp_modify(struct mroce_qp *qp, const struct ib_qp_attr *attr,
 {
 	struct mroce_qp_xport *xp = &qp->xport;
 	struct mroce_peer *peer;
-	int err;
 
 	if (qp->ibqp.qp_type != IB_QPT_RC)
 		return 0;
@@ -290,12 +300,8 @@ int mroce_xport_qp_modify(struct mroce_qp *qp, const struct ib_qp_attr *attr,
 	if (peer)
 		spin_unlock_bh(&peer->lock);
 
-	if (new_state == IB_QPS_RTR && old_state == IB_QPS_INIT) {
-		err = mroce_xport_attach(qp, attr, mask);
-		if (err == -EAGAIN)
-			err = mroce_xport_attach(qp, attr, mask);
-		return err;
-	}
+	if (new_state == IB_QPS_RTR && old_state == IB_QPS_INIT)
+		return mroce_xport_attach(qp, attr, mask);
 	if (new_state == IB_QPS_RTS && old_state == IB_QPS_RTR)
 		mroce_xport_start(qp, attr, mask);
 	return 0;
