@@ -34,7 +34,7 @@ tcp_listening() { ss -Htln "sport = :$1" | grep -q .; }
 # pair NAME READY SERVER... -- CLIENT...: the server in the background, the
 # client once READY (a command) holds; both must exit 0. Output in NAME-*.
 pair() {
-	local name=$1 ready=$2 srv=() cli=() spid rc=0
+	local name=$1 ready=$2 srv=() cli=() spid rc=0 src
 	shift 2
 	while [ $# -gt 0 ] && [ "$1" != -- ]; do srv+=("$1"); shift; done
 	shift
@@ -49,7 +49,8 @@ pair() {
 		return 1
 	fi
 	timeout 120 "${cli[@]}" > "$name-client.log" 2>&1 || rc=$?
-	wait "$spid" || { [ $rc -eq 0 ] && rc=$?; }
+	# The client's failure is the first cause; else the server's counts.
+	wait "$spid" || { src=$?; [ $rc -ne 0 ] || rc=$src; }
 	if [ $rc -ne 0 ]; then
 		echo "$name: exit $rc; client:"
 		tail -n 8 "$name-client.log"
