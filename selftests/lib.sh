@@ -15,6 +15,7 @@
 # Waiting:
 #   wait_for SECS CMD...      poll CMD every 0.1 s until it succeeds
 #   exited PID                the process is gone or a zombie (wait_for 10 exited $pid)
+#   tcp_listening PORT [NETNS] a TCP socket listens on PORT (wait_for 30 tcp_listening ...)
 # Module and devices:
 #   mroce_load / mroce_unload / mroce_loaded
 #   mroce_link_add NAME NETDEV [NETNS] / mroce_link_del NAME / rdma_dev_exists NAME
@@ -151,6 +152,8 @@ exited() {
 	stat=${stat##*) }
 	[ "${stat:0:1}" = Z ]
 }
+
+tcp_listening() { nsexec "${2:-}" ss -Htln "sport = :$1" | grep -q .; }
 
 require_cmd() {
 	local c

@@ -102,7 +102,7 @@ perftest_pair() {
 	}
 	nsexec "$nsb" timeout "$tmo" "$tool" -d "$devb" "$gopt" "$gb" "$@" > "$log.server" 2>&1 &
 	spid=$!
-	wait_for 30 nsexec "$nsb" bash -c "ss -Htln 'sport = :18515' | grep -q ."
+	wait_for 30 tcp_listening 18515 "$nsb"
 	nsexec "$nsa" timeout "$tmo" "$tool" -d "$deva" "$gopt" "$ga" "$@" "$ip" > "$log.client" 2>&1
 	rc=$?
 	wait "$spid"

@@ -381,7 +381,7 @@ incast_bw() {
 	nsexec b timeout 120 ib_write_bw "${PERFTEST_OPTS[@]}" -d mroce_b -x "$gb" -p "$port" \
 		-D 5 -s 65536 > "$out/$4.server" 2>&1 &
 	spid=$!
-	wait_for 30 nsexec b bash -c "ss -Htln 'sport = :$port' | grep -q ." || rc=1
+	wait_for 30 tcp_listening "$port" b || rc=1
 	nsexec a timeout 120 ib_write_bw "${PERFTEST_OPTS[@]}" -d mroce_a -x "$ga" -p "$port" \
 		-D 5 -s 65536 10.0.0.2 > "$out/$4.client" 2>&1 || rc=1
 	wait "$spid" || rc=1

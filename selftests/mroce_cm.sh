@@ -29,7 +29,6 @@ cd "$MROCE_TEST_OUT" || exit 1
 # An rdma_cm ID listens on PORT (what servers started in the background
 # must reach before their client starts).
 cm_listening() { rdma resource show cm_id 2> /dev/null | grep -q "LISTEN.*:$1 "; }
-tcp_listening() { ss -Htln "sport = :$1" | grep -q .; }
 
 # pair NAME READY SERVER... -- CLIENT...: the server in the background, the
 # client once READY (a command) holds; both must exit 0. Output in NAME-*.

@@ -23,8 +23,6 @@ transport_ready a mroce_a > /dev/null || skip_all "$(transport_ready a mroce_a)"
 ga=$(gid_index mroce_a 10.0.0.1) && gb=$(gid_index mroce_b 10.0.0.2) ||
 	skip_all "no IPv4 GIDs"
 
-listening() { ip netns exec b ss -Htln "sport = :${1:-18515}" | grep -q .; }
-
 # pair TOOL ARGS...: server on mroce_b, client on mroce_a, each on its
 # IPv4 GID.
 pair() { perftest_pair a mroce_a b mroce_b 10.0.0.2 "$@"; }
@@ -48,7 +46,7 @@ kill_mid() {
 	shift
 	nsexec b "$tool" -d mroce_b "$@" > /dev/null 2>&1 &
 	spid=$!
-	wait_for 30 listening
+	wait_for 30 tcp_listening 18515 b
 	nsexec a "$tool" -d mroce_a "$@" 10.0.0.2 > /dev/null 2>&1 &
 	cpid=$!
 	# Mid-transfer: once packets flow (a loaded VM may take a while to
@@ -85,7 +83,7 @@ check "the survivor opened a new connection" test "$(hw_counter mroce_a conn_ope
 # old incarnation, fails with its receives flushed.
 nsexec b timeout 150 ib_send_bw -d mroce_b -x "$gb" -D 100 > "$MROCE_TEST_OUT/recv.log" 2>&1 &
 spid=$!
-wait_for 30 listening
+wait_for 30 tcp_listening 18515 b
 sent0=$(hw_counter mroce_a sent_pkts)
 nsexec a ib_send_bw -d mroce_a -x "$ga" -D 100 10.0.0.2 > /dev/null 2>&1 &
 cpid=$!
@@ -106,7 +104,7 @@ check "a receiver whose peer was killed fails within 60 s, not at the end of its
 # device's CONN_CLOSE arrives if it was waiting to receive.
 nsexec b ibv_rc_pingpong -d mroce_b -g "$gb" -n 100000 -s 4096 > /dev/null 2>&1 &
 spid=$!
-wait_for 30 listening
+wait_for 30 tcp_listening 18515 b
 nsexec a timeout 120 ibv_rc_pingpong -d mroce_a -g "$ga" -n 100000 -s 4096 10.0.0.2 \
 	> "$MROCE_TEST_OUT/gone.log" 2>&1 &
 cpid=$!
@@ -129,7 +127,7 @@ wait_for 5 has_gid mroce_b "$(gid_of_ip 10.0.0.2)"
 gb=$(gid_index mroce_b 10.0.0.2)
 nsexec b ib_write_bw -d mroce_b -x "$gb" -D 60 > /dev/null 2>&1 &
 spid=$!
-wait_for 30 listening
+wait_for 30 tcp_listening 18515 b
 nsexec a ib_write_bw -d mroce_a -x "$ga" -D 60 10.0.0.2 > /dev/null 2>&1 &
 cpid=$!
 sleep 3

@@ -91,7 +91,7 @@ server_up() {
 	# -n: stay in the foreground, so its log (no syslog in the VM) is ours.
 	ksmbd.mountd -v -n -c "$SMB_DIR/ksmbd.conf" -u "$SMB_DIR/ksmbdpwd.db" \
 		> "$MROCE_TEST_OUT/ksmbd.mountd.log" 2>&1 &
-	wait_for 20 bash -c "ss -Htln 'sport = :445' | grep -q ."
+	wait_for 20 tcp_listening 445
 }
 
 smb_mount() { # smb_mount [rdma]

@@ -172,7 +172,7 @@ run_tcp() { # run_tcp LOSS
 	set_loss "$loss" veth00
 	iperf3 -s -B 10.0.0.2 -1 > "$log.server" 2>&1 &
 	spid=$!
-	wait_for 10 bash -c "ss -Htln 'sport = :5201' | grep -q ."
+	wait_for 10 tcp_listening 5201
 	timeout $((DURATION + 30)) iperf3 -c 10.0.0.2 -B 10.0.0.1 -t "$DURATION" -J > "$log.json" 2>&1
 	wait "$spid"
 	set_loss 0 veth00
