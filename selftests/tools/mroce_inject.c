@@ -97,14 +97,6 @@ static void die(const char *fmt, ...)
 	exit(2);
 }
 
-static double now_s(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec + ts.tv_nsec / 1e9;
-}
-
 static uint64_t rng_state = 0x6d726f6365ull;
 
 static uint64_t rnd(void)
@@ -698,7 +690,7 @@ static int cmd_blast(const char *from, const char *to, int port, int mutations)
 	}
 	printf("# sent %d packets (%d decode: the kernel judges them by state)\n", ncases, decodes);
 	/* Counters are read through a 10 ms cache; give the softirq time too. */
-	deadline = now_s() + 10;
+	deadline = tc_now_s() + 10;
 	do {
 		usleep(100000);
 		match = true;
@@ -707,7 +699,7 @@ static int cmd_blast(const char *from, const char *to, int port, int mutations)
 			if (after[e] - before[e] != want[e])
 				match = false;
 		}
-	} while (!match && now_s() < deadline);
+	} while (!match && tc_now_s() < deadline);
 	for (e = MROCE_WIRE_ETRUNC; e <= MROCE_WIRE_EFIELD; e++) {
 		char what[120];
 
@@ -969,9 +961,9 @@ static int cmd_target(const char *devname, int port)
 			for (i = 0; i < kept; i++)
 				ctl_send("%s", buf[i]);
 		} else if (sscanf(line, "NEWQP %u %u", &pi.qpn, &pi.psn) == 2) {
-			fprintf(stderr, "%.3f replacing QP %u\n", now_s(), d.qp->qp_num);
+			fprintf(stderr, "%.3f replacing QP %u\n", tc_now_s(), d.qp->qp_num);
 			dev_qp_new(&d);
-			fprintf(stderr, "%.3f new QP %u\n", now_s(), d.qp->qp_num);
+			fprintf(stderr, "%.3f new QP %u\n", tc_now_s(), d.qp->qp_num);
 			dev_connect(&d, pi.qpn, pi.psn, 0x1000, pi.gid, ntohl(ti.mtu));
 			post_recvs(&d, rb);
 			ctl_send("qp %u", d.qp->qp_num);
@@ -1047,12 +1039,12 @@ static void sniff_open(const char *ifname)
  */
 static void sniff(int port)
 {
-	double deadline = now_s() + 2;
+	double deadline = tc_now_s() + 2;
 	uint8_t f[2048];
 	struct mroce_pkt p;
 	ssize_t n;
 
-	while ((n = recv(pkt_fd, f, sizeof(f), 0)) > 0 && now_s() < deadline) {
+	while ((n = recv(pkt_fd, f, sizeof(f), 0)) > 0 && tc_now_s() < deadline) {
 		const uint8_t *ip = f + ETH_HLEN, *udp, *m;
 		uint32_t ihl, len;
 
@@ -1106,7 +1098,7 @@ static bool legit(enum ibv_wr_opcode op, uint32_t len, uint64_t raddr, uint32_t 
 	struct ibv_sge sge = { (uintptr_t)abuf->addr, len, abuf->lkey };
 	struct ibv_send_wr wr = { .wr_id = 7, .sg_list = &sge, .num_sge = 1, .opcode = op }, *bad;
 	struct ibv_wc wc;
-	double deadline = now_s() + 30;
+	double deadline = tc_now_s() + 30;
 	int n;
 
 	if (op == IBV_WR_RDMA_READ)
@@ -1119,7 +1111,7 @@ static bool legit(enum ibv_wr_opcode op, uint32_t len, uint64_t raddr, uint32_t 
 		snprintf(why, whylen, "ibv_post_send failed");
 		return false;
 	}
-	while ((n = ibv_poll_cq(A.cq, 1, &wc)) == 0 && now_s() < deadline)
+	while ((n = ibv_poll_cq(A.cq, 1, &wc)) == 0 && tc_now_s() < deadline)
 		usleep(1000);
 	if (n <= 0) {
 		snprintf(why, whylen, "no completion in 30 s");
@@ -1219,8 +1211,8 @@ static bool fire(const char *what, const uint8_t *b, uint32_t len, const char *c
 	snap_all();
 	if (sendto(fd, b, len, 0, (struct sockaddr *)&to_addr, sizeof(to_addr)) != (ssize_t)len)
 		die("sendto: %s", strerror(errno));
-	deadline = now_s() + 5;
-	while (c1 == c0 && now_s() < deadline) {
+	deadline = tc_now_s() + 5;
+	while (c1 == c0 && tc_now_s() < deadline) {
 		usleep(50000);
 		c1 = counter(ctr);
 	}
@@ -1260,9 +1252,9 @@ static void attack_fatal(const char *what, const uint8_t *b, uint32_t len, const
 
 	if (!fire(what, b, len, ctr, fd))
 		return;
-	deadline = now_s() + 5;
+	deadline = tc_now_s() + 5;
 	n = target_poll(first, sizeof(first), &ok, &state);
-	while (n >= 0 && !ok && state != IBV_QPS_ERR && now_s() < deadline) {
+	while (n >= 0 && !ok && state != IBV_QPS_ERR && tc_now_s() < deadline) {
 		usleep(50000);
 		n = target_poll(NULL, 0, &ok, &state);
 	}
@@ -1277,11 +1269,11 @@ static void attack_fatal(const char *what, const uint8_t *b, uint32_t len, const
 /* Discard what the tap holds: our forged packets must not be learned. */
 static void sniff_drain(void)
 {
-	double deadline = now_s() + 0.5;
+	double deadline = tc_now_s() + 0.5;
 	uint8_t f[2048];
 
 	/* Bounded: the tap keeps filling while the connection is busy. */
-	while (recv(pkt_fd, f, sizeof(f), 0) > 0 && now_s() < deadline)
+	while (recv(pkt_fd, f, sizeof(f), 0) > 0 && tc_now_s() < deadline)
 		;
 }
 

@@ -30,7 +30,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
-#include <time.h>
 #include <unistd.h>
 
 #include <infiniband/verbs.h>
@@ -1488,14 +1487,6 @@ static void test_srq_limit_traffic(const char *peer)
 		  (struct ibv_cq *[]){ cq, cq2 }, (struct ibv_mr *[]){ rmr, smr });
 }
 
-static uint64_t now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
 static void fill_msg(char *buf, int len, int i)
 {
 	memset(buf, 'A' + i % 26, len);
@@ -1524,7 +1515,7 @@ static void test_one_deep(const char *peer)
 	union ibv_gid gid2;
 	struct ibv_pd *pd2;
 	struct ibv_wc wc;
-	uint64_t deadline;
+	double deadline;
 
 	ctx2 = tc_open_device(peer);
 	pd2 = ibv_alloc_pd(ctx2);
@@ -1555,10 +1546,10 @@ static void test_one_deep(const char *peer)
 	fill_msg(sbuf, LEN, 0);
 	send_err = post_send1(qp, 0, IBV_WR_SEND, IBV_SEND_SIGNALED, &ssge, 1);
 	/* Busy polling, as the pingpongs do: the post follows the poll at once. */
-	deadline = now_ms() + 60000;
+	deadline = tc_now_s() + 60;
 	for (i = 0; !send_err && !recv_err && (sent < ITERS || rcvd < ITERS);
 	     i++) {
-		if (!(i & 1023) && now_ms() > deadline)
+		if (!(i & 1023) && tc_now_s() > deadline)
 			break;
 		if (ibv_poll_cq(cq, 1, &wc) == 1) {
 			if (wc.status != IBV_WC_SUCCESS ||

@@ -224,17 +224,9 @@ static struct timespec t_start;
 
 static pthread_mutex_t fail_lock = PTHREAD_MUTEX_INITIALIZER;
 
-static double now_s(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec + ts.tv_nsec / 1e9;
-}
-
 static double elapsed(void)
 {
-	return now_s() - (t_start.tv_sec + t_start.tv_nsec / 1e9);
+	return tc_now_s() - (t_start.tv_sec + t_start.tv_nsec / 1e9);
 }
 
 static void send_all(int fd, const void *buf, size_t len);
@@ -334,13 +326,13 @@ static void send_all(int fd, const void *buf, size_t len)
 /* Receive exactly len bytes within tmo seconds. */
 static void recv_tmo(int fd, void *buf, size_t len, const char *what, uint32_t tmo)
 {
-	double deadline = now_s() + tmo;
+	double deadline = tc_now_s() + tmo;
 	struct pollfd pfd = { .fd = fd, .events = POLLIN };
 	char *p = buf;
 	ssize_t n;
 
 	while (len) {
-		int left = (int)((deadline - now_s()) * 1000);
+		int left = (int)((deadline - tc_now_s()) * 1000);
 
 		if (left <= 0)
 			fail("timed out after %u s waiting for the peer (%s)", tmo, what);
@@ -823,7 +815,7 @@ static int get_wcs(struct ibv_cq *cq, struct ibv_comp_channel *ch, struct ibv_wc
 			fail("ibv_poll_cq failed");
 		if (n)
 			return n;
-		if (now_s() > deadline)
+		if (tc_now_s() > deadline)
 			return 0;
 		sync_peek(sock);
 		if (ch) {
@@ -1000,7 +992,7 @@ static void requester_complete(struct dir_ctx *dc, uint32_t r, struct ibv_wc *wc
 static void requester_drain(struct dir_ctx *dc, uint32_t r, uint32_t q_want, uint32_t limit)
 {
 	struct ibv_wc wc[32];
-	double deadline = now_s() + P.timeout;
+	double deadline = tc_now_s() + P.timeout;
 	int n, i;
 
 	for (;;) {
@@ -1025,7 +1017,7 @@ static void requester_drain(struct dir_ctx *dc, uint32_t r, uint32_t q_want, uin
 		}
 		for (i = 0; i < n; i++)
 			requester_complete(dc, r, &wc[i]);
-		deadline = now_s() + P.timeout;
+		deadline = tc_now_s() + P.timeout;
 	}
 }
 
@@ -1169,7 +1161,7 @@ static void requester_round(struct dir_ctx *dc, uint32_t r)
 static void *requester_thread(void *arg)
 {
 	struct dir_ctx *dc = arg;
-	double t_end = P.seconds ? now_s() + P.seconds : 0, t_report = now_s() + 5;
+	double t_end = P.seconds ? tc_now_s() + P.seconds : 0, t_report = tc_now_s() + 5;
 	uint32_t r;
 
 	for (r = 0;; r++) {
@@ -1179,11 +1171,11 @@ static void *requester_thread(void *arg)
 			break;
 		if (!P.rounds && !P.seconds && planner_done(&dc->pl))
 			break;
-		if (P.seconds && now_s() >= t_end && planner_done(&dc->pl))
+		if (P.seconds && tc_now_s() >= t_end && planner_done(&dc->pl))
 			break;
 		plan_round(dc, r, extra);
 		requester_round(dc, r);
-		if (verbose || now_s() >= t_report) {
+		if (verbose || tc_now_s() >= t_report) {
 			uint64_t m = 0, b = 0;
 			int i;
 
@@ -1192,7 +1184,7 @@ static void *requester_thread(void *arg)
 			printf("mroce_verify: %s: round %u done, %" PRIu64 " messages, %.1f MiB verified, %.1f s\n",
 			       dir_name(dc->d), r, m, b / 1048576.0, elapsed());
 			fflush(stdout);
-			t_report = now_s() + 5;
+			t_report = tc_now_s() + 5;
 		}
 	}
 	sync_send(dc->sock, SY_END, r);
@@ -1433,7 +1425,7 @@ static void *responder_thread(void *arg)
 		}
 		dc->phase = "waiting for receive completions";
 		for (got = 0; got < want; got += n) {
-			n = get_wcs(rcq, rch, wc, 32, now_s() + P.timeout, dc->sock);
+			n = get_wcs(rcq, rch, wc, 32, tc_now_s() + P.timeout, dc->sock);
 			if (!n)
 				fail("%s round %u: %u of %u receive completions after %u s",
 				     dir_name(dc->d), r, got, want, P.timeout);

@@ -17,12 +17,22 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <infiniband/verbs.h>
 
 /* Each tool defines it: report a setup error and exit non-zero. */
 static void __attribute__((noreturn, format(printf, 1, 2))) die(const char *fmt, ...);
+
+/* Monotonic seconds, for deadlines and timestamps. */
+static inline double tc_now_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec + ts.tv_nsec / 1e9;
+}
 
 static inline uint64_t tc_mix64(uint64_t x)
 {
