@@ -411,6 +411,29 @@ static void mroce_mr_view(const struct mroce_mr *mr, struct mroce_mr_view *v)
 	v->npages = mr->npages;
 }
 
+/*
+ * Take a view of @mr; only FRWR MRs change once published, so only they
+ * need the lock. With @gen: false if an FRWR MR was invalidated or
+ * re-registered since generation *@gen.
+ */
+static bool mroce_mr_snapshot(struct mroce_mr *mr, const u32 *gen,
+			      struct mroce_mr_view *v)
+{
+	unsigned long flags;
+	bool ok = true;
+
+	if (mr->type != MROCE_MR_FAST) {
+		mroce_mr_view(mr, v);
+		return true;
+	}
+	spin_lock_irqsave(&mr->lock, flags);
+	if (gen)
+		ok = mr->valid && mr->gen == *gen;
+	mroce_mr_view(mr, v);
+	spin_unlock_irqrestore(&mr->lock, flags);
+	return ok;
+}
+
 /* Visit [iova, iova + len) through a view; the range is checked here. */
 static int mroce_mr_walk_view(struct mroce_mr *mr,
 			      const struct mroce_mr_view *v, u64 iova, u64 len,
@@ -456,16 +479,8 @@ int mroce_mr_walk(struct mroce_mr *mr, u64 iova, u64 len,
 		  mroce_chunk_fn fn, void *priv)
 {
 	struct mroce_mr_view v;
-	unsigned long flags;
 
-	/* Only FRWR MRs change once published. */
-	if (mr->type != MROCE_MR_FAST) {
-		mroce_mr_view(mr, &v);
-		return mroce_mr_walk_view(mr, &v, iova, len, fn, priv);
-	}
-	spin_lock_irqsave(&mr->lock, flags);
-	mroce_mr_view(mr, &v);
-	spin_unlock_irqrestore(&mr->lock, flags);
+	mroce_mr_snapshot(mr, NULL, &v);
 	return mroce_mr_walk_view(mr, &v, iova, len, fn, priv);
 }
 
@@ -596,8 +611,6 @@ int mroce_mr_pin_walk(struct mroce_mr_pin *pin, u64 iova, u64 len,
 	struct mroce_mr *mr = pin->mr;
 	enum mroce_mr_err dummy;
 	struct mroce_mr_view v;
-	unsigned long flags;
-	bool valid = true;
 	int err;
 
 	if (!why)
@@ -613,15 +626,7 @@ int mroce_mr_pin_walk(struct mroce_mr_pin *pin, u64 iova, u64 len,
 		*why = MROCE_MR_NO_KEY;
 		return -EACCES;
 	}
-	if (mr->type == MROCE_MR_FAST) {
-		spin_lock_irqsave(&mr->lock, flags);
-		valid = mr->valid && mr->gen == pin->gen;
-		mroce_mr_view(mr, &v);
-		spin_unlock_irqrestore(&mr->lock, flags);
-	} else {
-		mroce_mr_view(mr, &v);
-	}
-	if (valid) {
+	if (mroce_mr_snapshot(mr, &pin->gen, &v)) {
 		err = mroce_mr_walk_view(mr, &v, iova, len, fn, priv);
 		if (err == -EFAULT)
 			*why = MROCE_MR_BOUNDS;
