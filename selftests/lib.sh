@@ -29,6 +29,8 @@
 # Topologies (see selftests/README.md for diagrams):
 #   topo_netns                netns a/b, veth va (a) <-> vb (b),
 #                             10.0.0.1/24 fd00::1/64 on va, 10.0.0.2/24 fd00::2/64 on vb
+#   mroce_pair_up             mroce loaded, log marked, topo_netns, mroce_a on va
+#                             (netns a), mroce_b on vb (netns b), both with IPv4 GIDs
 #   topo_policy [N]           one netns, N veth pairs veth<i>0/veth<i>1 with
 #                             10.0.<i>.1/2, forced onto the wire by policy routing
 #   nsexec NS CMD...          run CMD in netns NS ("" = init_net)
@@ -262,6 +264,18 @@ topo_netns_cleanup() {
 	ip netns del a 2>/dev/null
 	ip netns del b 2>/dev/null
 	return 0
+}
+
+# mroce loaded, log marked, topo_netns with mroce_a on va (netns a) and
+# mroce_b on vb (netns b), both with their IPv4 GIDs.
+mroce_pair_up() {
+	mroce_load
+	dmesg_mark
+	topo_netns
+	mroce_link_add mroce_a va a
+	mroce_link_add mroce_b vb b
+	wait_for 5 has_gid mroce_a "$(gid_of_ip 10.0.0.1)"
+	wait_for 5 has_gid mroce_b "$(gid_of_ip 10.0.0.2)"
 }
 
 # Both ends in init_net; policy routing makes 10.0.i.1 <-> 10.0.i.2 cross the

@@ -20,9 +20,6 @@
 #                              perftest_pair with ibv_rc_pingpong
 #   verify_pair NSA DEVA NSB DEVB SERVER_IP ARGS...
 #                              mroce_verify between the two (server on B)
-#   mroce_pair_up              mroce loaded, log marked, topo_netns with mroce_a
-#                              on va (netns a), mroce_b on vb (netns b), both
-#                              with their IPv4 GIDs
 #   build_tools TOOL...        selftests/tools programs: the host's build/tools
 #                              if up to date, else built into $MROCE_TEST_OUT/bin;
 #                              sets MROCE_TOOLS, or tools_why on failure
@@ -62,16 +59,6 @@ ipv4_gid_index() {
 		{ [ -z "$best" ] || [ "$i" -lt "$best" ]; } && best=$i
 	done
 	[ -n "$best" ] && echo "$best"
-}
-
-mroce_pair_up() {
-	mroce_load
-	dmesg_mark
-	topo_netns
-	mroce_link_add mroce_a va a
-	mroce_link_add mroce_b vb b
-	wait_for 5 has_gid mroce_a "$(gid_of_ip 10.0.0.1)"
-	wait_for 5 has_gid mroce_b "$(gid_of_ip 10.0.0.2)"
 }
 
 # perftest calibrates its cycle counter against gettimeofday() after the

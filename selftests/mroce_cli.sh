@@ -51,11 +51,7 @@ else
 	ktap_skip "errors without the module" "mroce is in use and cannot be unloaded"
 fi
 
-mroce_load
-dmesg_mark
-topo_netns
-mroce_link_add mroce_a va a
-mroce_link_add mroce_b vb b
+mroce_pair_up
 wait_for 5 port_active mroce_a
 
 # --- devices -----------------------------------------------------------------

@@ -19,11 +19,7 @@ uverbs_of() {
 	done
 }
 
-mroce_load
-dmesg_mark
-topo_netns
-mroce_link_add mroce_a va a
-mroce_link_add mroce_b vb b
+mroce_pair_up
 wait_for 5 has_gid mroce_a "$(gid_of_ip fd00::1)"
 
 guid=$(tr -d : < /sys/class/infiniband/mroce_a/node_guid)

@@ -18,12 +18,7 @@ watch_dev() {
 	watch_pid=$!
 }
 
-mroce_load
-dmesg_mark
-
-topo_netns
-mroce_link_add mroce_a va a
-mroce_link_add mroce_b vb b
+mroce_pair_up
 watch_dev mroce_a
 check "an application holds mroce_a open" wait_for 10 watching "$watch_pid"
 start=$(date +%s)
