@@ -595,7 +595,7 @@ static struct mroce_swqe *mroce_rx_chunk_wqe(struct mroce_qp *qp, u32 psn)
 	const struct mroce_chunk *c;
 	struct mroce_swqe *w;
 
-	c = &xp->chunks[psn & (MROCE_STREAM_WINDOW - 1)];
+	c = &xp->chunks[psn & MROCE_STREAM_MASK];
 	if (c->kind != MROCE_CK_REQ ||
 	    c->ref - xp->sq_done >= xp->sq_next - xp->sq_done)
 		return NULL;

@@ -15,9 +15,6 @@
 #define CREATE_TRACE_POINTS
 #include "mroce_trace.h"
 
-#define MROCE_TRACE_CHUNK(qp, psn) \
-	(&(qp)->xport.chunks[(psn) & (MROCE_STREAM_WINDOW - 1)])
-
 /* mroce_conn_ops.rekey */
 void mroce_trace_conn_rekey(void *ctx, u8 path, u8 old_gen, u16 old_sport,
 			    u8 why)
@@ -58,7 +55,7 @@ static struct mroce_chunk *mroce_trace_chunk(struct mroce_qp *qp, u32 psn)
 
 	if (!xp->chunks || psn - xp->stx.una >= xp->stx.next - xp->stx.una)
 		return NULL;
-	return MROCE_TRACE_CHUNK(qp, psn);
+	return &qp->xport.chunks[psn & MROCE_STREAM_MASK];
 }
 
 static void mroce_trace_note(struct mroce_qp *qp, u32 psn, u8 why, u8 path,
@@ -122,7 +119,7 @@ void mroce_trace_resend(struct mroce_peer *peer, struct mroce_qp *qp,
 
 	if (!trace_mroce_retransmit_enabled())
 		return;
-	c = MROCE_TRACE_CHUNK(qp, psn);
+	c = &qp->xport.chunks[psn & MROCE_STREAM_MASK];
 	if (c->lost_path != MROCE_TRACE_NO_PATH)
 		old_path = mroce_trace_path(c->lost_path, c->lost_gen);
 	trace_mroce_retransmit(peer->mdev->ibdev.index, peer->id,

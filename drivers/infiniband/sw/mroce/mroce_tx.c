@@ -24,8 +24,6 @@
 #include "mroce_peer.h"
 #include "mroce_trace.h"
 
-#define MROCE_STREAM_MASK	(MROCE_STREAM_WINDOW - 1)
-
 enum mroce_tx_res {
 	MROCE_TX_SENT,		/* one packet queued */
 	MROCE_TX_IDLE,		/* this QP has nothing it may send now */

@@ -82,6 +82,9 @@ struct mroce_xport_dev {
 	unsigned long		hint_busy;
 };
 
+/* A stream PSN's slot in the per-QP arrays of MROCE_STREAM_WINDOW entries. */
+#define MROCE_STREAM_MASK	(MROCE_STREAM_WINDOW - 1)
+
 /*
  * What the requester remembers about one chunk of a QP's outgoing stream,
  * indexed by stream PSN modulo the stream window, so that a lost chunk can
