@@ -157,7 +157,6 @@ static void mroce_ud_work_fn(struct work_struct *work)
  */
 void mroce_ud_sq_kick(struct mroce_qp *qp)
 {
-
 	if (in_hardirq() || irqs_disabled()) {
 		mroce_ud_defer(qp);
 		return;
