@@ -40,6 +40,7 @@ static int mroce_netdev_event(struct notifier_block *nb, unsigned long event,
 	if (!mdev)
 		return NOTIFY_DONE;
 
+	mroce_port_sync(mdev, true);
 	if (event == NETDEV_UNREGISTER) {
 		/*
 		 * Consumers learn first, so that their teardown does not wait
@@ -49,7 +50,6 @@ static int mroce_netdev_event(struct notifier_block *nb, unsigned long event,
 		 * fails. The netdev repeats this event while it waits for
 		 * its references; say it once.
 		 */
-		mroce_port_sync(mdev, true);
 		if (mroce_xport_dev_fail(mdev)) {
 			ibdev_info(&mdev->ibdev,
 				   "%s is going away, removing device\n",
@@ -62,8 +62,6 @@ static int mroce_netdev_event(struct notifier_block *nb, unsigned long event,
 		 * waits for the reference the device holds (see mroce.h).
 		 */
 		ib_unregister_device_queued(&mdev->ibdev);
-	} else {
-		mroce_port_sync(mdev, true);
 	}
 
 	ib_device_put(&mdev->ibdev);
