@@ -7,7 +7,8 @@
 #   3 style    checkpatch.pl on every kernel C/H file
 #   4 unit     user space with ASan/UBSan, every GoogleTest via ctest
 #   5 fuzz     fuzz smoke run (FUZZ_SECONDS, default 30), if fuzzers exist
-#   6 vmtest   every VM selftest plus the kernel-log check
+#   6 vmtest   the kernel-log parser's unit tests, every VM selftest plus the
+#              kernel-log check
 # Later stages run even when earlier ones fail (where they can). The last
 # line is "N passed, N failed" over every ctest test, style-checked file,
 # VM selftest and single-result stage; the exit status is 1 if N failed > 0.
@@ -90,6 +91,13 @@ else
 fi
 
 stage 6/6 "vmtest (QEMU, kernel $kver)"
+# The runner's kernel-log parser first: one that missed a report would let
+# a broken kernel pass.
+python3 "$top/selftests/qemu/klog_test.py" > "$out/klog_test.log" 2>&1
+rc=$?
+[ "$rc" -eq 0 ] || cat "$out/klog_test.log"
+single "kernel-log parser (selftests/qemu/klog_test.py)" $rc
+echo "$msg"
 if [ "$modules_rc" -eq 0 ]; then
 	python3 "$top/selftests/qemu/vmrun.py" --kver "$kver" --quiet-pass \
 		--summary "$out/vmtest.json" 2>&1 | tee "$out/vmtest.tap"

@@ -97,6 +97,9 @@ while read -r name timeout script; do
 		timeout -k 5 "$timeout" bash "$MROCE_REPO/$script"
 	) > "$log" 2>&1 < /dev/null
 	rc=$?
+	# Killed at its timeout: the stacks of the tasks still blocked say
+	# where it hung (vmrun.py shows them with the test's result).
+	[ $rc -eq 124 ] && echo w > /proc/sysrq-trigger
 	reset_system
 	kmsg "end $name rc=$rc secs=$(( $(date +%s) - start ))"
 done < "$MROCE_OUT/plan"

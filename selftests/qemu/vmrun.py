@@ -7,8 +7,15 @@ The guest shares the host root read-only over virtio-9p, plus the repository
 Stage 1 (selftests/qemu/init) mounts them, stage 2 (selftests/qemu/guest.sh)
 installs the freshly built mroce.ko and runs the planned tests, framing each
 in the kernel log. This script watches the serial console, enforces
-timeouts, checks the kernel log of every test for warnings/oopses/stalls,
+timeouts, checks the kernel log of every test for warnings/oopses/stalls
+(klog.py: each report's first line and stack frames go into the TAP output),
 restarts the VM for the remaining tests after a crash, and prints TAP 13.
+
+A guest that stops making progress (the test ran past its timeout, or the
+kernel reported a soft lockup, an RCU stall or a hung task) is asked over the
+QEMU monitor for the stacks of all CPUs and of the blocked tasks (magic
+SysRq l and w on the emulated keyboard) before it is killed, so that they
+land in console.log and in the failing test's TAP output.
 
 Usage: vmrun.py [options] [TEST ...]   (default: TEST_PROGS of selftests/Makefile)
 """
@@ -20,26 +27,30 @@ import re
 import select
 import shlex
 import signal
+import socket
 import subprocess
 import sys
+import tempfile
 import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import klog  # noqa: E402
 
 REPO = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 SELFTESTS = os.path.join(REPO, "selftests")
 KO = os.path.join(REPO, "drivers/infiniband/sw/mroce/mroce.ko")
 
-# Kernel-log lines that fail the test during which they appeared.
-BAD_PATTERNS = re.compile(
-    r"WARNING:|\bBUG\b|Oops|RCU stall|rcu_sched self-detected|"
-    r"rcu: INFO: rcu_.* detected stalls|hung task|blocked for more than|"
-    r"list_add corruption|list_del corruption|refcount_t:|"
-    r"general protection|UBSAN|KASAN|kernel BUG|Call Trace:|"
-    r"unregister_netdevice: waiting for|Kernel panic")
 MARKER = re.compile(r"mroce-selftests: (start|begin|end|done|fatal)\b ?(.*)")
 
 BOOT_BUDGET = 400      # s from qemu start to the first test (TCG on a loaded host)
 SHUTDOWN_BUDGET = 120  # s from the last test to qemu exit
 GRACE = 30             # s past a test's own timeout before the host kills the VM
+# A soft lockup, RCU stall or hung task is reported 20-60 s into the hang and
+# then every few seconds; the test has failed by then. Waiting out its whole
+# timeout (600 s for some) only delays the rerun of the tests after it.
+HANG_GRACE = 90        # s after the first hang report before the VM is killed
+DUMP_WAIT = 30         # s at most for the SysRq backtraces to reach the console
+DUMP_QUIET = 5         # s of console silence that ends that wait early
 
 
 def log(msg):
@@ -191,9 +202,15 @@ def stage_install(kver, extra_kos=()):
     return root
 
 
-def qemu_cmd(kver, initrd, outdir, args):
+def qemu_cmd(kver, initrd, outdir, args, monitor=None):
     append = " ".join([
         "console=ttyS0", "panic=-1", "oops=panic", "printk.devkmsg=on",
+        # Evidence of a hang: SysRq from the host (Boot.dump_stacks), the
+        # backtraces of all CPUs with a soft lockup (the CPU that holds what
+        # the reported one spins on), blocked tasks reported after 60 s
+        # (not 120: a hung test is cut short, see HANG_GRACE); warnings only.
+        "sysctl.kernel.sysrq=1", "sysctl.kernel.softlockup_all_cpu_backtrace=1",
+        "sysctl.kernel.hung_task_timeout_secs=60", "sysctl.kernel.hung_task_panic=0",
         f"MROCE_REPO={REPO}", f"MROCE_OUT={outdir}",
     ] + (["MROCE_SHELL=1"] if args.shell else []))
     return [
@@ -201,7 +218,8 @@ def qemu_cmd(kver, initrd, outdir, args):
         "-accel", "tcg,thread=multi,tb-size=512", "-cpu", "max",
         "-smp", str(args.smp), "-m", args.mem, "-machine", "pc",
         "-display", "none", "-vga", "none", "-serial", "stdio",
-        "-monitor", "none", "-no-reboot", "-nic", "none",
+        "-monitor", f"unix:{monitor},server=on,wait=off" if monitor else "none",
+        "-no-reboot", "-nic", "none",
         "-kernel", f"/boot/vmlinuz-{kver}", "-initrd", initrd,
         "-append", append,
         "-fsdev", "local,id=hostroot,path=/,security_model=none,readonly=on,multidevs=remap",
@@ -218,7 +236,8 @@ class Result:
         self.name = name
         self.rc = None          # exit status of the script; None if it never ended
         self.secs = None
-        self.kernel = []        # offending kernel-log lines
+        self.splats = klog.Splats()   # its kernel-log lines
+        self.kernel = None      # the report of them to print; None: make it from splats
         self.note = ""          # why it failed when it did not end
         self.logfile = None
         self.streamed = 0       # --plain: log bytes already shown while it ran
@@ -235,8 +254,9 @@ class Boot:
         self.current = None
         self.started = False
         self.finished = False
-        self.between = []       # bad kernel lines outside any test window
+        self.between = klog.Splats()  # kernel-log lines outside any test window
         self.note = ""
+        self.hang = None        # the hang report that cut the current test short
 
     def line(self, text):
         m = MARKER.search(text)
@@ -249,6 +269,7 @@ class Boot:
                 self.current = self.results.setdefault(name, Result(name))
                 self.current.logfile = os.path.join(self.outdir, name + ".log")
                 self.deadline = time.monotonic() + self.timeouts.get(name, 120) + GRACE
+                self.hang = None
             elif what == "end" and self.current:
                 kv = dict(f.split("=", 1) for f in rest.split()[1:] if "=" in f)
                 self.current.rc = int(kv.get("rc", 1))
@@ -262,9 +283,10 @@ class Boot:
             elif what == "fatal":
                 self.note = "guest setup failed: " + rest
             return
-        if BAD_PATTERNS.search(text):
-            target = self.current.kernel if self.current else self.between
-            target.append(text.strip())
+        target = self.current.splats if self.current else self.between
+        if target.feed(text) and self.current and not self.hang and klog.HANG.search(text):
+            self.hang = klog.strip_ts(text)[1]
+            self.deadline = min(self.deadline, time.monotonic() + HANG_GRACE)
 
     def stream(self, res):
         """--plain: show a running script's complete new lines (progress)."""
@@ -283,6 +305,75 @@ class Boot:
     def next_budget(self):
         return BOOT_BUDGET  # the next begin (or done) follows promptly
 
+    def pump(self, timeout):
+        """Read the console for up to timeout s. Returns the bytes read, -1
+        once QEMU has exited."""
+        ready, _, _ = select.select([self.proc.stdout], [], [], timeout)
+        if self.args.plain and self.current:
+            self.stream(self.current)
+        if not ready:
+            return 0
+        chunk = os.read(self.proc.stdout.fileno(), 65536)
+        if not chunk:
+            return -1
+        self.console.write(chunk)
+        self.console.flush()
+        self.buf += chunk
+        while b"\n" in self.buf:
+            raw, self.buf = self.buf.split(b"\n", 1)
+            self.line(raw.decode("utf-8", "replace").rstrip("\r"))
+        return len(chunk)
+
+    def monitor(self, command):
+        """One HMP command over the monitor socket; False if it failed."""
+        try:
+            with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as sock:
+                sock.settimeout(5)
+                sock.connect(self.monitor_path)
+                reply = b""
+                while not reply.endswith(b"(qemu) "):
+                    data = sock.recv(4096)
+                    if not data:
+                        return False
+                    reply += data
+                sock.sendall(command.encode() + b"\n")
+                reply = b""
+                while b"(qemu) " not in reply:
+                    data = sock.recv(4096)
+                    if not data:
+                        break
+                    reply += data
+            return True
+        except OSError:
+            return False
+
+    def dump_stacks(self):
+        """Before the VM is killed for making no progress: ask the guest
+        kernel for the backtraces of all CPUs (SysRq l, by NMI, so a CPU
+        spinning with interrupts off answers too) and for the stacks of the
+        blocked tasks (SysRq w), and read the console until they are out.
+        The keyboard interrupt is served by any CPU that still takes
+        interrupts; guest.sh leaves SysRq enabled for this."""
+        def note(msg):
+            log(f"# vmrun: {msg}")
+            self.console.write(f"\n[vmrun] {msg}\n".encode())
+        for key in ("l", "w"):
+            if not self.monitor(f"sendkey alt-sysrq-{key}"):
+                note("could not reach the QEMU monitor for the SysRq backtraces")
+                return
+            note(f"no progress: sent SysRq-{key} "
+                 f"({'all CPUs' if key == 'l' else 'blocked tasks'}) before killing the VM")
+            end = time.monotonic() + DUMP_WAIT / 2
+            heard = None
+            while time.monotonic() < end:
+                got = self.pump(1.0)
+                if got < 0:
+                    return
+                if got:
+                    heard = time.monotonic()
+                elif heard and time.monotonic() - heard >= DUMP_QUIET:
+                    break
+
     def run(self):
         os.makedirs(self.outdir, exist_ok=True)
         with open(os.path.join(self.outdir, "plan"), "w") as f:
@@ -294,35 +385,28 @@ class Boot:
         with open(os.path.join(self.outdir, "env"), "w") as f:
             for key in sorted(k for k in os.environ if re.fullmatch(r"BENCH_[A-Z0-9_]+", k)):
                 f.write(f"export {key}={shlex.quote(os.environ[key])}\n")
-        cmd = qemu_cmd(self.kver, self.initrd, self.outdir, self.args)
+        # A socket path must fit in 108 bytes: not under the run directory.
+        mondir = tempfile.mkdtemp(prefix="mroce-vm-")
+        self.monitor_path = os.path.join(mondir, "monitor.sock")
+        cmd = qemu_cmd(self.kver, self.initrd, self.outdir, self.args, self.monitor_path)
         with open(os.path.join(self.outdir, "qemu-cmdline"), "w") as f:
             f.write(" ".join(cmd) + "\n")
-        console = open(os.path.join(self.outdir, "console.log"), "wb")
-        proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-                                stderr=subprocess.STDOUT, start_new_session=True)
+        self.console = open(os.path.join(self.outdir, "console.log"), "wb")
+        self.proc = proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL,
+                                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                                            start_new_session=True)
         self.deadline = time.monotonic() + BOOT_BUDGET
-        buf = b""
+        self.buf = b""
         timed_out = False
         try:
             while True:
                 left = self.deadline - time.monotonic()
                 if left <= 0:
                     timed_out = True
+                    self.dump_stacks()
                     break
-                ready, _, _ = select.select([proc.stdout], [], [], min(left, 1.0))
-                if self.args.plain and self.current:
-                    self.stream(self.current)
-                if not ready:
-                    continue
-                chunk = os.read(proc.stdout.fileno(), 65536)
-                if not chunk:
+                if self.pump(min(left, 1.0)) < 0:
                     break
-                console.write(chunk)
-                console.flush()
-                buf += chunk
-                while b"\n" in buf:
-                    raw, buf = buf.split(b"\n", 1)
-                    self.line(raw.decode("utf-8", "replace").rstrip("\r"))
         finally:
             if proc.poll() is None:
                 os.killpg(proc.pid, signal.SIGTERM)
@@ -331,12 +415,16 @@ class Boot:
                 except subprocess.TimeoutExpired:
                     os.killpg(proc.pid, signal.SIGKILL)
                     proc.wait()
-            console.close()
-        if buf:
-            self.line(buf.decode("utf-8", "replace"))
+            self.console.close()
+            subprocess.run(["rm", "-rf", mondir], check=False)
+        if self.buf:
+            self.line(self.buf.decode("utf-8", "replace"))
         if self.current:
             cur = self.current
-            if timed_out:
+            if timed_out and self.hang:
+                cur.note = (f"VM killed {HANG_GRACE}s after the kernel reported a hang: "
+                            f"{self.hang}")
+            elif timed_out:
                 cur.note = (f"VM killed: no progress {self.timeouts.get(cur.name, 0) + GRACE}s "
                             "into the test (kernel hang?)")
             else:
@@ -418,6 +506,10 @@ def main():
             with open(res.logfile, "rb") as f:
                 f.seek(res.streamed)
                 shown = f.read().decode("utf-8", "replace").splitlines()
+        if res.kernel is None:
+            where = (os.path.join(os.path.dirname(res.logfile), "console.log")
+                     if res.logfile else "console.log")
+            res.kernel = res.splats.report(where=where)
         if res.rc is None:
             status, directive = "not ok", f" # {res.note}"
         elif res.kernel:
@@ -462,7 +554,8 @@ def main():
         tb = time.monotonic()
         boot.run()
         tap(f"# boot{boots}: {time.monotonic() - tb:.1f}s wall, logs in {outdir}")
-        between += [f"boot{boots}: {ln}" for ln in boot.between]
+        between += [f"boot{boots}: {ln}" for ln in
+                    boot.between.report(where=os.path.join(outdir, "console.log"))]
         done = set(boot.results)
         if not boot.results and boot.note:
             log(f"# boot{boots}: {boot.note}")
