@@ -109,13 +109,15 @@ int mroce_create_cq(struct ib_cq *ibcq, const struct ib_cq_init_attr *attr,
 
 	if (attr->flags)
 		return -EOPNOTSUPP;
-	err = mroce_cq_ring_init(&cq->q, attr->cqe, udata);
-	if (err)
-		return err;
+	/* The limit first: no ring (and no mmap info for librxe) past it. */
 	if (atomic_inc_return(&mdev->num_cq) > MROCE_MAX_CQ) {
 		atomic_dec(&mdev->num_cq);
-		mroce_queue_free(&cq->q);
 		return -ENOMEM;
+	}
+	err = mroce_cq_ring_init(&cq->q, attr->cqe, udata);
+	if (err) {
+		atomic_dec(&mdev->num_cq);
+		return err;
 	}
 
 	spin_lock_init(&cq->lock);
@@ -134,12 +136,20 @@ int mroce_destroy_cq(struct ib_cq *ibcq, struct ib_udata *udata)
 	return 0;
 }
 
-static u32 mroce_cq_count(const struct mroce_cq *cq)
+/* The consumer index: the user's, read once, or the kernel poller's. */
+static u32 mroce_cq_consumer(const struct mroce_cq *cq)
 {
-	if (cq->is_user)
-		return (cq->prod - mroce_queue_user_consumer(&cq->q)) &
-		       cq->q.mask;
-	return cq->prod - cq->cons;
+	return cq->is_user ? mroce_queue_user_consumer(&cq->q) : cq->cons;
+}
+
+/*
+ * Completions not yet polled, counted from consumer index @from. Masked:
+ * the user's index is published masked, and the count of a kernel CQ never
+ * exceeds the mask anyway.
+ */
+static u32 mroce_cq_count(const struct mroce_cq *cq, u32 from)
+{
+	return (cq->prod - from) & cq->q.mask;
 }
 
 /**
@@ -175,8 +185,8 @@ int mroce_resize_cq(struct ib_cq *ibcq, int cqe, struct ib_udata *udata)
 
 	spin_lock_irqsave(&cq->lock, flags);
 	/* The user's consumer index is read once: the copy and count agree. */
-	from = cq->is_user ? mroce_queue_user_consumer(&cq->q) : cq->cons;
-	n = (cq->prod - from) & cq->q.mask;
+	from = mroce_cq_consumer(cq);
+	n = mroce_cq_count(cq, from);
 	if (n > mroce_queue_capacity(&nq)) {
 		spin_unlock_irqrestore(&cq->lock, flags);
 		mroce_queue_free(&nq);
@@ -214,7 +224,8 @@ int mroce_cq_post_locked(struct mroce_cq *cq, const struct ib_wc *wc,
 
 	if (cq->overflow)
 		return -EOVERFLOW;
-	if (mroce_cq_count(cq) >= mroce_queue_capacity(&cq->q)) {
+	if (mroce_cq_count(cq, mroce_cq_consumer(cq)) >=
+	    mroce_queue_capacity(&cq->q)) {
 		cq->overflow = true;
 		ev->overflow = true;
 		return -EOVERFLOW;
@@ -312,7 +323,8 @@ int mroce_req_notify_cq(struct ib_cq *ibcq, enum ib_cq_notify_flags flags)
 	/* Armed for any completion stays armed for any completion. */
 	if (cq->notify != IB_CQ_NEXT_COMP)
 		cq->notify = type;
-	if ((flags & IB_CQ_REPORT_MISSED_EVENTS) && mroce_cq_count(cq))
+	if ((flags & IB_CQ_REPORT_MISSED_EVENTS) &&
+	    mroce_cq_count(cq, mroce_cq_consumer(cq)))
 		ret = 1;
 	spin_unlock_irqrestore(&cq->lock, irqflags);
 	return ret;
