@@ -1584,6 +1584,110 @@ static void test_one_deep(const char *peer)
 		  (struct ibv_cq *[]){ cq, cq2 }, (struct ibv_mr *[]){ rmr, smr });
 }
 
+/* Poll @cq for one completion for up to @ms milliseconds. */
+static int poll_one(struct ibv_cq *cq, struct ibv_wc *wc, int ms)
+{
+	double deadline = tc_now_s() + ms / 1000.0;
+	int n;
+
+	while ((n = ibv_poll_cq(cq, 1, wc)) == 0 && tc_now_s() < deadline)
+		usleep(1000);
+	return n;
+}
+
+/*
+ * With a transport: a receive SGE of 16 KiB whose MR holds only its first
+ * 8 KiB (a buffer sized for the largest message, registered for the ones
+ * expected). Messages that fit the MR land, several packets each, through
+ * one pin on the part of the SGE inside the MR; one byte more fails the
+ * receive (the sender sees IBV_WC_REM_OP_ERR) and nothing is written past
+ * the MR.
+ */
+static void test_sge_past_mr(const char *peer)
+{
+	enum { SGE = 16384, MRLEN = 8192 };
+	static const int lens[] = { 100, 6000, MRLEN };
+	static char sbuf[SGE], rbuf[SGE], want[SGE];
+	int i, idx2, n, n2, bad = 0, untouched;
+	struct ibv_wc wc, wc2 = { 0 };
+	struct ibv_context *ctx2;
+	struct ibv_sge ssge, rsge;
+	struct ibv_cq *cq, *cq2;
+	struct ibv_mr *smr, *rmr;
+	struct ibv_qp *qp, *qp2;
+	union ibv_gid gid2;
+	struct ibv_pd *pd2;
+
+	ctx2 = tc_open_device(peer);
+	pd2 = ibv_alloc_pd(ctx2);
+	idx2 = ipv4_gid(ctx2, &gid2);
+	rmr = pd2 ? ibv_reg_mr(pd2, rbuf, MRLEN, IBV_ACCESS_LOCAL_WRITE) : NULL;
+	smr = ibv_reg_mr(pd, sbuf, SGE, 0);
+	cq = mk_cq(8, NULL);
+	cq2 = ibv_create_cq(ctx2, 8, NULL, NULL, 0);
+	qp = mk_qp(IBV_QPT_RC, cq, cq, 4, 1);
+	{
+		struct ibv_qp_init_attr a = {
+			.send_cq = cq2, .recv_cq = cq2,
+			.cap = { .max_send_wr = 1, .max_recv_wr = 4,
+				 .max_send_sge = 1, .max_recv_sge = 1 },
+			.qp_type = IBV_QPT_RC,
+		};
+
+		qp2 = pd2 ? ibv_create_qp(pd2, &a) : NULL;
+	}
+	if (idx2 < 0 || !rmr || !smr || !cq2 || !qp2 ||
+	    rc_connect(qp, qp2->qp_num, &gid2, gid_idx) ||
+	    rc_connect(qp2, qp->qp_num, &gid, idx2))
+		die("SGE past its MR: peer objects and connection");
+
+	memset(rbuf, 0x5a, SGE);
+	rsge = (struct ibv_sge){ (uintptr_t)rbuf, SGE, rmr->lkey };
+	for (i = 0; i < 3; i++) {
+		fill_msg(sbuf, lens[i], i);
+		ssge = (struct ibv_sge){ (uintptr_t)sbuf, lens[i], smr->lkey };
+		if (post_recv1(qp2, i, &rsge) ||
+		    post_send1(qp, i, IBV_WR_SEND, IBV_SEND_SIGNALED, &ssge, 1)) {
+			bad++;
+			break;
+		}
+		n = poll_one(cq, &wc, 10000);
+		n2 = poll_one(cq2, &wc2, 10000);
+		fill_msg(want, lens[i], i);
+		if (n != 1 || wc.status != IBV_WC_SUCCESS || n2 != 1 ||
+		    wc2.status != IBV_WC_SUCCESS || wc2.wr_id != (uint64_t)i ||
+		    wc2.byte_len != (uint32_t)lens[i] ||
+		    memcmp(rbuf, want, lens[i]))
+			bad++;
+	}
+	CHECK(!bad, "SGE past its MR: 100, 6000 and 8192 B messages land in the MR's part, every byte checked (%d bad)",
+	      bad);
+
+	memset(rbuf, 0x5a, SGE);
+	fill_msg(sbuf, MRLEN + 1, 3);
+	ssge = (struct ibv_sge){ (uintptr_t)sbuf, MRLEN + 1, smr->lkey };
+	n = n2 = 0;
+	if (!post_recv1(qp2, 3, &rsge) &&
+	    !post_send1(qp, 3, IBV_WR_SEND, IBV_SEND_SIGNALED, &ssge, 1)) {
+		n = poll_one(cq, &wc, 10000);
+		n2 = poll_one(cq2, &wc2, 10000);
+	}
+	CHECK(n == 1 && wc.status == IBV_WC_REM_OP_ERR,
+	      "SGE past its MR: one byte past the MR fails the send with REM_OP_ERR (%s)",
+	      n == 1 ? ibv_wc_status_str(wc.status) : "no completion");
+	CHECK(n2 == 1 && wc2.wr_id == 3 && wc2.status != IBV_WC_SUCCESS,
+	      "SGE past its MR: the receive completes in error (%s)",
+	      n2 == 1 ? ibv_wc_status_str(wc2.status) : "no completion");
+	for (untouched = 0; untouched < SGE - MRLEN; untouched++)
+		if (rbuf[MRLEN + untouched] != 0x5a)
+			break;
+	CHECK(untouched == SGE - MRLEN,
+	      "SGE past its MR: nothing written past the MR (first change at +%d)",
+	      untouched);
+	peer_free(ctx2, pd2, NULL, (struct ibv_qp *[]){ qp, qp2 },
+		  (struct ibv_cq *[]){ cq, cq2 }, (struct ibv_mr *[]){ rmr, smr });
+}
+
 /* Objects for `rdma res show` to find; wait for the script. */
 static int hold(void)
 {
@@ -1658,6 +1762,7 @@ int main(int argc, char **argv)
 	if (argc > 3 && !strcmp(argv[2], "--traffic")) {
 		test_srq_limit_traffic(argv[3]);
 		test_one_deep(argv[3]);
+		test_sge_past_mr(argv[3]);
 	}
 
 	ibv_dealloc_pd(pd);

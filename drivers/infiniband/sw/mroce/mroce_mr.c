@@ -271,11 +271,18 @@ int mroce_dereg_mr(struct ib_mr *ibmr, struct ib_udata *udata)
 	return 0;
 }
 
-/* The lookup and checks of mroce_mr_get(); also reports the MR's gen. */
+/* What a lookup saw of the MR under its lock: a pin's view of it. */
+struct mroce_mr_seen {
+	u32	gen;
+	u64	iova;
+	u64	length;
+};
+
+/* The lookup and checks of mroce_mr_get(); also reports what it saw. */
 static struct mroce_mr *mroce_mr_lookup(struct mroce_dev *mdev,
 					      struct ib_pd *pd, int access,
 					      u64 iova, u64 len, bool is_rkey,
-					      u32 key, u32 *gen,
+					      u32 key, struct mroce_mr_seen *seen,
 					      enum mroce_mr_err *why)
 {
 	enum mroce_mr_err err = MROCE_MR_OK;
@@ -305,7 +312,9 @@ static struct mroce_mr *mroce_mr_lookup(struct mroce_dev *mdev,
 	else if (iova < mr->iova || len > mr->length ||
 		 iova - mr->iova > mr->length - len)
 		err = MROCE_MR_BOUNDS;
-	*gen = mr->gen;
+	seen->gen = mr->gen;
+	seen->iova = mr->iova;
+	seen->length = mr->length;
 	spin_unlock_irqrestore(&mr->lock, flags);
 
 	if (err) {
@@ -339,10 +348,10 @@ struct mroce_mr *mroce_mr_get(struct mroce_dev *mdev, u32 key,
 			      struct ib_pd *pd, int access, u64 iova, u64 len,
 			      bool is_rkey, enum mroce_mr_err *why)
 {
-	u32 gen;
+	struct mroce_mr_seen seen;
 
 	return mroce_mr_lookup(mdev, pd, access, iova, len, is_rkey, key,
-			       &gen, why);
+			       &seen, why);
 }
 
 void mroce_mr_put(struct mroce_mr *mr)
@@ -486,6 +495,21 @@ int mroce_mr_walk(struct mroce_mr *mr, u64 iova, u64 len,
 
 /* ---------------------------------------------------------------- pins */
 
+/* Keep @mr (referenced by a lookup) in @pin for [@iova, @iova + @len). */
+static void mroce_mr_pin_set(struct mroce_mr_pin *pin, struct mroce_mr *mr,
+			     u32 key, int access, u32 gen, u64 iova, u64 len)
+{
+	/* We hold a reference, so dereg_mr has not dropped its hold yet. */
+	refcount_inc(&mr->hold);
+	mroce_mr_put(mr);
+	pin->mr = mr;
+	pin->iova = iova;
+	pin->len = len;
+	pin->key = key;
+	pin->gen = gen;
+	pin->access = access;
+}
+
 /**
  * mroce_mr_pin() - look up a key and check a whole range once
  * @mdev: the device
@@ -507,23 +531,67 @@ int mroce_mr_pin(struct mroce_dev *mdev, u32 key, struct ib_pd *pd,
 		 int access, u64 iova, u64 len, bool is_rkey,
 		 struct mroce_mr_pin *pin, enum mroce_mr_err *why)
 {
+	struct mroce_mr_seen seen;
 	struct mroce_mr *mr;
-	u32 gen;
 
 	mroce_mr_unpin(pin);
-	mr = mroce_mr_lookup(mdev, pd, access, iova, len, is_rkey, key, &gen,
+	mr = mroce_mr_lookup(mdev, pd, access, iova, len, is_rkey, key, &seen,
 			     why);
 	if (!mr)
 		return -EACCES;
-	/* We hold a reference, so dereg_mr has not dropped its hold yet. */
-	refcount_inc(&mr->hold);
-	mroce_mr_put(mr);
-	pin->mr = mr;
-	pin->iova = iova;
-	pin->len = len;
-	pin->key = key;
-	pin->gen = gen;
-	pin->access = access;
+	mroce_mr_pin_set(pin, mr, key, access, seen.gen, iova, len);
+	return 0;
+}
+
+/* The last byte of a non-empty range, or U64_MAX if it runs past it. */
+static u64 mroce_range_last(u64 start, u64 len)
+{
+	u64 last;
+
+	if (check_add_overflow(start, len - 1, &last))
+		return U64_MAX;
+	return last;
+}
+
+/**
+ * mroce_mr_pin_sge() - pin as much of an SGE as its MR holds
+ * @mdev: the device
+ * @pd: the PD of the QP doing the accesses
+ * @access: the rights every use needs
+ * @sge: the SGE (its lkey, address and length are untrusted)
+ * @iova: first byte needed now, inside @sge
+ * @len: bytes needed now (at least 1)
+ * @pin: where to keep it; what it held before is let go first
+ * @why: on failure, the reason; may be NULL
+ *
+ * An SGE may be larger than its MR (a receive buffer that takes short
+ * messages): only the bytes a message touches must lie in the MR. So the
+ * checks are mroce_mr_pin()'s for [@iova, @iova + @len), and the pin
+ * covers all of the SGE that lies in the MR: every later access to the SGE
+ * inside the MR uses the pin, and one outside it fails its own pin -- one
+ * lookup per SGE either way.
+ *
+ * Return: 0, or -EACCES (@pin is then empty).
+ */
+int mroce_mr_pin_sge(struct mroce_dev *mdev, struct ib_pd *pd, int access,
+		     const struct ib_sge *sge, u64 iova, u64 len,
+		     struct mroce_mr_pin *pin, enum mroce_mr_err *why)
+{
+	struct mroce_mr_seen seen;
+	struct mroce_mr *mr;
+	u64 lo, last;
+
+	mroce_mr_unpin(pin);
+	mr = mroce_mr_lookup(mdev, pd, access, iova, len, false, sge->lkey,
+			     &seen, why);
+	if (!mr)
+		return -EACCES;
+	/* Both ranges hold [iova, iova + len), so they overlap. */
+	lo = max(sge->addr, seen.iova);
+	last = min(mroce_range_last(sge->addr, sge->length),
+		   mroce_range_last(seen.iova, seen.length));
+	mroce_mr_pin_set(pin, mr, sge->lkey, access, seen.gen, lo,
+			 last - lo + 1);
 	return 0;
 }
 

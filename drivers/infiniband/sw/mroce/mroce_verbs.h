@@ -242,6 +242,9 @@ void mroce_mr_put(struct mroce_mr *mr);
 int mroce_mr_pin(struct mroce_dev *mdev, u32 key, struct ib_pd *pd,
 		 int access, u64 iova, u64 len, bool is_rkey,
 		 struct mroce_mr_pin *pin, enum mroce_mr_err *why);
+int mroce_mr_pin_sge(struct mroce_dev *mdev, struct ib_pd *pd, int access,
+		     const struct ib_sge *sge, u64 iova, u64 len,
+		     struct mroce_mr_pin *pin, enum mroce_mr_err *why);
 void mroce_mr_unpin(struct mroce_mr_pin *pin);
 bool mroce_mr_pin_covers(const struct mroce_mr_pin *pin, u32 key, int access,
 			 u64 iova, u64 len);

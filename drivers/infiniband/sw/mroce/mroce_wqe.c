@@ -1295,41 +1295,25 @@ struct mroce_sgl {
 };
 
 /*
- * Visit @piece bytes at @addr of SGE @i through a pin on that whole SGE.
- * Segmentation and placement mostly move through a message in order, so
- * one pin per WQE, on the SGE last used, saves the key lookup and rights
- * check for every packet but the first of each SGE.
+ * Visit @piece bytes at @addr of SGE @i through a pin on that SGE (as much
+ * of it as its MR holds, see mroce_mr_pin_sge()). Segmentation and
+ * placement mostly move through a message in order, so one pin per WQE, on
+ * the SGE last used, saves the key lookup and rights check for every
+ * packet but the first of each SGE.
  */
 static int mroce_sge_walk(struct mroce_qp *qp, const struct mroce_sgl *l,
 			  u32 i, u64 addr, u32 piece, int access,
 			  mroce_chunk_fn fn, void *priv, enum mroce_mr_err *why)
 {
 	const struct ib_sge *sge = &l->sge[i];
-	struct mroce_mr *mr;
 	int err;
 
 	if (*l->pin_sge != i ||
 	    !mroce_mr_pin_covers(l->pin, sge->lkey, access, addr, piece)) {
-		err = mroce_mr_pin(mroce_qp_dev(qp), sge->lkey, qp->ibqp.pd,
-				   access, sge->addr, sge->length, false,
-				   l->pin, why);
-		if (err && *why != MROCE_MR_BOUNDS)
+		err = mroce_mr_pin_sge(mroce_qp_dev(qp), qp->ibqp.pd, access,
+				       sge, addr, piece, l->pin, why);
+		if (err)
 			return err;
-		if (err) {
-			/*
-			 * Only the bytes a message touches must lie in the
-			 * MR, not the whole SGE (a receive buffer larger
-			 * than its MR takes short messages): check those.
-			 */
-			mr = mroce_mr_get(mroce_qp_dev(qp), sge->lkey,
-					  qp->ibqp.pd, access, addr, piece,
-					  false, why);
-			if (!mr)
-				return -EACCES;
-			err = mroce_mr_walk(mr, addr, piece, fn, priv);
-			mroce_mr_put(mr);
-			return err;
-		}
 		*l->pin_sge = i;
 	}
 	return mroce_mr_pin_walk(l->pin, addr, piece, fn, priv, why);
