@@ -215,6 +215,10 @@ int mroce_resize_cq(struct ib_cq *ibcq, int cqe, struct ib_udata *udata)
  * @solicited: the completion belongs to a solicited message
  * @ev: accumulates what to dispatch after the caller drops its locks
  *
+ * The completion is not visible to a user-space poller until the caller
+ * publishes it, with the others of its burst, by mroce_cq_publish_locked()
+ * before it drops the lock; kernel pollers read under the lock.
+ *
  * Return: 0, or -EOVERFLOW if the CQ is full or already overflowed.
  */
 int mroce_cq_post_locked(struct mroce_cq *cq, const struct ib_wc *wc,
@@ -231,14 +235,11 @@ int mroce_cq_post_locked(struct mroce_cq *cq, const struct ib_wc *wc,
 		return -EOVERFLOW;
 	}
 
-	if (cq->is_user) {
+	if (cq->is_user)
 		mroce_wc_to_user(mroce_queue_slot(&cq->q, cq->prod), wc);
-		cq->prod++;
-		mroce_queue_publish_producer(&cq->q, cq->prod);
-	} else {
+	else
 		memcpy(mroce_queue_slot(&cq->q, cq->prod), wc, sizeof(*wc));
-		cq->prod++;
-	}
+	cq->prod++;
 
 	if (cq->notify == IB_CQ_NEXT_COMP ||
 	    (cq->notify == IB_CQ_SOLICITED &&
@@ -247,6 +248,18 @@ int mroce_cq_post_locked(struct mroce_cq *cq, const struct ib_wc *wc,
 		ev->notify = true;
 	}
 	return 0;
+}
+
+/*
+ * Make the completions posted so far visible to user space: one release
+ * store per burst, before the lock is dropped and before any handler runs
+ * (mroce_cq_dispatch()), so a woken poller finds them.
+ */
+void mroce_cq_publish_locked(struct mroce_cq *cq)
+{
+	lockdep_assert_held(&cq->lock);
+	if (cq->is_user)
+		mroce_queue_publish_producer(&cq->q, cq->prod);
 }
 
 /* Call the handlers a post owes; no verbs lock may be held. */
@@ -265,31 +278,6 @@ void mroce_cq_dispatch(struct mroce_cq *cq, struct mroce_cq_ev *ev)
 		ibcq->comp_handler(ibcq, ibcq->cq_context);
 	ev->notify = false;
 	ev->overflow = false;
-}
-
-/**
- * mroce_cq_post() - add a completion and notify, for the transport
- * @cq: the CQ
- * @wc: the completion; wc->qp must be set
- * @solicited: the completion belongs to a solicited message
- *
- * Calls the CQ's handlers before returning, so the caller must not hold a
- * lock a completion handler could take (no verbs lock; a transport
- * connection lock is fine, see mroce_verbs.h).
- *
- * Return: 0, or -EOVERFLOW (the CQ is in error; move the QP to ERR).
- */
-int mroce_cq_post(struct mroce_cq *cq, const struct ib_wc *wc, bool solicited)
-{
-	struct mroce_cq_ev ev = {};
-	unsigned long flags;
-	int err;
-
-	spin_lock_irqsave(&cq->lock, flags);
-	err = mroce_cq_post_locked(cq, wc, solicited, &ev);
-	spin_unlock_irqrestore(&cq->lock, flags);
-	mroce_cq_dispatch(cq, &ev);
-	return err;
 }
 
 int mroce_poll_cq(struct ib_cq *ibcq, int num, struct ib_wc *wc)

@@ -57,8 +57,8 @@
  *      qp->db_mutex (sleeping) nests inside: a user SQ doorbell copies
  *      WQEs into the shadow under it, outside the spinlocks.
  *   2. the transport's per-connection lock (owned by the transport). It may
- *      call every mroce_sq_*, mroce_rq_*, mroce_cq_post, mroce_qp_get/put,
- *      mroce_mr_get/put and copy helper with it held.
+ *      call every mroce_sq_*, mroce_rq_*, mroce_qp_get/put, mroce_mr_get/put
+ *      and copy helper with it held.
  *   3. qp->state_lock    qp->state and the attributes query_qp reports.
  *      Readers on the data path use READ_ONCE(qp->state).
  *   4. qp->sq.lock | qp->rq.lock   never held together
@@ -300,8 +300,6 @@ static inline struct mroce_cq *to_mcq(struct ib_cq *cq)
 {
 	return container_of(cq, struct mroce_cq, ibcq);
 }
-
-int mroce_cq_post(struct mroce_cq *cq, const struct ib_wc *wc, bool solicited);
 
 /* What a posting path owes a CQ once it has dropped its locks. */
 struct mroce_cq_ev {
@@ -571,6 +569,7 @@ int mroce_poll_cq(struct ib_cq *ibcq, int num, struct ib_wc *wc);
 int mroce_req_notify_cq(struct ib_cq *ibcq, enum ib_cq_notify_flags flags);
 int mroce_cq_post_locked(struct mroce_cq *cq, const struct ib_wc *wc,
 			 bool solicited, struct mroce_cq_ev *ev);
+void mroce_cq_publish_locked(struct mroce_cq *cq);
 void mroce_cq_dispatch(struct mroce_cq *cq, struct mroce_cq_ev *ev);
 
 /* mroce_qp.c */

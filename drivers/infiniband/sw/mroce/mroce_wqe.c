@@ -447,12 +447,12 @@ static int mroce_swqe_from_wr(struct mroce_qp *qp, struct mroce_swqe *swqe,
 
 /* ----------------------------------------------------------- send queue */
 
-/* What a send-queue operation owes once it has dropped the SQ lock. */
-struct mroce_sq_ev {
+/* What a queue operation owes once it has dropped the queue lock. */
+struct mroce_wq_ev {
 	struct mroce_cq_ev	cq;
 	bool			error;		/* a WQE failed: leave RTS */
-	bool			overflow;	/* the send CQ overflowed */
-	bool			drained;	/* SQD reached: SQ_DRAINED */
+	bool			overflow;	/* a CQE was lost: QP to ERR */
+	bool			drained;	/* SQ: SQD reached, SQ_DRAINED */
 };
 
 static void mroce_swqe_wc(struct mroce_qp *qp, const struct mroce_swqe *swqe,
@@ -467,25 +467,100 @@ static void mroce_swqe_wc(struct mroce_qp *qp, const struct mroce_swqe *swqe,
 	wc->port_num = MROCE_PORT;
 }
 
+/* The CQE of a done receive WQE, read before its slot is given back. */
+static bool mroce_rwqe_wc(struct mroce_qp *qp, const struct mroce_rwqe *rwqe,
+			  struct ib_wc *wc, struct mroce_wq_ev *ev)
+{
+	*wc = rwqe->wc;
+	wc->wr_id = rwqe->wr_id;
+	wc->qp = &qp->ibqp;
+	if (wc->status != IB_WC_SUCCESS && wc->status != IB_WC_WR_FLUSH_ERR)
+		ev->error = true;
+	return rwqe->solicited;
+}
+
 /*
- * Post CQEs for done WQEs at the tail, in order, and publish the tail.
- *
- * A WQE's slot is given back to user space before its CQE is posted: an
- * application that posts its next WR as soon as it polled a completion
- * (ibv_rc_pingpong, with a one-deep send queue) must find the slot free,
- * or librxe sees a full ring and fails the post with ENOMEM. Our release
- * store of the producer index of the CQ then orders the consumer index of
- * the SQ before the CQE for anyone who reads the CQE with acquire, as
- * librxe does. The shadow slot stays ours until sq->lock is dropped: a
- * doorbell reads the free room under that lock.
+ * The CQE that the retired WQE in slot @idx owes, if any: receives and
+ * errors always complete, successful sends only if signalled. Notes a
+ * failed WQE in @ev.
  */
-static void mroce_sq_retire_locked(struct mroce_qp *qp, struct mroce_sq_ev *ev)
+static bool mroce_wq_slot_wc(struct mroce_qp *qp, struct mroce_wq *wq,
+			     u32 idx, struct ib_wc *wc, bool *solicited,
+			     struct mroce_wq_ev *ev)
+{
+	struct mroce_swqe *swqe;
+
+	if (!wq->is_send) {
+		*solicited = mroce_rwqe_wc(qp, mroce_wq_slot(wq, idx), wc, ev);
+		return true;
+	}
+	swqe = mroce_wq_slot(wq, idx);
+	if (swqe->status != IB_WC_SUCCESS &&
+	    swqe->status != IB_WC_WR_FLUSH_ERR)
+		ev->error = true;
+	if (swqe->status == IB_WC_SUCCESS && !qp->sq_sig_all &&
+	    !(swqe->send_flags & IB_SEND_SIGNALED))
+		return false;
+	mroce_swqe_wc(qp, swqe, wc);
+	*solicited = false;
+	return true;
+}
+
+/* Post one CQE, cq->lock held; a lost one takes the QP to ERR. */
+static void mroce_wq_cqe_locked(struct mroce_cq *cq, const struct ib_wc *wc,
+				bool solicited, struct mroce_wq_ev *ev)
+{
+	lockdep_assert_held(&cq->lock);
+	if (mroce_cq_post_locked(cq, wc, solicited, &ev->cq))
+		ev->overflow = true;
+}
+
+/*
+ * The WQEs in slots [@from, tail) just retired: give the slots back to user
+ * space, then post their CQEs, in order, under one hold of the CQ lock and
+ * publish them with one store.
+ *
+ * The slots go back first: an application that posts its next WR as soon
+ * as it polled a completion (ibv_rc_pingpong, with a one-deep send queue)
+ * must find the slot free, or librxe sees a full ring and fails the post
+ * with ENOMEM. The release store of the CQ's producer index then orders the
+ * queue's consumer index before the CQEs for anyone who reads them with
+ * acquire, as librxe does. The shadow slots stay ours until wq->lock is
+ * dropped: a doorbell or post reads the free room under that lock.
+ */
+static void mroce_wq_retired(struct mroce_qp *qp, struct mroce_wq *wq,
+			     struct mroce_cq *cq, u32 from,
+			     struct mroce_wq_ev *ev)
+{
+	bool locked = false, solicited;
+	struct ib_wc wc;
+
+	lockdep_assert_held(&wq->lock);
+	if (from == wq->tail)
+		return;
+	if (qp->is_user)
+		mroce_queue_publish_consumer(&wq->uq, wq->tail);
+	for (; from != wq->tail; from++) {
+		if (!mroce_wq_slot_wc(qp, wq, from, &wc, &solicited, ev))
+			continue;
+		if (!locked) {
+			spin_lock(&cq->lock);
+			locked = true;
+		}
+		mroce_wq_cqe_locked(cq, &wc, solicited, ev);
+	}
+	if (locked) {
+		mroce_cq_publish_locked(cq);
+		spin_unlock(&cq->lock);
+	}
+}
+
+/* Retire the done WQEs at the tail of the SQ, in order (see above). */
+static void mroce_sq_retire_locked(struct mroce_qp *qp, struct mroce_wq_ev *ev)
 {
 	struct mroce_wq *sq = &qp->sq;
-	struct mroce_cq *cq = qp->scq;
 	struct mroce_swqe *swqe;
-	u32 published = sq->tail;
-	struct ib_wc wc;
+	u32 from = sq->tail;
 
 	lockdep_assert_held(&sq->lock);
 
@@ -494,28 +569,9 @@ static void mroce_sq_retire_locked(struct mroce_qp *qp, struct mroce_sq_ev *ev)
 		if (!swqe->done)
 			break;
 		mroce_mr_unpin(&swqe->pin);
-		if (swqe->status != IB_WC_SUCCESS &&
-		    swqe->status != IB_WC_WR_FLUSH_ERR)
-			ev->error = true;
-		/* Errors always complete, whatever the signalling. */
-		if (swqe->status == IB_WC_SUCCESS && !qp->sq_sig_all &&
-		    !(swqe->send_flags & IB_SEND_SIGNALED)) {
-			sq->tail++;
-			continue;
-		}
-		mroce_swqe_wc(qp, swqe, &wc);
 		sq->tail++;
-		if (qp->is_user) {
-			mroce_queue_publish_consumer(&sq->uq, sq->tail);
-			published = sq->tail;
-		}
-		spin_lock(&cq->lock);
-		if (mroce_cq_post_locked(cq, &wc, false, &ev->cq))
-			ev->overflow = true;
-		spin_unlock(&cq->lock);
 	}
-	if (sq->tail != published && qp->is_user)
-		mroce_queue_publish_consumer(&sq->uq, sq->tail);
+	mroce_wq_retired(qp, sq, qp->scq, from, ev);
 
 	if (qp->sqd_notify && sq->tail == sq->fetch &&
 	    READ_ONCE(qp->state) == IB_QPS_SQD) {
@@ -546,7 +602,7 @@ static void mroce_sq_skip_failed_locked(struct mroce_qp *qp)
 
 /* Mark [from, head) flushed (keeping earlier errors) and retire. */
 static void mroce_sq_flush_locked(struct mroce_qp *qp, u32 from,
-				  struct mroce_sq_ev *ev)
+				  struct mroce_wq_ev *ev)
 {
 	struct mroce_wq *sq = &qp->sq;
 	struct mroce_swqe *swqe;
@@ -561,7 +617,7 @@ static void mroce_sq_flush_locked(struct mroce_qp *qp, u32 from,
 	mroce_sq_retire_locked(qp, ev);
 }
 
-static void mroce_sq_after(struct mroce_qp *qp, struct mroce_sq_ev *ev)
+static void mroce_sq_after(struct mroce_qp *qp, struct mroce_wq_ev *ev)
 {
 	mroce_cq_dispatch(qp->scq, &ev->cq);
 	if (ev->drained)
@@ -575,7 +631,7 @@ static void mroce_sq_after(struct mroce_qp *qp, struct mroce_sq_ev *ev)
 /* Flush the WQEs the transport never saw; safe at any time. */
 void mroce_sq_flush_pending(struct mroce_qp *qp)
 {
-	struct mroce_sq_ev ev = {};
+	struct mroce_wq_ev ev = {};
 	unsigned long flags;
 
 	spin_lock_irqsave(&qp->sq.lock, flags);
@@ -587,7 +643,7 @@ void mroce_sq_flush_pending(struct mroce_qp *qp)
 /* Flush every outstanding send WQE; only once the transport let go. */
 void mroce_sq_flush_all(struct mroce_qp *qp)
 {
-	struct mroce_sq_ev ev = {};
+	struct mroce_wq_ev ev = {};
 	unsigned long flags;
 
 	spin_lock_irqsave(&qp->sq.lock, flags);
@@ -599,7 +655,7 @@ void mroce_sq_flush_all(struct mroce_qp *qp)
 /* Raise SQ_DRAINED now if the QP entered SQD with nothing in flight. */
 void mroce_sq_check_drained(struct mroce_qp *qp)
 {
-	struct mroce_sq_ev ev = {};
+	struct mroce_wq_ev ev = {};
 	unsigned long flags;
 
 	spin_lock_irqsave(&qp->sq.lock, flags);
@@ -611,7 +667,7 @@ void mroce_sq_check_drained(struct mroce_qp *qp)
 /* New WQEs are in the shadow: start, fail or flush them per QP state. */
 static void mroce_sq_posted(struct mroce_qp *qp)
 {
-	struct mroce_sq_ev ev = {};
+	struct mroce_wq_ev ev = {};
 	unsigned long flags;
 
 	switch (READ_ONCE(qp->state)) {
@@ -647,7 +703,7 @@ struct mroce_swqe *mroce_sq_fetch(struct mroce_qp *qp)
 {
 	struct mroce_wq *sq = &qp->sq;
 	struct mroce_swqe *swqe = NULL;
-	struct mroce_sq_ev ev = {};
+	struct mroce_wq_ev ev = {};
 	unsigned long flags;
 
 	if (READ_ONCE(qp->state) != IB_QPS_RTS)
@@ -682,7 +738,7 @@ void mroce_sq_complete(struct mroce_qp *qp, struct mroce_swqe *swqe,
 		       enum ib_wc_status status)
 {
 	struct mroce_wq *sq = &qp->sq;
-	struct mroce_sq_ev ev = {};
+	struct mroce_wq_ev ev = {};
 	unsigned long flags;
 
 	spin_lock_irqsave(&sq->lock, flags);
@@ -817,12 +873,6 @@ int mroce_post_send(struct ib_qp *ibqp, const struct ib_send_wr *wr,
 
 /* -------------------------------------------------------- receive queue */
 
-struct mroce_rq_ev {
-	struct mroce_cq_ev	cq;
-	bool			error;
-	bool			overflow;
-};
-
 static void mroce_rwqe_init(struct mroce_rwqe *rwqe, u32 seq)
 {
 	memset(rwqe, 0, offsetof(struct mroce_rwqe, sge));
@@ -930,29 +980,6 @@ static int mroce_rwq_take_locked(struct mroce_wq *wq, bool is_user,
 	return rwqe->done ? -EINVAL : 0;
 }
 
-/* The CQE of a done receive WQE, read before its slot is given back. */
-static bool mroce_rwqe_wc(struct mroce_qp *qp, const struct mroce_rwqe *rwqe,
-			  struct ib_wc *wc, struct mroce_rq_ev *ev)
-{
-	*wc = rwqe->wc;
-	wc->wr_id = rwqe->wr_id;
-	wc->qp = &qp->ibqp;
-	if (wc->status != IB_WC_SUCCESS && wc->status != IB_WC_WR_FLUSH_ERR)
-		ev->error = true;
-	return rwqe->solicited;
-}
-
-static void mroce_rwqe_cqe(struct mroce_qp *qp, const struct ib_wc *wc,
-			   bool solicited, struct mroce_rq_ev *ev)
-{
-	struct mroce_cq *cq = qp->rcq;
-
-	spin_lock(&cq->lock);
-	if (mroce_cq_post_locked(cq, wc, solicited, &ev->cq))
-		ev->overflow = true;
-	spin_unlock(&cq->lock);
-}
-
 /* Free SRQ slots at the tail whose QPs are done with them. */
 static void mroce_srq_retire_locked(struct mroce_srq *srq)
 {
@@ -986,15 +1013,19 @@ static void mroce_srq_release(struct mroce_srq *srq, struct mroce_rwqe *rwqe)
 /*
  * Post CQEs for done receive WQEs in RQ (or SRQ-take) order. As on the
  * send queue, each slot goes back to user space before its CQE is posted
- * (see mroce_sq_retire_locked()); an SRQ slot may be taken by another QP
- * as soon as it is released, so the CQE is copied out first.
+ * (see mroce_wq_retired()). An SRQ slot may be taken by another QP as soon
+ * as it is released, so its CQE is copied out first and posted on its own,
+ * without the SRQ lock under the CQ lock; the CQ's producer index is still
+ * published once, with the last CQE of the run.
  */
-static void mroce_rq_retire_locked(struct mroce_qp *qp, struct mroce_rq_ev *ev)
+static void mroce_rq_retire_locked(struct mroce_qp *qp, struct mroce_wq_ev *ev)
 {
 	struct mroce_wq *rq = &qp->rq;
+	struct mroce_cq *cq = qp->rcq;
 	struct mroce_rwqe *rwqe, *next;
 	struct ib_wc wc;
 	bool solicited;
+	u32 from;
 
 	lockdep_assert_held(&rq->lock);
 
@@ -1004,25 +1035,28 @@ static void mroce_rq_retire_locked(struct mroce_qp *qp, struct mroce_rq_ev *ev)
 				break;
 			solicited = mroce_rwqe_wc(qp, rwqe, &wc, ev);
 			mroce_srq_release(qp->srq, rwqe);
-			mroce_rwqe_cqe(qp, &wc, solicited, ev);
+			spin_lock(&cq->lock);
+			mroce_wq_cqe_locked(cq, &wc, solicited, ev);
+			if (list_entry_is_head(next, &qp->srq_taken, qp_node) ||
+			    !next->done)
+				mroce_cq_publish_locked(cq);
+			spin_unlock(&cq->lock);
 		}
 		return;
 	}
 
+	from = rq->tail;
 	while (rq->tail != rq->fetch) {
 		rwqe = mroce_wq_slot(rq, rq->tail);
 		if (!rwqe->done)
 			break;
-		solicited = mroce_rwqe_wc(qp, rwqe, &wc, ev);
 		mroce_mr_unpin(&rwqe->pin);
 		rq->tail++;
-		if (qp->is_user)
-			mroce_queue_publish_consumer(&rq->uq, rq->tail);
-		mroce_rwqe_cqe(qp, &wc, solicited, ev);
 	}
+	mroce_wq_retired(qp, rq, cq, from, ev);
 }
 
-static void mroce_rq_after(struct mroce_qp *qp, struct mroce_rq_ev *ev)
+static void mroce_rq_after(struct mroce_qp *qp, struct mroce_wq_ev *ev)
 {
 	mroce_cq_dispatch(qp->rcq, &ev->cq);
 	if (ev->overflow || ev->error)
@@ -1039,7 +1073,7 @@ static int mroce_srq_take(struct mroce_qp *qp, struct mroce_rwqe **out)
 {
 	struct mroce_srq *srq = qp->srq;
 	struct mroce_rwqe *rwqe = NULL;
-	struct mroce_rq_ev ev = {};
+	struct mroce_wq_ev ev = {};
 	bool limit = false;
 	unsigned long flags;
 	u32 avail;
@@ -1095,7 +1129,7 @@ static int mroce_srq_take(struct mroce_qp *qp, struct mroce_rwqe **out)
 int mroce_rq_take(struct mroce_qp *qp, struct mroce_rwqe **out)
 {
 	struct mroce_wq *rq = &qp->rq;
-	struct mroce_rq_ev ev = {};
+	struct mroce_wq_ev ev = {};
 	struct mroce_rwqe *rwqe;
 	unsigned long flags;
 	int err;
@@ -1138,7 +1172,7 @@ void mroce_rq_complete(struct mroce_qp *qp, struct mroce_rwqe *rwqe,
 		       const struct ib_wc *wc, bool solicited)
 {
 	struct mroce_wq *rq = &qp->rq;
-	struct mroce_rq_ev ev = {};
+	struct mroce_wq_ev ev = {};
 	unsigned long flags;
 	bool mine;
 
@@ -1162,7 +1196,7 @@ void mroce_rq_complete(struct mroce_qp *qp, struct mroce_rwqe *rwqe,
 void mroce_rq_flush_all(struct mroce_qp *qp)
 {
 	struct mroce_wq *rq = &qp->rq;
-	struct mroce_rq_ev ev = {};
+	struct mroce_wq_ev ev = {};
 	struct mroce_rwqe *rwqe;
 	unsigned long flags;
 	u32 i, n;
