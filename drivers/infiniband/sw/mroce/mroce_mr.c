@@ -43,21 +43,6 @@
 				 IB_ACCESS_REMOTE_ATOMIC)
 #define MROCE_ACCESS_ALL	(IB_ACCESS_LOCAL_WRITE | MROCE_ACCESS_REMOTE)
 
-static const char *const mroce_mr_err_names[MROCE_MR_NR_ERRS] = {
-	[MROCE_MR_OK]		= "ok",
-	[MROCE_MR_NO_KEY]	= "no_key",
-	[MROCE_MR_STALE_KEY]	= "stale_key",
-	[MROCE_MR_INVALID]	= "invalid_mr",
-	[MROCE_MR_PD]		= "pd_mismatch",
-	[MROCE_MR_ACCESS]	= "access",
-	[MROCE_MR_BOUNDS]	= "bounds",
-};
-
-const char *mroce_mr_err_name(enum mroce_mr_err why)
-{
-	return why < MROCE_MR_NR_ERRS ? mroce_mr_err_names[why] : "?";
-}
-
 static inline u32 mroce_key_index(u32 key)
 {
 	return key >> 8;
@@ -740,14 +725,6 @@ int mroce_chunk_skb_to_mr(void *priv, struct page *page, unsigned int off,
 	flush_dcache_page(page);
 	c->skb_off += len;
 	return 0;
-}
-
-/* Copy @len bytes from @src into the MR at @iova. */
-int mroce_mr_copy_to(struct mroce_mr *mr, u64 iova, const void *src, u32 len)
-{
-	struct mroce_copy c = { .src = src };
-
-	return mroce_mr_walk(mr, iova, len, mroce_chunk_to_mr, &c);
 }
 
 /* Copy @len bytes at @iova out of the MR into @dst. */

@@ -222,7 +222,6 @@ enum mroce_mr_err {
 	MROCE_MR_PD,		/* MR belongs to another PD */
 	MROCE_MR_ACCESS,	/* rights missing */
 	MROCE_MR_BOUNDS,	/* range outside the MR, or length overflow */
-	MROCE_MR_NR_ERRS,
 };
 
 /*
@@ -259,12 +258,10 @@ bool mroce_mr_pin_usable(const struct mroce_mr_pin *pin);
 bool mroce_mr_pin_user_pages(const struct mroce_mr_pin *pin);
 int mroce_mr_walk(struct mroce_mr *mr, u64 iova, u64 len,
 		  mroce_chunk_fn fn, void *priv);
-int mroce_mr_copy_to(struct mroce_mr *mr, u64 iova, const void *src, u32 len);
 int mroce_mr_copy_from(struct mroce_mr *mr, u64 iova, void *dst, u32 len);
 int mroce_mr_copy_from_skb(struct mroce_mr *mr, u64 iova,
 			   const struct sk_buff *skb, int skb_off, u32 len);
 enum ib_wc_status mroce_mr_remote_invalidate(struct mroce_qp *qp, u32 rkey);
-const char *mroce_mr_err_name(enum mroce_mr_err why);
 
 /* Copy actors for mroce_mr_walk(), shared with the SGE walkers. */
 struct mroce_copy {
