@@ -1494,6 +1494,51 @@ static void fill_msg(char *buf, int len, int i)
 }
 
 /*
+ * An RC QP here (@swr send WRs, one receive) connected to an RC QP on the
+ * peer device (one send WR, @rwr receives), each on its own CQ and IPv4
+ * GID; the peer's PD is for the peer's MRs.
+ */
+struct rc_pair {
+	struct ibv_context	*ctx2;
+	struct ibv_pd		*pd2;
+	struct ibv_cq		*cq, *cq2;
+	struct ibv_qp		*qp, *qp2;
+};
+
+static void rc_pair_open(struct rc_pair *p, const char *peer, uint32_t swr,
+			 uint32_t rwr, const char *what)
+{
+	struct ibv_qp_init_attr a = {
+		.cap = { .max_send_wr = 1, .max_recv_wr = rwr,
+			 .max_send_sge = 1, .max_recv_sge = 1 },
+		.qp_type = IBV_QPT_RC,
+	};
+	union ibv_gid gid2;
+	int idx2;
+
+	p->ctx2 = tc_open_device(peer);
+	p->pd2 = ibv_alloc_pd(p->ctx2);
+	idx2 = ipv4_gid(p->ctx2, &gid2);
+	p->cq = mk_cq(8, NULL);
+	p->cq2 = ibv_create_cq(p->ctx2, 8, NULL, NULL, 0);
+	p->qp = mk_qp(IBV_QPT_RC, p->cq, p->cq, swr, 1);
+	a.send_cq = a.recv_cq = p->cq2;
+	p->qp2 = p->pd2 && p->cq2 ? ibv_create_qp(p->pd2, &a) : NULL;
+	if (idx2 < 0 || !p->qp2 ||
+	    rc_connect(p->qp, p->qp2->qp_num, &gid2, gid_idx) ||
+	    rc_connect(p->qp2, p->qp->qp_num, &gid, idx2))
+		die("%s: peer objects and connection", what);
+}
+
+static void rc_pair_close(struct rc_pair *p, struct ibv_mr *mr,
+			  struct ibv_mr *mr2)
+{
+	peer_free(p->ctx2, p->pd2, NULL, (struct ibv_qp *[]){ p->qp, p->qp2 },
+		  (struct ibv_cq *[]){ p->cq, p->cq2 },
+		  (struct ibv_mr *[]){ mr, mr2 });
+}
+
+/*
  * With a transport: send and receive queues one WQE deep, as
  * ibv_rc_pingpong makes its send queue. Each WR is posted the moment the
  * completion of the one before it is polled, so its slot must be back in
@@ -1505,64 +1550,43 @@ static void test_one_deep(const char *peer)
 {
 	enum { ITERS = 200, LEN = 256 };
 	static char sbuf[LEN], rbuf[LEN], want[LEN];
-	int i, sent = 0, rcvd = 0, idx2, send_err = 0, recv_err = 0;
+	int i, sent = 0, rcvd = 0, send_err = 0, recv_err = 0;
 	int bad_wc = 0, bad_data = 0;
-	struct ibv_context *ctx2;
 	struct ibv_sge ssge, rsge;
-	struct ibv_cq *cq, *cq2;
 	struct ibv_mr *smr, *rmr;
-	struct ibv_qp *qp, *qp2;
-	union ibv_gid gid2;
-	struct ibv_pd *pd2;
+	struct rc_pair p;
 	struct ibv_wc wc;
 	double deadline;
 
-	ctx2 = tc_open_device(peer);
-	pd2 = ibv_alloc_pd(ctx2);
-	idx2 = ipv4_gid(ctx2, &gid2);
-	rmr = pd2 ? ibv_reg_mr(pd2, rbuf, LEN, IBV_ACCESS_LOCAL_WRITE) : NULL;
+	rc_pair_open(&p, peer, 1, 1, "one-deep queues");
+	rmr = ibv_reg_mr(p.pd2, rbuf, LEN, IBV_ACCESS_LOCAL_WRITE);
 	smr = ibv_reg_mr(pd, sbuf, LEN, 0);
-	cq = mk_cq(4, NULL);
-	cq2 = ibv_create_cq(ctx2, 4, NULL, NULL, 0);
-	qp = mk_qp(IBV_QPT_RC, cq, cq, 1, 1);
-	{
-		struct ibv_qp_init_attr a = {
-			.send_cq = cq2, .recv_cq = cq2,
-			.cap = { .max_send_wr = 1, .max_recv_wr = 1,
-				 .max_send_sge = 1, .max_recv_sge = 1 },
-			.qp_type = IBV_QPT_RC,
-		};
-
-		qp2 = pd2 ? ibv_create_qp(pd2, &a) : NULL;
-	}
-	if (idx2 < 0 || !rmr || !smr || !cq2 || !qp2 ||
-	    rc_connect(qp, qp2->qp_num, &gid2, idx2) ||
-	    rc_connect(qp2, qp->qp_num, &gid, gid_idx))
-		die("one-deep queues: peer objects and connection");
+	if (!rmr || !smr)
+		die("one-deep queues: MRs");
 
 	ssge = (struct ibv_sge){ (uintptr_t)sbuf, LEN, smr->lkey };
 	rsge = (struct ibv_sge){ (uintptr_t)rbuf, LEN, rmr->lkey };
-	recv_err = post_recv1(qp2, 0, &rsge);
+	recv_err = post_recv1(p.qp2, 0, &rsge);
 	fill_msg(sbuf, LEN, 0);
-	send_err = post_send1(qp, 0, IBV_WR_SEND, IBV_SEND_SIGNALED, &ssge, 1);
+	send_err = post_send1(p.qp, 0, IBV_WR_SEND, IBV_SEND_SIGNALED, &ssge, 1);
 	/* Busy polling, as the pingpongs do: the post follows the poll at once. */
 	deadline = tc_now_s() + 60;
 	for (i = 0; !send_err && !recv_err && (sent < ITERS || rcvd < ITERS);
 	     i++) {
 		if (!(i & 1023) && tc_now_s() > deadline)
 			break;
-		if (ibv_poll_cq(cq, 1, &wc) == 1) {
+		if (ibv_poll_cq(p.cq, 1, &wc) == 1) {
 			if (wc.status != IBV_WC_SUCCESS ||
 			    wc.wr_id != (uint64_t)sent)
 				bad_wc++;
 			if (++sent < ITERS) {
 				fill_msg(sbuf, LEN, sent);
-				send_err = post_send1(qp, sent, IBV_WR_SEND,
+				send_err = post_send1(p.qp, sent, IBV_WR_SEND,
 						      IBV_SEND_SIGNALED,
 						      &ssge, 1);
 			}
 		}
-		if (ibv_poll_cq(cq2, 1, &wc) == 1) {
+		if (ibv_poll_cq(p.cq2, 1, &wc) == 1) {
 			fill_msg(want, LEN, rcvd);
 			if (wc.status != IBV_WC_SUCCESS ||
 			    wc.wr_id != (uint64_t)rcvd || wc.byte_len != LEN)
@@ -1570,7 +1594,7 @@ static void test_one_deep(const char *peer)
 			else if (memcmp(rbuf, want, LEN))
 				bad_data++;
 			if (++rcvd < ITERS)
-				recv_err = post_recv1(qp2, rcvd, &rsge);
+				recv_err = post_recv1(p.qp2, rcvd, &rsge);
 		}
 	}
 	CHECK(!send_err, "one-deep SQ: each send posted right after the previous completion (%s after %d)",
@@ -1580,8 +1604,7 @@ static void test_one_deep(const char *peer)
 	CHECK(sent == ITERS && rcvd == ITERS && !bad_wc && !bad_data,
 	      "one-deep queues: %d x %d B sent and received in order, every byte checked (%d/%d done, %d bad completions, %d bad payloads)",
 	      ITERS, LEN, sent, rcvd, bad_wc, bad_data);
-	peer_free(ctx2, pd2, NULL, (struct ibv_qp *[]){ qp, qp2 },
-		  (struct ibv_cq *[]){ cq, cq2 }, (struct ibv_mr *[]){ rmr, smr });
+	rc_pair_close(&p, rmr, smr);
 }
 
 /* Poll @cq for one completion for up to @ms milliseconds. */
@@ -1608,51 +1631,31 @@ static void test_sge_past_mr(const char *peer)
 	enum { SGE = 16384, MRLEN = 8192 };
 	static const int lens[] = { 100, 6000, MRLEN };
 	static char sbuf[SGE], rbuf[SGE], want[SGE];
-	int i, idx2, n, n2, bad = 0, untouched;
+	int i, n, n2, bad = 0, untouched;
 	struct ibv_wc wc, wc2 = { 0 };
-	struct ibv_context *ctx2;
 	struct ibv_sge ssge, rsge;
-	struct ibv_cq *cq, *cq2;
 	struct ibv_mr *smr, *rmr;
-	struct ibv_qp *qp, *qp2;
-	union ibv_gid gid2;
-	struct ibv_pd *pd2;
+	struct rc_pair p;
 
-	ctx2 = tc_open_device(peer);
-	pd2 = ibv_alloc_pd(ctx2);
-	idx2 = ipv4_gid(ctx2, &gid2);
-	rmr = pd2 ? ibv_reg_mr(pd2, rbuf, MRLEN, IBV_ACCESS_LOCAL_WRITE) : NULL;
+	rc_pair_open(&p, peer, 4, 4, "SGE past its MR");
+	rmr = ibv_reg_mr(p.pd2, rbuf, MRLEN, IBV_ACCESS_LOCAL_WRITE);
 	smr = ibv_reg_mr(pd, sbuf, SGE, 0);
-	cq = mk_cq(8, NULL);
-	cq2 = ibv_create_cq(ctx2, 8, NULL, NULL, 0);
-	qp = mk_qp(IBV_QPT_RC, cq, cq, 4, 1);
-	{
-		struct ibv_qp_init_attr a = {
-			.send_cq = cq2, .recv_cq = cq2,
-			.cap = { .max_send_wr = 1, .max_recv_wr = 4,
-				 .max_send_sge = 1, .max_recv_sge = 1 },
-			.qp_type = IBV_QPT_RC,
-		};
-
-		qp2 = pd2 ? ibv_create_qp(pd2, &a) : NULL;
-	}
-	if (idx2 < 0 || !rmr || !smr || !cq2 || !qp2 ||
-	    rc_connect(qp, qp2->qp_num, &gid2, gid_idx) ||
-	    rc_connect(qp2, qp->qp_num, &gid, idx2))
-		die("SGE past its MR: peer objects and connection");
+	if (!rmr || !smr)
+		die("SGE past its MR: MRs");
 
 	memset(rbuf, 0x5a, SGE);
 	rsge = (struct ibv_sge){ (uintptr_t)rbuf, SGE, rmr->lkey };
 	for (i = 0; i < 3; i++) {
 		fill_msg(sbuf, lens[i], i);
 		ssge = (struct ibv_sge){ (uintptr_t)sbuf, lens[i], smr->lkey };
-		if (post_recv1(qp2, i, &rsge) ||
-		    post_send1(qp, i, IBV_WR_SEND, IBV_SEND_SIGNALED, &ssge, 1)) {
+		if (post_recv1(p.qp2, i, &rsge) ||
+		    post_send1(p.qp, i, IBV_WR_SEND, IBV_SEND_SIGNALED,
+			       &ssge, 1)) {
 			bad++;
 			break;
 		}
-		n = poll_one(cq, &wc, 10000);
-		n2 = poll_one(cq2, &wc2, 10000);
+		n = poll_one(p.cq, &wc, 10000);
+		n2 = poll_one(p.cq2, &wc2, 10000);
 		fill_msg(want, lens[i], i);
 		if (n != 1 || wc.status != IBV_WC_SUCCESS || n2 != 1 ||
 		    wc2.status != IBV_WC_SUCCESS || wc2.wr_id != (uint64_t)i ||
@@ -1667,10 +1670,10 @@ static void test_sge_past_mr(const char *peer)
 	fill_msg(sbuf, MRLEN + 1, 3);
 	ssge = (struct ibv_sge){ (uintptr_t)sbuf, MRLEN + 1, smr->lkey };
 	n = n2 = 0;
-	if (!post_recv1(qp2, 3, &rsge) &&
-	    !post_send1(qp, 3, IBV_WR_SEND, IBV_SEND_SIGNALED, &ssge, 1)) {
-		n = poll_one(cq, &wc, 10000);
-		n2 = poll_one(cq2, &wc2, 10000);
+	if (!post_recv1(p.qp2, 3, &rsge) &&
+	    !post_send1(p.qp, 3, IBV_WR_SEND, IBV_SEND_SIGNALED, &ssge, 1)) {
+		n = poll_one(p.cq, &wc, 10000);
+		n2 = poll_one(p.cq2, &wc2, 10000);
 	}
 	CHECK(n == 1 && wc.status == IBV_WC_REM_OP_ERR,
 	      "SGE past its MR: one byte past the MR fails the send with REM_OP_ERR (%s)",
@@ -1684,8 +1687,7 @@ static void test_sge_past_mr(const char *peer)
 	CHECK(untouched == SGE - MRLEN,
 	      "SGE past its MR: nothing written past the MR (first change at +%d)",
 	      untouched);
-	peer_free(ctx2, pd2, NULL, (struct ibv_qp *[]){ qp, qp2 },
-		  (struct ibv_cq *[]){ cq, cq2 }, (struct ibv_mr *[]){ rmr, smr });
+	rc_pair_close(&p, rmr, smr);
 }
 
 /* Objects for `rdma res show` to find; wait for the script. */
