@@ -8,12 +8,22 @@
 #   transport_ready NS DEV     mroce DEV in NS can carry traffic; prints why not
 #   gid_index DEV IP           GID table index of IP's RoCE v2 GID on DEV
 #   ipv4_gid_index DEV         GID table index of DEV's IPv4 (RoCE v2) GID
+#   family_gid_index DEV 4|6   ... of its IPv4 or global IPv6 (RoCE v2) GID
 #   perftest_pair NSA DEVA NSB DEVB SERVER_IP TOOL ARGS...
 #                              a perftest or ibv_*_pingpong TOOL: server on DEVB
 #                              (NSB), client on DEVA (NSA) connecting to
 #                              SERVER_IP, each on its IPv4 GID; both must pass.
-#                              Logs $MROCE_TEST_OUT/$PERFTEST_LOG.{server,client}
-#                              (default "perftest"); PERFTEST_TIMEOUT (180 s)
+#                              Knobs (environment): PERFTEST_LOG, the logs
+#                              $MROCE_TEST_OUT/$PERFTEST_LOG.{server,client}
+#                              (default "perftest"); PERFTEST_TIMEOUT (180 s);
+#                              PERFTEST_PORT, the out-of-band TCP port (18515;
+#                              two pairs at once need two); PERFTEST_GID_FAMILY
+#                              4 (default) or 6: each side's IPv6 GID instead
+#   mroce_pair_run TOOL ARGS...
+#                              perftest_pair over mroce_pair_up's topology:
+#                              server on mroce_b (netns b), client on mroce_a,
+#                              to 10.0.0.2; logs pair-<subtest>-TOOL.* unless
+#                              PERFTEST_LOG says otherwise
 #   PERFTEST_OPTS              options every perftest (ib_*) run needs here;
 #                              perftest_pair adds them, other callers must too
 #   rc_pingpong NSA DEVA NSB DEVB SERVER_IP ARGS...
@@ -46,13 +56,18 @@ gid_index() {
 	gid_list "$1" | awk -v g="$want" '$2 == g && $3 == "RoCE_v2" { print $1; exit }'
 }
 
-# The GID index of DEV's (first) IPv4 address: ::ffff:a.b.c.d, RoCE v2.
-# perftest_pair asks twice per run: two processes here, not gid_list's
-# dozen (seconds under TCG).
-ipv4_gid_index() {
-	local p=/sys/class/infiniband/$1/ports/1 v4='^0000:0000:0000:0000:0000:ffff:' f i t best=
-	wait_for 5 grep -qs "$v4" "$p"/gids/* || return 1
-	for f in $(grep -ls "$v4" "$p"/gids/*); do
+# The GID index of DEV's (first) IPv4 address (::ffff:a.b.c.d) or global
+# IPv6 address (not fe80::), RoCE v2. perftest_pair asks twice per run: a
+# few processes here, not gid_list's dozen (seconds under TCG).
+family_gid_index() {
+	local p=/sys/class/infiniband/$1/ports/1 re f i t best=
+	case $2 in
+	4) re='^0000:0000:0000:0000:0000:ffff:' ;;
+	6) re='^([1-9a-eA-E]|f[0-9a-dA-D]|fe[0-7])' ;;	# not ::, ::ffff:, fe80::/10
+	*) return 1 ;;
+	esac
+	wait_for 5 grep -Eqs "$re" "$p"/gids/* || return 1
+	for f in $(grep -Els "$re" "$p"/gids/*); do
 		i=${f##*/}
 		read -r t < "$p/gid_attrs/types/$i" 2> /dev/null || continue
 		[ "$t" = "RoCE v2" ] || continue
@@ -60,6 +75,7 @@ ipv4_gid_index() {
 	done
 	[ -n "$best" ] && echo "$best"
 }
+ipv4_gid_index() { family_gid_index "$1" 4; }
 
 # perftest calibrates its cycle counter against gettimeofday() after the
 # transfer, to turn cycles into bandwidth. Under TCG on a loaded host the
@@ -77,19 +93,21 @@ PERFTEST_OPTS=(-F)
 perftest_pair() {
 	local nsa=$1 deva=$2 nsb=$3 devb=$4 ip=$5 tool=$6 gopt=-x ga gb spid rc src
 	local log=$MROCE_TEST_OUT/${PERFTEST_LOG:-perftest} tmo=${PERFTEST_TIMEOUT:-180}
+	local port=${PERFTEST_PORT:-18515} fam=${PERFTEST_GID_FAMILY:-4}
 	shift 6
 	if [[ $tool == ibv_* ]]; then
 		gopt=-g
 	else
 		set -- "${PERFTEST_OPTS[@]}" "$@"
 	fi
-	gb=$(ipv4_gid_index "$devb") && ga=$(ipv4_gid_index "$deva") || {
-		echo "no IPv4 GID on $deva or $devb"
+	[ "$port" = 18515 ] || set -- -p "$port" "$@"
+	gb=$(family_gid_index "$devb" "$fam") && ga=$(family_gid_index "$deva" "$fam") || {
+		echo "no IPv$fam GID on $deva or $devb"
 		return 1
 	}
 	nsexec "$nsb" timeout "$tmo" "$tool" -d "$devb" "$gopt" "$gb" "$@" > "$log.server" 2>&1 &
 	spid=$!
-	wait_for 30 tcp_listening 18515 "$nsb"
+	wait_for 30 tcp_listening "$port" "$nsb"
 	nsexec "$nsa" timeout "$tmo" "$tool" -d "$deva" "$gopt" "$ga" "$@" "$ip" > "$log.client" 2>&1
 	rc=$?
 	wait "$spid"
@@ -100,11 +118,17 @@ perftest_pair() {
 	return $rc
 }
 
+mroce_pair_run() {
+	PERFTEST_LOG=${PERFTEST_LOG:-pair-$_ktap_n-$1} \
+		perftest_pair a mroce_a b mroce_b 10.0.0.2 "$@"
+}
+
 rc_pingpong() {
 	local args=("$@")
 	PERFTEST_LOG=pingpong perftest_pair "${args[@]:0:5}" ibv_rc_pingpong "${args[@]:5}"
 }
 
+# shellcheck disable=SC2034 # tools_why is for the caller
 build_tools() {
 	tools_why=
 	[ -e /usr/include/infiniband/verbs.h ] || {

@@ -141,8 +141,7 @@ fi
 write_bw() {
 	local tag=$1 rc
 	shift
-	PERFTEST_LOG=$tag.bw perftest_pair a mroce_a b mroce_b 10.0.0.2 ib_write_bw "$@" \
-		> "$out/$tag.bw.why"
+	PERFTEST_LOG=$tag.bw mroce_pair_run ib_write_bw "$@" > "$out/$tag.bw.why"
 	rc=$?
 	[ $rc -eq 0 ] || cat "$out/$tag.bw.why"
 	return $rc
@@ -369,19 +368,11 @@ print("lost %d on %d paths, resent %d (hw retrans_pkts +%d)" % (
 # into one receiver, which shares its capacity (module parameter rx_mbps)
 # between them and puts each one's grant in every ACK (docs/protocol.md
 # §6.4); the senders report it in mroce_cc_update. The out-of-band TCP of
-# both runs goes to 10.0.0.2; -x picks the GIDs the connections use.
-# incast_bw PORT GID_IP_A GID_IP_B TAG
-incast_bw() {
-	local port=$1 ga gb spid rc=0
-	gb=$(gid_index mroce_b "$3") && ga=$(gid_index mroce_a "$2") || return 1
-	nsexec b timeout 120 ib_write_bw "${PERFTEST_OPTS[@]}" -d mroce_b -x "$gb" -p "$port" \
-		-D 5 -s 65536 > "$out/$4.server" 2>&1 &
-	spid=$!
-	wait_for 30 tcp_listening "$port" b || rc=1
-	nsexec a timeout 120 ib_write_bw "${PERFTEST_OPTS[@]}" -d mroce_a -x "$ga" -p "$port" \
-		-D 5 -s 65536 10.0.0.2 > "$out/$4.client" 2>&1 || rc=1
-	wait "$spid" || rc=1
-	return $rc
+# both runs goes to 10.0.0.2 (one port each); the GID family picks the
+# connection. Logs $out/TAG.{client,server}.
+incast_bw() { # incast_bw PORT 4|6 TAG
+	PERFTEST_PORT=$1 PERFTEST_GID_FAMILY=$2 PERFTEST_LOG=$3 PERFTEST_TIMEOUT=120 \
+		mroce_pair_run ib_write_bw -D 5 -s 65536
 }
 rx_mbps=$(cat /sys/module/mroce/parameters/rx_mbps 2> /dev/null || echo 0)
 if [ "$rx_mbps" -gt 0 ]; then
@@ -392,9 +383,9 @@ if [ "$rx_mbps" -gt 0 ]; then
 	echo "event == 4" > $tracing/events/mroce/mroce_cc_update/filter
 	echo 1 > $tracing/events/mroce/mroce_cc_update/enable
 	echo 1 > $tracing/tracing_on
-	incast_bw 18530 10.0.0.1 10.0.0.2 incast4 &
+	incast_bw 18530 4 incast4 &
 	ipid=$!
-	incast_bw 18531 fd00::1 fd00::2 incast6
+	incast_bw 18531 6 incast6
 	rc6=$?
 	wait $ipid
 	rc4=$?

@@ -86,83 +86,87 @@ perftest() { # perftest TOOL LOG ARGS...
 		perftest_pair "" dev0 "" dev1 10.0.0.2 "$tool" "$@" > /dev/null
 }
 
-# why_failed LOG: what either side said went wrong, in one line.
+# why_failed LOG: what either side said went wrong, in one line. A latency
+# row is only good if perftest could convert cycles to time: when its clock
+# calibration fails it prints inf.
 why_failed() {
 	local why
+	if awk '$1 == 64 && $5 ~ /inf|nan/ { f = 1 } END { exit !f }' "$1.client" 2> /dev/null; then
+		echo "perftest's clock calibration failed (latency inf)"
+		return
+	fi
 	why=$(grep -hEi -m1 "error|fail|couldn't|unable|timed? ?out|refused" \
 		"$1.client" "$1.server" 2> /dev/null | head -n 1 | tr -s ' \t' ' ' | sed 's/^ //')
 	echo "${why:-no result row}"
 }
 
-# keep_try LOG: keep a failed attempt's logs as LOG.try1.{client,server}.
-keep_try() {
-	mv "$1.client" "$1.try1.client" 2> /dev/null
-	mv "$1.server" "$1.try1.server" 2> /dev/null
+# twice KEY LOG LABEL MEASURE...: run MEASURE, which sets $got (empty: no
+# result), and once more if it failed, keeping the first attempt's logs as
+# LOG.try1.{client,server}. The row's note says why an attempt failed;
+# returns 1 (and the row reads "fail") if both did.
+twice() {
+	local key=$1 log=$2 label=$3 try why
+	shift 3
+	for try in 1 2; do
+		got=
+		"$@"
+		[ -n "$got" ] && break
+		why=$(why_failed "$log")
+		[ $try = 2 ] && break
+		progress "$label: failed ($why); once more"
+		mv "$log.client" "$log.try1.client" 2> /dev/null
+		mv "$log.server" "$log.try1.server" 2> /dev/null
+	done
+	if [ -n "$got" ]; then
+		[ $try = 2 ] && note[$key]="second attempt; the first failed: $why"
+		return 0
+	fi
+	val[$key]=fail
+	note[$key]="failed twice: $why"
+	return 1
+}
+
+bw_once() { # bw_once DRV TEST LOSS LOG SENDER
+	local drv=$1 t=$2 loss=$3 log=$4 sender=$5 p0 r0
+	if [ "$sender" = dev1 ]; then set_loss "$loss" veth01; else set_loss "$loss" veth00; fi
+	p0=$(ctr "$sender" sent_pkts)
+	r0=$(retx_of "$drv" "$sender")
+	if perftest "ib_${t}_bw" "$log" -s $SIZE -D "$DURATION" --margin $MARGIN --report_gbits; then
+		got=$(awk -v s=$SIZE '$1 == s && NF >= 5 { print $2; exit }' "$log.client")
+	fi
+	set_loss 0 veth00 veth01
+	txp[$drv,$t,$loss]=$(( $(ctr "$sender" sent_pkts) - p0 ))
+	retx[$drv,$t,$loss]=$(( $(retx_of "$drv" "$sender") - r0 ))
 }
 
 run_bw() { # run_bw DRV TEST LOSS
-	local drv=$1 t=$2 loss=$3 log=$out/$1-$2-loss$3 it sender p0 r0 try why
+	local drv=$1 t=$2 loss=$3 log=$out/$1-$2-loss$3 sender=dev0 got
 	local key=$drv,$t,$loss
-	sender=dev0
 	[ "$t" = read ] && sender=dev1	# READ data flows responder -> requester
-	for try in 1 2; do
-		if [ "$sender" = dev1 ]; then set_loss "$loss" veth01; else set_loss "$loss" veth00; fi
-		p0=$(ctr $sender sent_pkts)
-		r0=$(retx_of "$drv" $sender)
-		it=
-		if perftest "ib_${t}_bw" "$log" -s $SIZE -D "$DURATION" --margin $MARGIN --report_gbits; then
-			it=$(awk -v s=$SIZE '$1 == s && NF >= 5 { print $2; exit }' "$log.client")
-		fi
-		set_loss 0 veth00 veth01
-		txp[$key]=$(( $(ctr $sender sent_pkts) - p0 ))
-		retx[$key]=$(( $(retx_of "$drv" $sender) - r0 ))
-		[ -n "$it" ] && break
-		why=$(why_failed "$log")
-		[ $try = 2 ] && break
-		progress "$drv ib_${t}_bw loss $loss%: failed ($why); once more"
-		keep_try "$log"
-	done
-	if [ -n "$it" ]; then
-		iters[$key]=$it
-		val[$key]=$(awk -v i="$it" -v s=$SIZE -v w="$WINDOW" 'BEGIN { printf "%.1f", i * s * 8 / w / 1e6 }')
-		[ $try = 2 ] && note[$key]="second attempt; the first failed: $why"
-	else
-		val[$key]=fail
-		note[$key]="failed twice: $why"
+	if twice "$key" "$log" "$drv ib_${t}_bw loss $loss%" \
+		bw_once "$drv" "$t" "$loss" "$log" "$sender"; then
+		iters[$key]=$got
+		val[$key]=$(awk -v i="$got" -v s=$SIZE -v w="$WINDOW" 'BEGIN { printf "%.1f", i * s * 8 / w / 1e6 }')
 	fi
 	nrun=$((nrun + 1))
 	progress "$drv ib_${t}_bw loss $loss%: ${val[$key]} Mb/s (${iters[$key]:-?} it, ${txp[$key]} pkts, ${retx[$key]} retx)"
 }
 
-# A latency row is only good if perftest could convert cycles to time: when
-# its clock calibration fails it prints inf.
-run_lat() { # run_lat DRV LOSS
-	local drv=$1 loss=$2 log=$out/$1-lat-loss$2 line try why
-	local key=$drv,lat,$loss
-	for try in 1 2; do
-		set_loss "$loss" veth00 veth01
-		line=
-		if perftest ib_write_lat "$log" -s 64 -n 1000; then
-			# bytes iters t_min t_max t_typical t_avg t_stdev p99 p99.9
-			line=$(awk '$1 == 64 && NF >= 8 && ($5 $6 $8) ~ /^[0-9.]+$/ { print $5, $6, $8; exit }' \
-				"$log.client")
-		fi
-		set_loss 0 veth00 veth01
-		[ -n "$line" ] && break
-		why=$(why_failed "$log")
-		awk '$1 == 64 && $5 ~ /inf|nan/ { f = 1 } END { exit !f }' "$log.client" &&
-			why="perftest's clock calibration failed (latency inf)"
-		[ $try = 2 ] && break
-		progress "$drv ib_write_lat loss $loss%: failed ($why); once more"
-		keep_try "$log"
-	done
-	if [ -n "$line" ]; then
-		read -r "val[$key]" "val[$key,avg]" "val[$key,p99]" <<< "$line"
-		[ $try = 2 ] && note[$key]="second attempt; the first failed: $why"
-	else
-		val[$key]=fail
-		note[$key]="failed twice: $why"
+lat_once() { # lat_once LOSS LOG
+	set_loss "$1" veth00 veth01
+	if perftest ib_write_lat "$2" -s 64 -n 1000; then
+		# bytes iters t_min t_max t_typical t_avg t_stdev p99 p99.9
+		got=$(awk '$1 == 64 && NF >= 8 && ($5 $6 $8) ~ /^[0-9.]+$/ { print $5, $6, $8; exit }' \
+			"$2.client")
 	fi
+	set_loss 0 veth00 veth01
+}
+
+run_lat() { # run_lat DRV LOSS
+	local drv=$1 loss=$2 log=$out/$1-lat-loss$2 got
+	local key=$drv,lat,$loss
+	twice "$key" "$log" "$drv ib_write_lat loss $loss%" lat_once "$loss" "$log" &&
+		read -r "val[$key]" "val[$key,avg]" "val[$key,p99]" <<< "$got"
 	nrun=$((nrun + 1))
 	progress "$drv ib_write_lat 64 B loss $loss%: typical ${val[$key]} us, avg ${val[$key,avg]:-?} us, p99 ${val[$key,p99]:-?} us"
 }
