@@ -236,7 +236,8 @@ static void mroce_ack_hint_pass(struct mroce_dev *mdev, u64 now, u64 period)
 				rtt_min = rtt;
 			up[n++] = peer;
 		}
-		spin_unlock_bh(&peer->lock);
+		/* Not a bare unlock: a doorbell may have found it taken. */
+		mroce_peer_unlock(peer);
 	}
 	if (n) {
 		/* The fabric's base RTT is the least any connection saw. */

@@ -229,8 +229,13 @@ static void mroce_peer_close(struct mroce_peer *peer, u32 reason, bool if_idle)
 	struct mroce_xport_dev *xd = &peer->mdev->xport;
 
 	spin_lock_bh(&peer->lock);
-	if (peer->dead || (if_idle && peer->n_qps)) {
+	if (peer->dead) {
 		spin_unlock_bh(&peer->lock);
+		return;
+	}
+	if (if_idle && peer->n_qps) {
+		/* Alive after all: a doorbell may have found the lock taken. */
+		mroce_peer_unlock(peer);
 		return;
 	}
 	if (mroce_conn_established(&peer->conn))
@@ -340,6 +345,7 @@ void mroce_peer_flush(struct mroce_peer *peer)
 {
 	struct sk_buff_head local;
 	struct sk_buff *skb, *next;
+	unsigned int rounds;
 
 	spin_lock_bh(&peer->lock);
 	if (peer->xmitting || skb_queue_empty(&peer->xmitq)) {
@@ -369,7 +375,18 @@ void mroce_peer_flush(struct mroce_peer *peer)
 		return;
 	}
 	peer->xmitting = true;
-	while (!skb_queue_empty(&peer->xmitq)) {
+	for (rounds = 0; !skb_queue_empty(&peer->xmitq); rounds++) {
+		/*
+		 * Other CPUs queue while we send, and can do so for as long
+		 * as their traffic lasts: this CPU, BH-disabled, would never
+		 * get back to its own receive queue or scheduler. A few
+		 * rounds, then the rest goes from the work item (still one
+		 * sender at a time: the queue keeps its order).
+		 */
+		if (rounds == MROCE_FLUSH_ROUNDS) {
+			queue_work_on(peer->tx_cpu, mroce_wq, &peer->xmit_work);
+			break;
+		}
 		skb_queue_splice_init(&peer->xmitq, &local);
 		spin_unlock(&peer->lock);
 		/* Still BH-disabled: receive waits for the whole batch. */
@@ -383,10 +400,24 @@ void mroce_peer_flush(struct mroce_peer *peer)
 
 static void mroce_peer_xmit_work(struct work_struct *work)
 {
-	mroce_peer_flush(container_of(work, struct mroce_peer, xmit_work));
+	struct mroce_peer *peer = container_of(work, struct mroce_peer,
+					       xmit_work);
+
+	/*
+	 * Through the epilogue: it sends, and serves doorbells that found
+	 * the lock taken meanwhile (mroce_peer_kick() queues no work).
+	 */
+	spin_lock_bh(&peer->lock);
+	mroce_peer_unlock(peer);
 }
 
 /* ------------------------------------------------------------ the timer */
+
+/*
+ * A timer armed this much (or less) before the earliest deadline is left
+ * alone: it fires a little early and re-arms.
+ */
+#define MROCE_PEER_TIMER_SLACK_NS	(100 * NSEC_PER_USEC)
 
 /* Arm the timer for the earliest deadline anybody has (peer->lock held). */
 void mroce_peer_arm(struct mroce_peer *peer, u64 now)
@@ -400,7 +431,26 @@ void mroce_peer_arm(struct mroce_peer *peer, u64 now)
 	t = min(t, peer->wake_at);
 	if (peer->pace_at)
 		t = min(t, peer->pace_at);
-	if (t == U64_MAX || t >= peer->timer_at)
+	if (t == U64_MAX) {
+		/*
+		 * Nothing is due any more (the ACK cleared the PTO and RTO):
+		 * an expiry now would only take the lock and find nothing,
+		 * and under a busy-polling application that lock round is
+		 * what makes the next doorbell's trylock fail. If the
+		 * callback is already running it finds nothing either.
+		 */
+		if (peer->timer_at != U64_MAX &&
+		    hrtimer_try_to_cancel(&peer->timer) >= 0)
+			peer->timer_at = U64_MAX;
+		return;
+	}
+	/*
+	 * An expiry well before the earliest deadline is wasted: push it out
+	 * (a PTO cleared by an ACK leaves the RTO or watchdog, milliseconds
+	 * later). Small moves are not worth reprogramming the timer.
+	 */
+	if (t >= peer->timer_at &&
+	    t - peer->timer_at < MROCE_PEER_TIMER_SLACK_NS)
 		return;
 	/* A deadline already past fires from softirq, not from here. */
 	peer->timer_at = max(t, now + NSEC_PER_USEC);
@@ -415,9 +465,10 @@ void mroce_peer_arm(struct mroce_peer *peer, u64 now)
  */
 void mroce_peer_unlock(struct mroce_peer *peer)
 {
+	unsigned int rounds;
 	bool send;
 
-	for (;;) {
+	for (rounds = 0;; rounds++) {
 		mroce_peer_arm(peer, mroce_now());
 		send = !skb_queue_empty(&peer->xmitq);
 		spin_unlock_bh(&peer->lock);
@@ -426,8 +477,19 @@ void mroce_peer_unlock(struct mroce_peer *peer)
 		/* Pairs with the barrier in mroce_peer_kick(). */
 		smp_mb();
 		if (!test_bit(0, &peer->kick_pending) ||
-		    READ_ONCE(peer->conn.inflight) ||
-		    !spin_trylock_bh(&peer->lock))
+		    READ_ONCE(peer->conn.inflight))
+			return;
+		/*
+		 * Doorbells that keep coming while nothing goes out (a pacer
+		 * or window holding every QP) would keep us here: after a
+		 * few rounds the work item serves them.
+		 */
+		if (rounds == MROCE_KICK_ROUNDS) {
+			queue_work_on(READ_ONCE(peer->tx_cpu), mroce_wq,
+				      &peer->tx_work);
+			return;
+		}
+		if (!spin_trylock_bh(&peer->lock))
 			return;
 		if (peer->dead || peer->conn.inflight) {
 			/* Busy: the next ACK takes the mark (mroce_tx_run()). */
@@ -562,8 +624,13 @@ void mroce_peer_take_kicks(struct mroce_peer *peer)
  * transmitting from here as well would send the peer's packets from two
  * CPUs at once, and the receiver's per-CPU backlogs (veth, loopback, RPS)
  * would reorder them within a path, which the receiver takes for loss.
- * Hard irq leaves it to the work item; so does a busy lock, but then its
- * holder usually transmits first, on its way out of mroce_peer_unlock().
+ * Hard irq leaves it to the work item. A busy lock leaves it to the
+ * holder: every holder of a live peer's lock releases it through
+ * mroce_peer_unlock(), which looks for marks after unlocking. Queueing the
+ * work item here as well cost a wakeup of a high-priority kworker on a CPU
+ * that a busy-polling application holds for about one doorbell in four
+ * under ib_write_lat; the wakeup preempts the softirq that carries the
+ * ACK, and softirq work then waits for ksoftirqd.
  */
 void mroce_peer_kick(struct mroce_peer *peer, struct mroce_qp *qp)
 {
@@ -572,15 +639,15 @@ void mroce_peer_kick(struct mroce_peer *peer, struct mroce_qp *qp)
 	/*
 	 * The mark is visible before we look at the lock: a holder that
 	 * misses it (its take_kicks ran before set_bit) is one our trylock
-	 * fails on; it finds the mark after unlocking (mroce_peer_unlock()),
-	 * and the work item is the backstop for holders that don't look.
+	 * fails on; it finds the mark after unlocking (mroce_peer_unlock()).
 	 */
 	smp_mb__after_atomic();
-	if (in_hardirq() || irqs_disabled() ||
-	    !spin_trylock_bh(&peer->lock)) {
+	if (in_hardirq() || irqs_disabled()) {
 		queue_work_on(READ_ONCE(peer->tx_cpu), mroce_wq, &peer->tx_work);
 		return;
 	}
+	if (!spin_trylock_bh(&peer->lock))
+		return;
 	if (!peer->dead && !peer->conn.inflight) {
 		mroce_comp_run(peer);
 		mroce_tx_run(peer, mroce_now(), MROCE_TX_BUDGET);

@@ -38,7 +38,8 @@
  * Nothing sleeps under peer->lock. Completion handlers run under it (a
  * verbs helper may call one), and a handler may post: the kick hooks
  * therefore never spin on peer->lock -- they try it once and otherwise
- * leave the work to the peer's work item.
+ * leave a mark, which every holder of a live peer's lock looks for on its
+ * way out (mroce_peer_unlock(); a bare spin_unlock would lose it).
  *
  * Contexts
  * --------
@@ -46,7 +47,9 @@
  *   timer       one soft hrtimer per peer at the earliest deadline the
  *               core (or an RNR hold, or pacing) asks for; softirq
  *   tx work     a work item per peer for transmit work that could not be
- *               done inline (doorbell from hard irq, budget exhausted)
+ *               done inline (doorbell from hard irq, budget exhausted,
+ *               more doorbells or queue refills than one BH-disabled
+ *               stretch serves: MROCE_KICK_ROUNDS, MROCE_FLUSH_ROUNDS)
  *   doorbell    a user or kernel post that finds the peer idle transmits
  *               directly (latency)
  * All of them build packets under peer->lock onto peer->xmitq and send the
@@ -83,6 +86,9 @@
 #define MROCE_PEER_LINGER	(5 * HZ)
 #define MROCE_TX_BUDGET		64		/* packets per inline batch */
 #define MROCE_TX_QP_BURST	16		/* packets per QP before the next */
+/* Bounds of what one BH-disabled stretch does for other CPUs (mroce_peer.c) */
+#define MROCE_FLUSH_ROUNDS	4	/* transmit queue refills sent */
+#define MROCE_KICK_ROUNDS	4	/* doorbells served after unlocking */
 
 /* Headroom of every packet we build: link, IPv6 (the larger), UDP. */
 #define MROCE_SKB_HEADROOM(ndev) \

@@ -175,7 +175,7 @@ static int mroce_xport_attach(struct mroce_qp *qp,
 		 */
 		err = peer->dead ? -EAGAIN : -ENODEV;
 		xa_erase(&peer->qp_xa, mroce_qpn(qp));
-		spin_unlock_bh(&peer->lock);
+		mroce_peer_unlock(peer);	/* alive if only closing */
 		mroce_peer_put(peer);
 		if (err != -EAGAIN || tries >= MROCE_ATTACH_TRIES)
 			return err;
@@ -298,7 +298,7 @@ int mroce_xport_qp_modify(struct mroce_qp *qp, const struct ib_qp_attr *attr,
 		spin_lock_bh(&peer->lock);
 	mroce_xport_attrs(qp, attr, mask);
 	if (peer)
-		spin_unlock_bh(&peer->lock);
+		mroce_peer_unlock(peer);	/* serves doorbells it held off */
 
 	if (new_state == IB_QPS_RTR && old_state == IB_QPS_INIT)
 		return mroce_xport_attach(qp, attr, mask);
