@@ -11,8 +11,8 @@
  *
  * The rate hint every ACK carries is the device's: a water-fill of its
  * receive capacity over the connections it serves (docs/protocol.md §6.4),
- * recomputed at most once per hint period by whichever received packet
- * finds the period over (mroce_ack_hint_tick()).
+ * recomputed once per hint period by a per-device timer that runs while
+ * packets arrive (mroce_ack_hint_tick() starts it).
  */
 #include <linux/moduleparam.h>
 #include <linux/slab.h>
@@ -194,10 +194,39 @@ void mroce_ack_hint_newcomer(struct mroce_peer *peer)
 }
 
 /*
+ * Room for @n entries in the device's hint buffer. Process context (a peer
+ * is being added); the pass uses whatever the buffer holds, so a failed
+ * allocation only leaves the newest connections at their last grant.
+ */
+void mroce_ack_hint_reserve(struct mroce_dev *mdev, u32 n)
+{
+	struct mroce_xport_dev *xd = &mdev->xport;
+	struct mroce_hint_entry *buf, *old;
+	u32 cap;
+
+	if (n <= READ_ONCE(xd->hint_cap))
+		return;
+	cap = max_t(u32, 16, roundup_pow_of_two(n));
+	buf = kvmalloc_array(cap, sizeof(*buf) + sizeof(struct mroce_peer *),
+			     GFP_KERNEL);
+	if (!buf)
+		return;
+	spin_lock_bh(&xd->hint_lock);
+	old = xd->hint_buf;
+	if (cap > xd->hint_cap) {
+		xd->hint_buf = buf;
+		WRITE_ONCE(xd->hint_cap, cap);
+		buf = NULL;
+	}
+	spin_unlock_bh(&xd->hint_lock);
+	kvfree(buf ? buf : old);
+}
+
+/*
  * One hint period: sample every established connection, water-fill, then
- * hand each its grant and send the ACKs that a fallen grant made due (an
- * idle peer must not restart at a stale one). Peers are locked one at a
- * time, never two at once.
+ * hand each its grant and send the ACKs that a fallen grant made due.
+ * Peers are locked one at a time, never two at once; hint_lock (the
+ * buffer) is taken outside them.
  */
 static void mroce_ack_hint_pass(struct mroce_dev *mdev, u64 now, u64 period)
 {
@@ -209,13 +238,16 @@ static void mroce_ack_hint_pass(struct mroce_dev *mdev, u64 now, u64 period)
 	unsigned int bkt;
 
 	mroce_ack_hint_cfg(&cfg, 0);
-	max = READ_ONCE(xd->n_peers);
-	if (!cfg.capacity || !max)
+	if (!cfg.capacity)
 		return;
-	/* One buffer: the entries, then the peer of each. */
-	e = kmalloc_array(max, sizeof(*e) + sizeof(*up), GFP_ATOMIC);
-	if (!e)
-		return;		/* the grants stay as they are a while longer */
+	spin_lock(&xd->hint_lock);
+	/* The entries, then the peer of each. */
+	e = xd->hint_buf;
+	max = xd->hint_cap;
+	if (!max) {
+		spin_unlock(&xd->hint_lock);
+		return;
+	}
 	up = (struct mroce_peer **)(e + max);
 
 	rcu_read_lock();
@@ -224,7 +256,7 @@ static void mroce_ack_hint_pass(struct mroce_dev *mdev, u64 now, u64 period)
 		u32 rtt;
 
 		if (n == max)
-			break;	/* added since: counted next period */
+			break;	/* the buffer grows in process context */
 		spin_lock_bh(&peer->lock);
 		if (!peer->dead && mroce_conn_established(c)) {
 			/* Its own base RTT times its incast hold. */
@@ -245,47 +277,106 @@ static void mroce_ack_hint_pass(struct mroce_dev *mdev, u64 now, u64 period)
 		mroce_hint_compute(&cfg, e, n);
 	}
 	for (i = 0; i < n; i++) {
+		struct mroce_conn *c;
+		bool push;
+
 		peer = up[i];
+		c = &peer->conn;
 		spin_lock_bh(&peer->lock);
-		if (!peer->dead && mroce_conn_established(&peer->conn)) {
-			mroce_conn_set_rx_hint(&peer->conn, e[i].hint);
+		if (!peer->dead && mroce_conn_established(c)) {
+			/*
+			 * A fallen grant is pushed (a hint-only ACK if no
+			 * data is due) only to a sender it limits, or to an
+			 * idle one, which would restart at what it last
+			 * heard. One sending below its new grant hears it in
+			 * its next ACK.
+			 */
+			push = c->hint_push;
+			mroce_conn_set_rx_hint(c, e[i].hint);
+			if (e[i].demand && e[i].demand < e[i].hint)
+				c->hint_push = push;
 			mroce_ack_maybe(peer, now);
 		}
 		mroce_peer_unlock(peer);
 	}
 	rcu_read_unlock();
-	kfree(e);
+	spin_unlock(&xd->hint_lock);
+}
+
+/*
+ * The device's hint timer: one pass per period while packets arrive, and
+ * one more after a period without any (the connections' samples then say
+ * idle), then it stops until the next packet (mroce_ack_hint_tick()).
+ */
+static enum hrtimer_restart mroce_ack_hint_timer(struct hrtimer *timer)
+{
+	struct mroce_xport_dev *xd = container_of(timer, struct mroce_xport_dev,
+						  hint_timer);
+	struct mroce_dev *mdev = container_of(xd, struct mroce_dev, xport);
+	u64 now = mroce_now(), last = xd->hint_at;
+	bool rx;
+
+	rx = test_and_clear_bit(MROCE_HINT_RX, &xd->hint_flags);
+	xd->hint_at = now;
+	/* Timers run late under load: a long gap is not all one sample. */
+	mroce_ack_hint_pass(mdev, now,
+			    clamp_t(u64, now - last, MROCE_HINT_PERIOD_NS,
+				    2 * MROCE_HINT_PERIOD_NS));
+	if (!rx) {
+		clear_bit(MROCE_HINT_ARMED, &xd->hint_flags);
+		/* Pairs with the ordered test_and_set_bit() in the tick. */
+		smp_mb__after_atomic();
+		if (!test_bit(MROCE_HINT_RX, &xd->hint_flags) ||
+		    test_and_set_bit(MROCE_HINT_ARMED, &xd->hint_flags))
+			return HRTIMER_NORESTART;
+	}
+	hrtimer_forward_now(timer, ns_to_ktime(MROCE_HINT_PERIOD_NS));
+	return HRTIMER_RESTART;
 }
 
 /**
- * mroce_ack_hint_tick() - a packet arrived for the device: hints due?
+ * mroce_ack_hint_tick() - a packet arrived for the device
  * @mdev: the device
  *
- * Called by receive with no peer lock held. At most one pass runs per
- * device at a time, at most one per hint period, and none while nothing
- * arrives: the grants then stay what they were, and the first packet after
- * a quiet spell starts a fresh period.
+ * Called by receive for every packet of a connection, so it costs a test
+ * of one bit; the first packet of a period sets it, and the first after a
+ * quiet spell starts the hint timer.
  */
 void mroce_ack_hint_tick(struct mroce_dev *mdev)
 {
 	struct mroce_xport_dev *xd = &mdev->xport;
-	u64 now = mroce_now(), last = READ_ONCE(xd->hint_at);
 
-	if (now - last < MROCE_HINT_PERIOD_NS)
+	if (test_bit(MROCE_HINT_RX, &xd->hint_flags) ||
+	    !READ_ONCE(mroce_rx_mbps))
 		return;
-	if (test_and_set_bit_lock(0, &xd->hint_busy))
+	set_bit(MROCE_HINT_RX, &xd->hint_flags);
+	if (test_and_set_bit(MROCE_HINT_ARMED, &xd->hint_flags))
 		return;
-	last = xd->hint_at;
-	if (now - last >= MROCE_HINT_PERIOD_NS) {
-		WRITE_ONCE(xd->hint_at, now);
-		/*
-		 * A quiet spell is not part of the sample: what arrived
-		 * during it is one period's worth, and a peer that starts
-		 * sending must be held from its start (rx_sample).
-		 */
-		mroce_ack_hint_pass(mdev, now,
-				    min_t(u64, now - last,
-					  2 * MROCE_HINT_PERIOD_NS));
-	}
-	clear_bit_unlock(0, &xd->hint_busy);
+	xd->hint_at = mroce_now();
+	hrtimer_start(&xd->hint_timer, ns_to_ktime(MROCE_HINT_PERIOD_NS),
+		      HRTIMER_MODE_REL_SOFT);
+}
+
+void mroce_ack_hint_init(struct mroce_dev *mdev)
+{
+	struct mroce_xport_dev *xd = &mdev->xport;
+
+	spin_lock_init(&xd->hint_lock);
+	hrtimer_init(&xd->hint_timer, CLOCK_MONOTONIC, HRTIMER_MODE_REL_SOFT);
+	xd->hint_timer.function = mroce_ack_hint_timer;
+}
+
+/* Device teardown: no connection is left that receive could tick for. */
+void mroce_ack_hint_fini(struct mroce_dev *mdev)
+{
+	struct mroce_xport_dev *xd = &mdev->xport;
+
+	if (!xd->hint_timer.function)
+		return;		/* mroce_xport_dev_init() never ran */
+	/* Receive paths that found a live peer finish their tick first. */
+	synchronize_rcu();
+	hrtimer_cancel(&xd->hint_timer);
+	kvfree(xd->hint_buf);
+	xd->hint_buf = NULL;
+	xd->hint_cap = 0;
 }

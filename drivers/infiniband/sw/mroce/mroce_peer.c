@@ -198,6 +198,7 @@ struct mroce_peer *mroce_peer_get(struct mroce_dev *mdev,
 	fresh = mroce_peer_alloc(mdev, raddr, laddr, v6);
 	if (!fresh)
 		return NULL;
+	mroce_ack_hint_reserve(mdev, READ_ONCE(xd->n_peers) + 1);
 
 	spin_lock_bh(&xd->peer_lock);
 	peer = mroce_peer_lookup(mdev, raddr);

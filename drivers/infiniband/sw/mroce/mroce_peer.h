@@ -46,6 +46,8 @@
  *   receive     softirq, UDP encap_rcv: data, ACKs, NAKs, handshake
  *   timer       one soft hrtimer per peer at the earliest deadline the
  *               core (or an RNR hold, or pacing) asks for; softirq
+ *   hints       one soft hrtimer per device, every hint period while
+ *               packets arrive: the receiver rate hints (mroce_ack.c)
  *   tx work     a work item per peer for transmit work that could not be
  *               done inline (doorbell from hard irq, budget exhausted,
  *               more doorbells or queue refills than one BH-disabled
@@ -301,6 +303,9 @@ void mroce_ack_nak_unknown(struct mroce_dev *mdev,
 u32 mroce_rnr_timer_us(u8 min_rnr_timer);
 void mroce_ack_hint_newcomer(struct mroce_peer *peer);
 void mroce_ack_hint_tick(struct mroce_dev *mdev);
+void mroce_ack_hint_reserve(struct mroce_dev *mdev, u32 n);
+void mroce_ack_hint_init(struct mroce_dev *mdev);
+void mroce_ack_hint_fini(struct mroce_dev *mdev);
 
 /* mroce_xport.c */
 struct mroce_qp *mroce_xport_find_qp(struct mroce_peer *peer, u32 qpn);

@@ -362,6 +362,7 @@ int mroce_xport_dev_init(struct mroce_dev *mdev)
 	ratelimit_state_init(&xd->nak_rs, HZ, 100);
 	skb_queue_head_init(&xd->accept_q);
 	INIT_WORK(&xd->accept_work, mroce_peer_accept_work);
+	mroce_ack_hint_init(mdev);
 	return mroce_net_get(mdev);
 }
 
@@ -413,6 +414,7 @@ void mroce_xport_dev_fini(struct mroce_dev *mdev)
 	cancel_work_sync(&xd->accept_work);
 	skb_queue_purge(&xd->accept_q);
 	mroce_peers_close_all(mdev);
+	mroce_ack_hint_fini(mdev);
 	mroce_net_put(mdev);
 }
 

@@ -49,6 +49,7 @@
 #define MROCE_XPORT_H
 
 #include <linux/hashtable.h>
+#include <linux/hrtimer.h>
 #include <linux/list.h>
 #include <linux/ratelimit.h>
 #include <linux/skbuff.h>
@@ -65,6 +66,13 @@ struct mroce_swqe;
 struct mroce_rwqe;
 struct mroce_peer;
 struct mroce_netns;
+struct mroce_hint_entry;
+
+/* xport.hint_flags */
+enum {
+	MROCE_HINT_RX,		/* a packet arrived in this period */
+	MROCE_HINT_ARMED,	/* the hint timer runs */
+};
 
 /* Per-device transport state (struct mroce_dev.xport). */
 struct mroce_xport_dev {
@@ -77,9 +85,17 @@ struct mroce_xport_dev {
 	struct sk_buff_head	accept_q;
 	struct work_struct	accept_work;
 	bool			closing;
-	/* Rate hints (mroce_ack.c): the last pass; bit 0 while one runs. */
+	/*
+	 * Rate hints (mroce_ack.c): the pass's timer, the start of the period
+	 * it samples, and its buffer (hint_cap entries, then as many peer
+	 * pointers), which grows in process context under hint_lock.
+	 */
+	struct hrtimer		hint_timer;
 	u64			hint_at;
-	unsigned long		hint_busy;
+	unsigned long		hint_flags;	/* MROCE_HINT_* bits */
+	spinlock_t		hint_lock;
+	u32			hint_cap;
+	struct mroce_hint_entry	*hint_buf;
 };
 
 /* A stream PSN's slot in the per-QP arrays of MROCE_STREAM_WINDOW entries. */
