@@ -475,10 +475,23 @@ void mroce_peer_unlock(struct mroce_peer *peer)
 		spin_unlock_bh(&peer->lock);
 		if (send)
 			mroce_peer_flush(peer);
-		/* Pairs with the barrier in mroce_peer_kick(). */
+		/*
+		 * With data in flight a doorbell's mark waits for the next
+		 * ACK, whose mroce_tx_run() takes it; and if the connection
+		 * went idle since, whoever idled it held the lock after us
+		 * and looks below itself. So only an idle connection pays
+		 * for the barrier.
+		 */
+		if (READ_ONCE(peer->conn.inflight))
+			return;
+		/*
+		 * Pairs with smp_mb__after_atomic() in mroce_peer_kick(): it
+		 * sets the mark, then tries the lock; we released the lock,
+		 * now we look at the mark. Either its trylock finds the lock
+		 * free or we find the mark.
+		 */
 		smp_mb();
-		if (!test_bit(0, &peer->kick_pending) ||
-		    READ_ONCE(peer->conn.inflight))
+		if (!test_bit(0, &peer->kick_pending))
 			return;
 		/*
 		 * Doorbells that keep coming while nothing goes out (a pacer
