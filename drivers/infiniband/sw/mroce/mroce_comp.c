@@ -277,25 +277,24 @@ static struct mroce_swqe *mroce_comp_oldest(struct mroce_qp *qp)
 	return xp->cur;
 }
 
+/* A QP with work outstanding fails, its oldest WQE with the status. */
+static bool mroce_comp_pick_busy(struct mroce_qp *qp, u64 arg,
+				 struct mroce_swqe **swqe)
+{
+	struct mroce_qp_xport *xp = &qp->xport;
+
+	if (!mroce_xqp_sends(xp))
+		return false;
+	*swqe = xp->state == MROCE_XQP_RTS ? mroce_comp_oldest(qp) : NULL;
+	return *swqe || xp->stx.una != xp->stx.next ||
+	       !list_empty(&xp->tx_node);
+}
+
 /*
  * The connection gave up (retries exhausted, handshake failed): every QP
  * with work outstanding fails its oldest WQE with @status.
  */
 void mroce_comp_fail_peer(struct mroce_peer *peer, enum ib_wc_status status)
 {
-	struct mroce_qp *qp, *tmp;
-
-	lockdep_assert_held(&peer->lock);
-	list_for_each_entry_safe(qp, tmp, &peer->qps, xport.peer_node) {
-		struct mroce_qp_xport *xp = &qp->xport;
-		struct mroce_swqe *w;
-
-		if (!mroce_xqp_sends(xp))
-			continue;
-		w = xp->state == MROCE_XQP_RTS ? mroce_comp_oldest(qp) : NULL;
-		if (!w && xp->stx.una == xp->stx.next &&
-		    list_empty(&xp->tx_node))
-			continue;
-		mroce_comp_fail_qp(peer, qp, w, status);
-	}
+	mroce_peer_fail_qps(peer, mroce_comp_pick_busy, 0, status);
 }

@@ -719,48 +719,60 @@ static bool mroce_peer_busy(struct mroce_peer *peer)
 	return !list_empty(&peer->tx_list);
 }
 
-/*
- * A QP that exchanged data with an incarnation of the peer other than
- * @nonce (0: with any; the connection is gone) talks to a QP that no longer
- * exists: it goes to ERR with IB_EVENT_QP_FATAL, and every WQE it holds,
- * posted receives included, completes flushed. Return: it failed.
- */
-static bool mroce_peer_orphan(struct mroce_peer *peer, struct mroce_qp *qp,
-			      u64 nonce)
-{
-	struct mroce_qp_xport *xp = &qp->xport;
-
-	lockdep_assert_held(&peer->lock);
-	if (xp->state == MROCE_XQP_DEAD || !xp->bound_nonce ||
-	    xp->bound_nonce == nonce)
-		return false;
-	mroce_comp_fail_qp(peer, qp, NULL, IB_WC_WR_FLUSH_ERR);
-	return true;
-}
-
 /**
- * mroce_peer_fail_all() - the device can carry nothing any more
- * @peer: a connection of the device, locked
+ * mroce_peer_fail_qps() - the transport gives up on some of a peer's QPs
+ * @peer: the connection, locked
+ * @pick: which attached QPs fail (those in ERR already never do); sets
+ *	  *swqe to the send WQE that completes with @status, or leaves it
+ *	  NULL when the failure belongs to no WQE (IB_EVENT_QP_FATAL then)
+ * @arg: for @pick
+ * @status: the completion status of *swqe
  *
- * Every attached QP goes to ERR (IB_EVENT_QP_FATAL, everything flushed), so
- * that consumers see errors now instead of waiting for their own timeouts.
+ * Each QP picked goes to ERR and every other WQE it holds, posted receives
+ * included, completes flushed.
  */
-void mroce_peer_fail_all(struct mroce_peer *peer)
+void mroce_peer_fail_qps(struct mroce_peer *peer, mroce_qp_pick_fn pick,
+			 u64 arg, enum ib_wc_status status)
 {
 	struct mroce_qp *qp, *tmp;
+	struct mroce_swqe *swqe;
 
 	lockdep_assert_held(&peer->lock);
 	list_for_each_entry_safe(qp, tmp, &peer->qps, xport.peer_node) {
-		if (qp->xport.state != MROCE_XQP_DEAD)
-			mroce_comp_fail_qp(peer, qp, NULL, IB_WC_WR_FLUSH_ERR);
+		swqe = NULL;
+		if (qp->xport.state != MROCE_XQP_DEAD && pick(qp, arg, &swqe))
+			mroce_comp_fail_qp(peer, qp, swqe, status);
 	}
+}
+
+/*
+ * The device can carry nothing any more: every QP, so that consumers see
+ * errors now instead of waiting for their own timeouts.
+ */
+bool mroce_peer_pick_all(struct mroce_qp *qp, u64 arg,
+			 struct mroce_swqe **swqe)
+{
+	return true;
+}
+
+/*
+ * A QP that exchanged data with an incarnation of the peer other than
+ * @nonce (0: with any; the connection is gone) talks to a QP that no longer
+ * exists.
+ */
+static bool mroce_peer_pick_orphan(struct mroce_qp *qp, u64 nonce,
+				   struct mroce_swqe **swqe)
+{
+	u64 bound = qp->xport.bound_nonce;
+
+	return bound && bound != nonce;
 }
 
 /* Act on what the handshake state machine asks for (peer->lock held). */
 void mroce_peer_hs_result(struct mroce_peer *peer, u32 act, u64 now)
 {
 	struct mroce_dev *mdev = peer->mdev;
-	struct mroce_qp *qp, *tmp;
+	struct mroce_qp *qp;
 	u64 nonce;
 
 	lockdep_assert_held(&peer->lock);
@@ -781,11 +793,11 @@ void mroce_peer_hs_result(struct mroce_peer *peer, u32 act, u64 now)
 		 */
 		if (act & MROCE_HS_RESTART)
 			mroce_counter_inc(mdev, MROCE_CNT_CONN_LOST);
-		list_for_each_entry_safe(qp, tmp, &peer->qps, xport.peer_node) {
-			if (qp->xport.state == MROCE_XQP_DEAD ||
-			    mroce_peer_orphan(peer, qp, nonce))
-				continue;
-			mroce_tx_requeue_unacked(peer, qp);
+		mroce_peer_fail_qps(peer, mroce_peer_pick_orphan, nonce,
+				    IB_WC_WR_FLUSH_ERR);
+		list_for_each_entry(qp, &peer->qps, xport.peer_node) {
+			if (qp->xport.state != MROCE_XQP_DEAD)
+				mroce_tx_requeue_unacked(peer, qp);
 		}
 	}
 	if (act & MROCE_HS_DOWN) {
@@ -800,9 +812,8 @@ void mroce_peer_hs_result(struct mroce_peer *peer, u32 act, u64 now)
 			 * forgot it: the QPs ours exchanged data with are
 			 * gone. A receiver waiting on one would wait forever.
 			 */
-			list_for_each_entry_safe(qp, tmp, &peer->qps,
-						 xport.peer_node)
-				mroce_peer_orphan(peer, qp, 0);
+			mroce_peer_fail_qps(peer, mroce_peer_pick_orphan, 0,
+					    IB_WC_WR_FLUSH_ERR);
 			/* QPs not bound to anyone yet start over. */
 			if (mroce_peer_busy(peer))
 				mroce_peer_connect(peer, now);

@@ -268,7 +268,12 @@ void mroce_peer_kick(struct mroce_peer *peer, struct mroce_qp *qp);
 void mroce_peer_take_kicks(struct mroce_peer *peer);
 void mroce_peer_accept_work(struct work_struct *work);
 void mroce_peers_close_all(struct mroce_dev *mdev);
-void mroce_peer_fail_all(struct mroce_peer *peer);
+typedef bool (*mroce_qp_pick_fn)(struct mroce_qp *qp, u64 arg,
+				 struct mroce_swqe **swqe);
+void mroce_peer_fail_qps(struct mroce_peer *peer, mroce_qp_pick_fn pick,
+			 u64 arg, enum ib_wc_status status);
+bool mroce_peer_pick_all(struct mroce_qp *qp, u64 arg,
+			 struct mroce_swqe **swqe);
 extern const struct mroce_conn_ops mroce_peer_conn_ops;
 
 /* mroce_tx.c */

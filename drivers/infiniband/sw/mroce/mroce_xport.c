@@ -397,7 +397,8 @@ bool mroce_xport_dev_fail(struct mroce_dev *mdev)
 	hash_for_each_rcu(xd->peers, bkt, peer, hnode) {
 		spin_lock_bh(&peer->lock);
 		if (!peer->dead)
-			mroce_peer_fail_all(peer);
+			mroce_peer_fail_qps(peer, mroce_peer_pick_all, 0,
+					    IB_WC_WR_FLUSH_ERR);
 		mroce_peer_unlock(peer);
 	}
 	rcu_read_unlock();
