@@ -25,7 +25,7 @@
  * dereg_mr removes the index, waits for those references and frees after a
  * grace period.
  *
- * Pins (mroce_mr_pin()) do that lookup and check once for a whole range
+ * Pins (mroce_mr_pin_sge()) do that lookup and check once for a whole SGE
  * and let the data path use the MR per packet with a reference count and
  * a generation compare instead; see struct mroce_mr_pin. The MR struct
  * lives until dereg_mr and the last pin are both done with it (hold).
@@ -480,54 +480,6 @@ int mroce_mr_walk(struct mroce_mr *mr, u64 iova, u64 len,
 
 /* ---------------------------------------------------------------- pins */
 
-/* Keep @mr (referenced by a lookup) in @pin for [@iova, @iova + @len). */
-static void mroce_mr_pin_set(struct mroce_mr_pin *pin, struct mroce_mr *mr,
-			     u32 key, int access, u32 gen, u64 iova, u64 len)
-{
-	/* We hold a reference, so dereg_mr has not dropped its hold yet. */
-	refcount_inc(&mr->hold);
-	mroce_mr_put(mr);
-	pin->mr = mr;
-	pin->iova = iova;
-	pin->len = len;
-	pin->key = key;
-	pin->gen = gen;
-	pin->access = access;
-}
-
-/**
- * mroce_mr_pin() - look up a key and check a whole range once
- * @mdev: the device
- * @key: lkey or rkey (untrusted)
- * @pd: the PD of the QP doing the accesses
- * @access: the rights every use needs, as for mroce_mr_get()
- * @iova: first byte of the range (e.g. a whole message or SGE)
- * @len: bytes
- * @is_rkey: @key came from the wire
- * @pin: where to keep it; what it held before is let go first
- * @why: on failure, the reason; may be NULL
- *
- * Any context. The checks are mroce_mr_get()'s; later uses in the range
- * need only mroce_mr_pin_walk().
- *
- * Return: 0, or -EACCES (@pin is then empty).
- */
-int mroce_mr_pin(struct mroce_dev *mdev, u32 key, struct ib_pd *pd,
-		 int access, u64 iova, u64 len, bool is_rkey,
-		 struct mroce_mr_pin *pin, enum mroce_mr_err *why)
-{
-	struct mroce_mr_seen seen;
-	struct mroce_mr *mr;
-
-	mroce_mr_unpin(pin);
-	mr = mroce_mr_lookup(mdev, pd, access, iova, len, is_rkey, key, &seen,
-			     why);
-	if (!mr)
-		return -EACCES;
-	mroce_mr_pin_set(pin, mr, key, access, seen.gen, iova, len);
-	return 0;
-}
-
 /* The last byte of a non-empty range, or U64_MAX if it runs past it. */
 static u64 mroce_range_last(u64 start, u64 len)
 {
@@ -549,12 +501,13 @@ static u64 mroce_range_last(u64 start, u64 len)
  * @pin: where to keep it; what it held before is let go first
  * @why: on failure, the reason; may be NULL
  *
- * An SGE may be larger than its MR (a receive buffer that takes short
- * messages): only the bytes a message touches must lie in the MR. So the
- * checks are mroce_mr_pin()'s for [@iova, @iova + @len), and the pin
- * covers all of the SGE that lies in the MR: every later access to the SGE
- * inside the MR uses the pin, and one outside it fails its own pin -- one
- * lookup per SGE either way.
+ * Any context. The checks are mroce_mr_get()'s for [@iova, @iova + @len);
+ * later uses need only mroce_mr_pin_walk(). An SGE may be larger than its
+ * MR (a receive buffer that takes short messages): only the bytes a
+ * message touches must lie in the MR. So the pin covers all of the SGE
+ * that lies in the MR: every later access to the SGE inside the MR uses
+ * the pin, and one outside it fails its own pin -- one lookup per SGE
+ * either way.
  *
  * Return: 0, or -EACCES (@pin is then empty).
  */
@@ -575,8 +528,15 @@ int mroce_mr_pin_sge(struct mroce_dev *mdev, struct ib_pd *pd, int access,
 	lo = max(sge->addr, seen.iova);
 	last = min(mroce_range_last(sge->addr, sge->length),
 		   mroce_range_last(seen.iova, seen.length));
-	mroce_mr_pin_set(pin, mr, sge->lkey, access, seen.gen, lo,
-			 last - lo + 1);
+	/* We hold a reference, so dereg_mr has not dropped its hold yet. */
+	refcount_inc(&mr->hold);
+	mroce_mr_put(mr);
+	pin->mr = mr;
+	pin->iova = lo;
+	pin->len = last - lo + 1;
+	pin->key = sge->lkey;
+	pin->gen = seen.gen;
+	pin->access = access;
 	return 0;
 }
 
@@ -609,41 +569,8 @@ bool mroce_mr_pin_covers(const struct mroce_mr_pin *pin, u32 key, int access,
 }
 
 /**
- * mroce_mr_pin_usable() - whether a use of the pin would pass its checks now
- * @pin: the pin (may be empty)
- *
- * A hint for callers that choose what to do before they walk (e.g. send a
- * placeholder for a spurious resend whose MR is gone); the walk itself
- * checks again.
- */
-bool mroce_mr_pin_usable(const struct mroce_mr_pin *pin)
-{
-	struct mroce_mr *mr = pin->mr;
-	unsigned long flags;
-	bool ok;
-
-	if (!mr || !refcount_read(&mr->ref))
-		return false;
-	if (mr->type != MROCE_MR_FAST)
-		return true;
-	spin_lock_irqsave(&mr->lock, flags);
-	ok = mr->valid && mr->gen == pin->gen;
-	spin_unlock_irqrestore(&mr->lock, flags);
-	return ok;
-}
-
-/*
- * Whether the pinned MR is pinned user memory, whose pages may be lent to
- * an skb (zero-copy transmit); kernel memory is copied.
- */
-bool mroce_mr_pin_user_pages(const struct mroce_mr_pin *pin)
-{
-	return pin->mr && pin->mr->type == MROCE_MR_USER;
-}
-
-/**
  * mroce_mr_pin_walk() - visit part of a pinned range page by page
- * @pin: a pin from mroce_mr_pin()
+ * @pin: a pin from mroce_mr_pin_sge()
  * @iova: first byte, inside the pinned range
  * @len: bytes
  * @fn: called for each piece
@@ -742,26 +669,6 @@ int mroce_mr_copy_from_skb(struct mroce_mr *mr, u64 iova,
 	struct mroce_copy c = { .skb = skb, .skb_off = skb_off };
 
 	return mroce_mr_walk(mr, iova, len, mroce_chunk_skb_to_mr, &c);
-}
-
-/* Copy @len bytes at @iova of a pinned range into @dst. */
-int mroce_mr_pin_copy_from(struct mroce_mr_pin *pin, u64 iova, void *dst,
-			   u32 len, enum mroce_mr_err *why)
-{
-	struct mroce_copy c = { .dst = dst };
-
-	return mroce_mr_pin_walk(pin, iova, len, mroce_chunk_from_mr, &c, why);
-}
-
-/* Place @len bytes of @skb from @skb_off at @iova of a pinned range. */
-int mroce_mr_pin_copy_from_skb(struct mroce_mr_pin *pin, u64 iova,
-			       const struct sk_buff *skb, int skb_off, u32 len,
-			       enum mroce_mr_err *why)
-{
-	struct mroce_copy c = { .skb = skb, .skb_off = skb_off };
-
-	return mroce_mr_pin_walk(pin, iova, len, mroce_chunk_skb_to_mr, &c,
-				 why);
 }
 
 /* Find an FRWR MR of @pd by its full key; NULL if none. Referenced. */

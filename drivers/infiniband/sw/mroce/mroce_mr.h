@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * MR pins, on their own so that the transport can embed them in its
- * per-QP and per-request state (mroce_xport.h) without the verbs header.
+ * MR pins, on their own so that per-QP or per-request state can embed
+ * them without the verbs header (the WQE shadows do, mroce_verbs.h).
  * The functions are in mroce_verbs.h, next to mroce_mr_get().
  */
 #ifndef MROCE_MR_H
@@ -23,9 +23,9 @@ struct mroce_mr;
  * an invalidation fails, even if the MR was re-registered meanwhile under
  * the same key (a per-packet lookup could not tell).
  *
- * A zeroed pin is empty. Users of one pin serialise themselves (the
- * transport holds its connection lock); mroce_mr_unpin() may run in any
- * context.
+ * A zeroed pin is empty. Users of one pin serialise themselves (a WQE's
+ * pin is used under the transport's connection lock); mroce_mr_unpin()
+ * may run in any context.
  */
 struct mroce_mr_pin {
 	struct mroce_mr		*mr;		/* NULL: empty */

@@ -238,9 +238,6 @@ struct mroce_mr *mroce_mr_get(struct mroce_dev *mdev, u32 key,
 void mroce_mr_put(struct mroce_mr *mr);
 
 /* Pins (struct mroce_mr_pin, mroce_mr.h): one check for a whole range. */
-int mroce_mr_pin(struct mroce_dev *mdev, u32 key, struct ib_pd *pd,
-		 int access, u64 iova, u64 len, bool is_rkey,
-		 struct mroce_mr_pin *pin, enum mroce_mr_err *why);
 int mroce_mr_pin_sge(struct mroce_dev *mdev, struct ib_pd *pd, int access,
 		     const struct ib_sge *sge, u64 iova, u64 len,
 		     struct mroce_mr_pin *pin, enum mroce_mr_err *why);
@@ -249,13 +246,6 @@ bool mroce_mr_pin_covers(const struct mroce_mr_pin *pin, u32 key, int access,
 			 u64 iova, u64 len);
 int mroce_mr_pin_walk(struct mroce_mr_pin *pin, u64 iova, u64 len,
 		      mroce_chunk_fn fn, void *priv, enum mroce_mr_err *why);
-int mroce_mr_pin_copy_from(struct mroce_mr_pin *pin, u64 iova, void *dst,
-			   u32 len, enum mroce_mr_err *why);
-int mroce_mr_pin_copy_from_skb(struct mroce_mr_pin *pin, u64 iova,
-			       const struct sk_buff *skb, int skb_off, u32 len,
-			       enum mroce_mr_err *why);
-bool mroce_mr_pin_usable(const struct mroce_mr_pin *pin);
-bool mroce_mr_pin_user_pages(const struct mroce_mr_pin *pin);
 int mroce_mr_walk(struct mroce_mr *mr, u64 iova, u64 len,
 		  mroce_chunk_fn fn, void *priv);
 int mroce_mr_copy_from(struct mroce_mr *mr, u64 iova, void *dst, u32 len);
