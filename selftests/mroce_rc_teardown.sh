@@ -23,10 +23,6 @@ transport_ready a mroce_a > /dev/null || skip_all "$(transport_ready a mroce_a)"
 ga=$(gid_index mroce_a 10.0.0.1) && gb=$(gid_index mroce_b 10.0.0.2) ||
 	skip_all "no IPv4 GIDs"
 
-# pair TOOL ARGS...: server on mroce_b, client on mroce_a, each on its
-# IPv4 GID.
-pair() { perftest_pair a mroce_a b mroce_b 10.0.0.2 "$@"; }
-
 # kill_hard PID...: SIGKILL background jobs and the tools they run (a job
 # started as "nsexec NS TOOL &" is a subshell whose child is the tool).
 kill_hard() {
@@ -41,13 +37,16 @@ kill_hard() {
 # Start a long transfer, let it run, kill both ends.
 sent_more() { [ "$(hw_counter mroce_a sent_pkts)" -gt "$sent0" ]; }
 
+# kill_mid TOOL ARGS...: a perftest pair, each side on its own IPv4 GID
+# (the two GID tables need not put it at the same index).
 kill_mid() {
 	local tool=$1 spid cpid
 	shift
-	nsexec b "$tool" -d mroce_b "$@" > /dev/null 2>&1 &
+	set -- "${PERFTEST_OPTS[@]}" "$@"
+	nsexec b "$tool" -d mroce_b -x "$gb" "$@" > /dev/null 2>&1 &
 	spid=$!
 	wait_for 30 tcp_listening 18515 b
-	nsexec a "$tool" -d mroce_a "$@" 10.0.0.2 > /dev/null 2>&1 &
+	nsexec a "$tool" -d mroce_a -x "$ga" "$@" 10.0.0.2 > /dev/null 2>&1 &
 	cpid=$!
 	# Mid-transfer: once packets flow (a loaded VM may take a while to
 	# connect), plus a moment.
@@ -59,12 +58,12 @@ kill_mid() {
 }
 
 sent0=$(hw_counter mroce_a sent_pkts)
-kill_mid ib_write_bw -x "$gb" -D 30 -s 65536
+kill_mid ib_write_bw -D 30 -s 65536
 check "WRITE traffic flowed before the kill" test "$(hw_counter mroce_a sent_pkts)" -gt "$sent0"
 sent0=$(hw_counter mroce_a sent_pkts)
-kill_mid ib_read_bw -x "$gb" -D 30 -s 65536 -q 4
+kill_mid ib_read_bw -D 30 -s 65536 -q 4
 check "traffic works again after killing both ends mid-transfer" \
-	pair ibv_rc_pingpong -n 100 -s 4096
+	mroce_pair_run ibv_rc_pingpong -n 100 -s 4096
 
 # Restart of the peer: delete and re-create mroce_b. mroce_a still holds an
 # established connection whose id the new mroce_b does not know.
@@ -73,7 +72,7 @@ mroce_link_del mroce_b
 mroce_link_add mroce_b vb b
 wait_for 5 has_gid mroce_b "$(gid_of_ip 10.0.0.2)"
 gb=$(gid_index mroce_b 10.0.0.2)
-check "traffic works with the re-created peer" pair ibv_rc_pingpong -n 100 -s 4096
+check "traffic works with the re-created peer" mroce_pair_run ibv_rc_pingpong -n 100 -s 4096
 check "the survivor opened a new connection" test "$(hw_counter mroce_a conn_opened)" -gt "$opened"
 
 # A receiver is not left waiting for a peer that went away: the ib_send_bw
@@ -81,11 +80,11 @@ check "the survivor opened a new connection" test "$(hw_counter mroce_a conn_ope
 # QP is destroyed, its side of the connection closes once no QP uses it
 # (5 s later), and the server's QP, which took data from the connection's
 # old incarnation, fails with its receives flushed.
-nsexec b timeout 150 ib_send_bw -d mroce_b -x "$gb" -D 100 > "$MROCE_TEST_OUT/recv.log" 2>&1 &
+nsexec b timeout 150 ib_send_bw "${PERFTEST_OPTS[@]}" -d mroce_b -x "$gb" -D 100 > "$MROCE_TEST_OUT/recv.log" 2>&1 &
 spid=$!
 wait_for 30 tcp_listening 18515 b
 sent0=$(hw_counter mroce_a sent_pkts)
-nsexec a ib_send_bw -d mroce_a -x "$ga" -D 100 10.0.0.2 > /dev/null 2>&1 &
+nsexec a ib_send_bw "${PERFTEST_OPTS[@]}" -d mroce_a -x "$ga" -D 100 10.0.0.2 > /dev/null 2>&1 &
 cpid=$!
 wait_for 60 sent_more
 kill_hard "$cpid"
@@ -125,10 +124,10 @@ check "with an error completion (refused, or flushed)" \
 mroce_link_add mroce_b vb b
 wait_for 5 has_gid mroce_b "$(gid_of_ip 10.0.0.2)"
 gb=$(gid_index mroce_b 10.0.0.2)
-nsexec b ib_write_bw -d mroce_b -x "$gb" -D 60 > /dev/null 2>&1 &
+nsexec b ib_write_bw "${PERFTEST_OPTS[@]}" -d mroce_b -x "$gb" -D 60 > /dev/null 2>&1 &
 spid=$!
 wait_for 30 tcp_listening 18515 b
-nsexec a ib_write_bw -d mroce_a -x "$ga" -D 60 10.0.0.2 > /dev/null 2>&1 &
+nsexec a ib_write_bw "${PERFTEST_OPTS[@]}" -d mroce_a -x "$ga" -D 60 10.0.0.2 > /dev/null 2>&1 &
 cpid=$!
 sleep 3
 nsexec a ip link del va
