@@ -17,8 +17,16 @@
 # own lossless one (the goal: mroce keeps >= 0.8 of its lossless IOPS).
 # CSV and table in $MROCE_TEST_OUT (copied to build/bench/).
 #
-# Knobs: BENCH_DURATION, BENCH_LOSSES ("0 1"), BENCH_DRIVERS ("rxe mroce").
-# vm-timeout: 1500
+# The 4 KiB row is a ratio of two short runs on a shared, emulated host,
+# where the load can halve or double from one minute to the next: it runs
+# $BENCH_ROUNDS times (default 3), the loss levels in alternating order
+# (0 1, 1 0, 0 1), a fresh connection each time, and the table shows the
+# median; every round's value is in the CSV's note. The 128 KiB rows run in
+# the first round only.
+#
+# Knobs: BENCH_DURATION, BENCH_LOSSES ("0 1"), BENCH_DRIVERS ("rxe mroce"),
+# BENCH_ROUNDS.
+# vm-timeout: 2400
 . "$(dirname "$0")/../lib.sh"
 . "$(dirname "$0")/../lib_traffic.sh"
 . "$(dirname "$0")/../lib_ulp.sh"
@@ -29,6 +37,7 @@ require_cmd nvme fio tc rdma
 DURATION=${BENCH_DURATION:-10}
 LOSSES=${BENCH_LOSSES:-"0 1"}
 DRIVERS=${BENCH_DRIVERS:-"rxe mroce"}
+ROUNDS=${BENCH_ROUNDS:-3}
 JOBS="randread4k read128k write128k"
 csv=$MROCE_TEST_OUT/nvmeof_bench.csv
 table=$MROCE_TEST_OUT/nvmeof_bench.txt
@@ -37,7 +46,7 @@ mkdir -p "$out"
 cd "$MROCE_TEST_OUT" || exit 1
 nvmeof_need_modules
 
-declare -A val note
+declare -A val note rval
 t0=$(date +%s)
 progress() { printf '[%4ds] %s\n' $(( $(date +%s) - t0 )) "$*"; }
 
@@ -47,17 +56,18 @@ use_driver() {
 	ULP_DEV_B=${DEV_TYPE}_b
 }
 
-# run_job DRV LOSS JOB: one fio row on the host's namespace.
+# run_job DRV LOSS JOB ROUND: one fio row on the host's namespace, into
+# rval[DRV,JOB,LOSS,ROUND].
 run_job() {
-	local drv=$1 loss=$2 job=$3 dev log rw bs qd f v
-	local key=$drv,$job,$loss
-	log=$out/$drv-$job-loss$loss.log
+	local drv=$1 loss=$2 job=$3 round=$4 dev log rw bs qd f v
+	local key=$drv,$job,$loss,$round
+	log=$out/$drv-$job-loss$loss-r$round.log
 	case $job in
 	randread4k) rw=randread bs=4k qd=32 f=iops ;;
 	read128k) rw=read bs=128k qd=16 f=bw ;;
 	write128k) rw=write bs=128k qd=16 f=bw ;;
 	esac
-	dev=$(host_disk) || { val[$key]=fail; note[$key]="no host disk"; return; }
+	dev=$(host_disk) || { rval[$key]=fail; note[$key]="no host disk"; return; }
 	timeout -s INT $((DURATION + 60)) fio --filename="$dev" --name="$job" --rw="$rw" \
 		--bs="$bs" --iodepth="$qd" --ioengine=libaio --direct=1 --size=512M \
 		--time_based --runtime="$DURATION" --ramp_time=2 \
@@ -69,18 +79,47 @@ run_job() {
 	esac
 	v=$(fio_stat "$log" 1 "${rw#rand}" "$f")
 	if [ -z "$v" ]; then
-		val[$key]=${note[$key]:+stall}
-		val[$key]=${val[$key]:-fail}
+		rval[$key]=${note[$key]:+stall}
+		rval[$key]=${rval[$key]:-fail}
 	elif [ "$f" = bw ]; then
-		val[$key]=$(awk -v k="$v" 'BEGIN { printf "%.1f", k * 1024 / 1e6 }')
+		rval[$key]=$(awk -v k="$v" 'BEGIN { printf "%.1f", k * 1024 / 1e6 }')
 	else
-		val[$key]=$v
+		rval[$key]=$v
 	fi
-	progress "$drv $job loss $loss%: ${val[$key]} $([ "$f" = bw ] && echo MB/s || echo IOPS)${note[$key]:+ (${note[$key]})}"
+	progress "$drv $job loss $loss% (round $round): ${rval[$key]} $([ "$f" = bw ] && echo MB/s || echo IOPS)${note[$key]:+ (${note[$key]})}"
+}
+
+# The loss levels of round N: odd rounds in the given order, even reversed.
+round_losses() {
+	local l order=()
+	for l in $LOSSES; do
+		if [ $(($1 % 2)) -eq 1 ]; then order+=("$l"); else order=("$l" "${order[@]}"); fi
+	done
+	echo "${order[@]}"
+}
+
+# val[DRV,JOB,LOSS] from the rounds: the median of the numbers (a failed
+# or stalled round counts as 0; if none has a number, the first round's
+# word), with each round's value in the note.
+settle() { # settle DRV JOB LOSS
+	local k=$1,$2,$3 r all=()
+	for r in $(seq "$ROUNDS"); do
+		[ -n "${rval[$k,$r]}" ] && all+=("${rval[$k,$r]}")
+	done
+	[ ${#all[@]} -gt 0 ] || return 0
+	if [ ${#all[@]} -eq 1 ] || ! printf '%s\n' "${all[@]}" | grep -Eq '^[0-9.]+$'; then
+		val[$k]=${all[0]}
+		[ ${#all[@]} -eq 1 ] || note[$k]="rounds: ${all[*]}"
+		return 0
+	fi
+	val[$k]=$(printf '%s\n' "${all[@]}" | awk '{ print ($1 ~ /^[0-9.]+$/) ? $1 : 0 }' | sort -g |
+		awk '{ v[NR] = $1 } END { m = (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2
+		      printf "%s", (m == int(m)) ? m : sprintf("%.1f", m) }')
+	note[$k]="rounds: ${all[*]}${note[$k]:+; ${note[$k]}}"
 }
 
 run_driver() { # run_driver DRV
-	local drv=$1 l j why
+	local drv=$1 l j r jobs why
 	use_driver "$drv"
 	if ! ulp_setup > "$out/$drv-setup.log" 2>&1; then
 		why="setup failed: $(tail -n 1 "$out/$drv-setup.log")"
@@ -92,17 +131,24 @@ run_driver() { # run_driver DRV
 		why=
 	fi
 	if [ -z "$why" ]; then
+		for r in $(seq "$ROUNDS"); do
+			for l in $(round_losses "$r"); do
+				jobs=randread4k
+				[ "$r" = 1 ] && jobs=$JOBS
+				ulp_loss "$l"
+				if connect > "$out/$drv-connect-$l-r$r.log" 2>&1; then
+					for j in $jobs; do run_job "$drv" "$l" "$j" "$r"; done
+				else
+					for j in $jobs; do rval[$drv,$j,$l,$r]=fail; done
+					note[$drv,connect,$l]="nvme connect failed at $l% loss"
+					progress "$drv loss $l% (round $r): nvme connect failed"
+				fi
+				ulp_loss 0
+				disconnect > /dev/null 2>&1
+			done
+		done
 		for l in $LOSSES; do
-			ulp_loss "$l"
-			if connect > "$out/$drv-connect-$l.log" 2>&1; then
-				for j in $JOBS; do run_job "$drv" "$l" "$j"; done
-			else
-				for j in $JOBS; do val[$drv,$j,$l]=fail; done
-				note[$drv,connect,$l]="nvme connect failed at $l% loss"
-				progress "$drv loss $l%: nvme connect failed"
-			fi
-			ulp_loss 0
-			disconnect > /dev/null 2>&1
+			for j in $JOBS; do settle "$drv" "$j" "$l"; done
 		done
 	else
 		progress "$drv skipped: $why"
@@ -118,7 +164,7 @@ run_driver() { # run_driver DRV
 	rmmod rdma_rxe mroce 2> /dev/null
 }
 
-echo "nvmeof_bench: $DRIVERS, losses $LOSSES %, ${DURATION}s per row"
+echo "nvmeof_bench: $DRIVERS, losses $LOSSES %, ${DURATION}s per row, 4 KiB row: median of $ROUNDS rounds"
 dmesg_mark
 for drv in $DRIVERS; do
 	run_driver "$drv"
