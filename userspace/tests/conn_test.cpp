@@ -71,7 +71,7 @@ class Conn : public ::testing::Test {
     init(b, 0xb, 2);
   }
   void init(Side &s, uint32_t id, uint64_t seed) {
-    s.ops = {on_acked, on_lost, on_state, on_rekey, on_cc};
+    s.ops = {on_acked, on_lost, on_state, on_rekey, on_cc, nullptr, on_acked};
     mroce_conn_cfg cfg{};
     cfg.prm = &p;
     cfg.ops = &s.ops;
@@ -126,6 +126,31 @@ class Conn : public ::testing::Test {
     mroce_ack_res res;
     mroce_conn_on_ack(&to.c, &pkt, now, &res);
     return res;
+  }
+  // The ACK `from` builds now, as bytes still on their way.
+  std::vector<uint8_t> take_ack(Side &from) {
+    std::vector<uint8_t> buf(MROCE_MAX_HDR_LEN);
+    uint32_t n = mroce_conn_build_ack(&from.c, now, buf.data(), buf.size());
+    EXPECT_GT(n, 0u);
+    buf.resize(n);
+    return buf;
+  }
+  mroce_ack_res feed_ack(Side &to, const std::vector<uint8_t> &bytes) {
+    mroce_pkt pkt = decode(bytes);
+    mroce_ack_res res;
+    mroce_conn_on_ack(&to.c, &pkt, now, &res);
+    return res;
+  }
+  // `s` re-keyed `path`: its PROBE reaches the peer, whose ACK brings it back.
+  void answer_probe(Side &s, Side &peer, uint8_t path) {
+    mroce_tx_slot slot;
+    ASSERT_TRUE(mroce_conn_probe(&s.c, path, now, &slot));
+    mroce_pkt pr{};
+    pr.c.opcode = MROCE_OP_PROBE;
+    mroce_conn_fill(&s.c, &slot, &pr);
+    deliver(peer, encode(pr));
+    ack(peer, s);
+    ASSERT_EQ(s.paths[path].health.state, MROCE_PATH_ACTIVE);
   }
   mroce_params p;
   Side a, b;
@@ -602,6 +627,126 @@ TEST_F(Conn, WatchdogCountsRoundsWithoutProgressAndProgressResetsIt) {
     EXPECT_EQ(a.c.retries, i);
     EXPECT_EQ(!!(res.events & MROCE_EV_RETRY_EXHAUSTED), i > p.retry_limit);
   }
+}
+
+// The receiver acknowledged a flight, the ACK is slow, the path's RTO fires
+// and re-keys it first: the ACK still counts when it arrives (docs §5.6).
+TEST_F(Conn, AnAckThatArrivesAfterTheRekeyStillAcknowledges) {
+  establish();
+  auto d1 = send(a, 1, 1000, 5);
+  auto d2 = send(a, 2, 1000, 5);
+  deliver(b, d1);
+  deliver(b, d2);
+  std::vector<uint8_t> late = take_ack(b);
+  now = a.paths[5].rto_at;
+  mroce_timer_res tr;
+  mroce_conn_on_timer(&a.c, now, &tr);
+  ASSERT_EQ(a.paths[5].gen, 1);  // re-keyed; both declared lost
+  ASSERT_EQ(a.lost.size(), 2u);
+  ASSERT_TRUE(a.acked.empty());
+  const uint64_t before = a.c.progress_at;
+  now += 1000;
+  mroce_ack_res res = feed_ack(a, late);
+  EXPECT_EQ(a.c.stats.stale_blocks, 0u);
+  EXPECT_EQ(a.c.stats.late_blocks, 1u);
+  EXPECT_EQ(a.c.stats.late_acked, 2u);
+  ASSERT_EQ(a.acked.size(), 2u);  // the caller need not resend them
+  EXPECT_EQ(a.acked[0].first + a.acked[1].first, 3u);
+  EXPECT_GT(a.c.progress_at, before);
+  // The loss stands for the window and flight: nothing is counted twice.
+  EXPECT_EQ(res.acked_pkts, 0u);
+  EXPECT_EQ(a.c.inflight, 0u);
+  feed_ack(a, late);  // a duplicate of it acknowledges nothing more
+  EXPECT_EQ(a.acked.size(), 2u);
+  // The retired generation is kept for one RTO only.
+  now += mroce_rtt_rto(&a.c.rtt, &p, 0) + 1;
+  feed_ack(a, late);
+  EXPECT_EQ(a.c.stats.stale_blocks, 1u);
+}
+
+// Below the floor it was told, the receiver's cumulative point also covers
+// holes the sender gave up: a late block proves arrival there only by SACK.
+TEST_F(Conn, ALateBlockNeverAcknowledgesAHoleTheFloorGaveUp) {
+  establish();
+  send(a, 1, 1000, 2);  // path PSN 0: lost
+  auto d1 = send(a, 2, 1000, 2);
+  send(a, 3, 1000, 2);  // path PSN 2: lost
+  deliver(b, d1);
+  ack(b, a);  // PSN 0 is a SACK loss; the floor moves to 2
+  ASSERT_EQ(a.lost.size(), 1u);
+  auto d3 = send(a, 4, 1000, 2);  // carries floor 2: b gives PSN 0 up
+  deliver(b, d3);
+  std::vector<uint8_t> late = take_ack(b);  // cum 1, SACK: PSN 3
+  now = a.paths[2].rto_at;
+  mroce_timer_res tr;
+  mroce_conn_on_timer(&a.c, now, &tr);  // PSNs 2 and 3 lost, re-key
+  ASSERT_EQ(a.paths[2].gen, 1);
+  a.acked.clear();
+  feed_ack(a, late);
+  ASSERT_EQ(a.acked.size(), 1u);  // PSN 3 arrived; PSNs 0 and 2 did not
+  EXPECT_EQ(a.acked[0].first, 4u);
+}
+
+// Ordinary recovery, round after round: each flight arrives, its ACK is
+// overtaken by the path's RTO and the re-key. The peer is reachable and
+// takes everything, so the connection must not run out of retries.
+TEST_F(Conn, RtoRecoveryWithLateAcksNeverExhaustsTheRetries) {
+  establish();
+  mroce_conn_set_backlog(&a.c, 1u << 20, now);  // the application has more
+  mroce_timer_res tr{};
+  uint32_t exhausted = 0;
+  auto run_until = [&](uint64_t t) {
+    while (now < t) {
+      now = std::max(now, std::min<uint64_t>(t, mroce_conn_next_deadline(&a.c)));
+      mroce_conn_on_timer(&a.c, now, &tr);
+      exhausted += !!(tr.events & MROCE_EV_RETRY_EXHAUSTED);
+    }
+  };
+  for (uint64_t r = 1; r <= 2u * p.retry_limit; r++) {
+    auto d = send(a, r, 1000, 3);
+    const uint64_t watchdog = a.c.watchdog_at;
+    now += 100000;
+    deliver(b, d);
+    std::vector<uint8_t> late = take_ack(b);
+    run_until(a.paths[3].rto_at);
+    ASSERT_EQ(a.paths[3].health.state, MROCE_PATH_PROBING) << "round " << r;
+    answer_probe(a, b, 3);
+    run_until(watchdog);  // a whole watchdog round passes in every round
+    now += 100000;
+    feed_ack(a, late);
+  }
+  EXPECT_EQ(exhausted, 0u);
+  EXPECT_LE(a.c.retries, 1u);
+  EXPECT_EQ(a.c.stats.late_acked, 2u * p.retry_limit);
+}
+
+// A watchdog round outlasts the slowest path's RTO plus a round trip, so a
+// path that is merely slower than its siblings never costs a retry.
+TEST_F(Conn, NoRetryIsCountedBeforeTheSlowestPathCouldTimeOut) {
+  establish();
+  // Path 0 measures 100 us, path 1 a hundred times that.
+  auto d0 = send(a, 1, 1000, 0);
+  now += 100000;
+  deliver(b, d0);
+  ack(b, a);
+  auto d1 = send(a, 2, 1000, 1);
+  now += 10000000;
+  deliver(b, d1);
+  ack(b, a);
+  ASSERT_GT(mroce_rtt_rto(&a.paths[1].rtt, &p, 0), mroce_rtt_rto(&a.c.rtt, &p, 0));
+  // Now only path 1 carries data, and nothing comes back.
+  now += 1000;
+  send(a, 3, 1000, 1);
+  const uint64_t rto_at = a.paths[1].rto_at;
+  mroce_timer_res tr;
+  while (a.c.stats.retry_rounds == 0) {
+    uint64_t t = mroce_conn_next_deadline(&a.c);
+    ASSERT_NE(t, UINT64_MAX);
+    now = std::max(now, t);
+    mroce_conn_on_timer(&a.c, now, &tr);
+    mroce_conn_set_backlog(&a.c, 1000, now);  // the lost chunk waits for a path
+  }
+  EXPECT_GE(now, rto_at + a.c.rtt.srtt);
 }
 
 TEST_F(Conn, FirstRttSamplePullsInTimersArmedWithInitRto) {

@@ -77,6 +77,7 @@ Endpoint::Endpoint(Loop *loop, int index, const mroce_params *prm, const Endpoin
   paths.resize(c.paths);
   ops_.acked = cb_acked;
   ops_.lost = cb_lost;
+  ops_.late_acked = cb_acked;  // cookies name (stream, stream PSN)
   mroce_conn_cfg cc{};
   cc.prm = prm;
   cc.ops = &ops_;

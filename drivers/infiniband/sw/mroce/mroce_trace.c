@@ -27,6 +27,23 @@ void mroce_trace_conn_rekey(void *ctx, u8 path, u8 old_gen, u16 old_sport,
 			       old_sport, p->sport, why);
 }
 
+/*
+ * Set while mroce_cc_update has a probe (tracefs, perf, BPF): the core
+ * compares congestion state around every ACK only for a listener.
+ */
+bool mroce_trace_cc_on;
+
+int mroce_trace_cc_reg(void)
+{
+	WRITE_ONCE(mroce_trace_cc_on, true);
+	return 0;
+}
+
+void mroce_trace_cc_unreg(void)
+{
+	WRITE_ONCE(mroce_trace_cc_on, false);
+}
+
 /* mroce_conn_ops.cc */
 void mroce_trace_conn_cc(void *ctx, u8 why)
 {

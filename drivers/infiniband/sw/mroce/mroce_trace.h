@@ -84,6 +84,10 @@ struct mroce_tx_slot;
 void mroce_trace_conn_rekey(void *ctx, u8 path, u8 old_gen, u16 old_sport,
 			    u8 why);
 void mroce_trace_conn_cc(void *ctx, u8 why);
+/* mroce_cc_update has a listener: the core's mroce_conn_ops.cc_on. */
+extern bool mroce_trace_cc_on;
+int mroce_trace_cc_reg(void);
+void mroce_trace_cc_unreg(void);
 void mroce_trace_note_lost(struct mroce_qp *qp, u32 psn, u8 path, u32 path_psn,
 			   u8 why);
 void mroce_trace_note_nak(struct mroce_qp *qp, u32 psn,
@@ -408,8 +412,11 @@ TRACE_EVENT(mroce_conn_state,
 		  show_conn_state(__entry->new_state))
 );
 
-/* The connection's congestion controller changed its window or rate. */
-TRACE_EVENT(mroce_cc_update,
+/*
+ * The connection's congestion controller changed its window or rate. The
+ * core only tracks changes while someone listens (mroce_trace_cc_reg()).
+ */
+TRACE_EVENT_FN(mroce_cc_update,
 	TP_PROTO(u32 dev, u32 conn, u32 cwnd, u32 ssthresh, u16 alpha,
 		 u32 rate_hint, u32 pacing_rate, u32 inflight, u8 event),
 	TP_ARGS(dev, conn, cwnd, ssthresh, alpha, rate_hint, pacing_rate,
@@ -440,7 +447,8 @@ TRACE_EVENT(mroce_cc_update,
 		  __entry->dev, __entry->conn, __entry->cwnd,
 		  __entry->ssthresh, __entry->alpha, __entry->rate_hint,
 		  __entry->pacing_rate, __entry->inflight,
-		  show_cc_event(__entry->event))
+		  show_cc_event(__entry->event)),
+	mroce_trace_cc_reg, mroce_trace_cc_unreg
 );
 
 /* A NAK sent (sent = 1) or received (sent = 0). */

@@ -78,6 +78,12 @@ struct cc_mark {
 	u16 alpha;
 };
 
+/* Someone listens to cc reports (tracing is on in the kernel). */
+static bool cc_watched(const struct mroce_conn *c)
+{
+	return c->ops->cc && (!c->ops->cc_on || *c->ops->cc_on);
+}
+
 static void cc_mark(const struct mroce_conn *c, struct cc_mark *m)
 {
 	m->cwnd = c->cc.cwnd;
@@ -89,8 +95,6 @@ static void cc_mark(const struct mroce_conn *c, struct cc_mark *m)
 /* @why unless the hint moved (reported first: it bounds the window). */
 static void cc_report(struct mroce_conn *c, const struct cc_mark *m, u8 why)
 {
-	if (!c->ops->cc)
-		return;
 	if (c->cc.hint != m->hint)
 		why = MROCE_CCW_HINT;
 	else if (c->cc.cwnd == m->cwnd && c->cc.ssthresh == m->ssthresh &&
@@ -114,6 +118,23 @@ static void rec_acked(void *ctx, const struct mroce_ptx_rec *r, u32 psn)
 	b->p->stats.acked_pkts++;
 	b->c->stats.acked_pkts++;
 	b->c->ops->acked(b->c->ctx, r->cookie, r->len, b->p->id);
+}
+
+/*
+ * A packet declared lost (its chunk queued for resending) was acknowledged
+ * after all: the chunk need not go again, and the peer is making progress.
+ * Window, RTT and loss statistics stay as the loss left them.
+ */
+static void rec_late(void *ctx, const struct mroce_ptx_rec *r, u32 psn)
+{
+	struct blk_ctx *b = ctx;
+
+	if (r->cookie == MROCE_COOKIE_PROBE)
+		return;
+	b->data_acked++;
+	b->c->stats.late_acked++;
+	if (b->c->ops->late_acked)
+		b->c->ops->late_acked(b->c->ctx, r->cookie, r->len, b->p->id);
 }
 
 static void rec_lost(void *ctx, const struct mroce_ptx_rec *r, u32 psn)
@@ -157,6 +178,13 @@ static void rekey(struct mroce_conn *c, struct mroce_path *p, u8 gen,
 	u16 old_sport = p->sport;
 
 	mroce_ptx_lose_all(&p->tx, rec_lost, &b);
+	/*
+	 * ACKs the receiver sent before it saw the new generation are still
+	 * on their way: keep what they refer to for one RTO (docs §5.6).
+	 */
+	p->old = p->tx;
+	p->old_gen = old_gen;
+	p->old_until = now + path_rto(c, p);
 	path_reset(c, p, gen);
 	p->stats.rekeys++;
 	c->stats.rekeys++;
@@ -186,11 +214,50 @@ static void health(struct mroce_conn *c, struct mroce_path *p,
 		c->ops->path_state(c->ctx, p->id, old, p->health.state);
 }
 
+/*
+ * One watchdog round (docs §5.8): long enough for the slowest path's RTO to
+ * fire and the answer to its retransmission to return, doubling with every
+ * round in a row without progress.
+ */
+static u64 watchdog_round(const struct mroce_conn *c)
+{
+	u32 rto = mroce_rtt_rto(&c->rtt, c->prm, 0);
+	u64 round;
+	u32 i;
+
+	for (i = 0; i < c->n_paths; i++) {
+		const struct mroce_path *p = &c->paths[i];
+		u32 t;
+
+		if (!p->rtt.srtt || p->health.state == MROCE_PATH_FAILED)
+			continue;
+		t = mroce_rtt_rto(&p->rtt, c->prm, 0);
+		if (t > rto)
+			rto = t;
+	}
+	round = (u64)rto << (c->retries < 31 ? c->retries : 31);
+	if (round > c->prm->max_rto)
+		round = c->prm->max_rto;
+	return round + c->rtt.srtt;
+}
+
 static void arm_watchdog(struct mroce_conn *c, u64 now)
 {
-	if (!c->watchdog_at && (c->inflight || c->backlog))
-		c->watchdog_at = now + mroce_rtt_rto(&c->rtt, c->prm,
-						     c->retries);
+	if (!c->watchdog_at && (c->inflight || c->backlog)) {
+		c->watchdog_at = now + watchdog_round(c);
+		c->round_at = now;
+	}
+}
+
+/*
+ * The peer acknowledged data (late ones included) or refused some: the
+ * current watchdog round counts no retry. Cheap, as it runs per ACK; the
+ * round itself is re-armed when it ends.
+ */
+static void progress(struct mroce_conn *c, u64 now)
+{
+	c->progress_at = now;
+	c->retries = 0;
 }
 
 void mroce_conn_reset_transport(struct mroce_conn *c, u64 now)
@@ -210,6 +277,7 @@ void mroce_conn_reset_transport(struct mroce_conn *c, u64 now)
 
 		p->id = (u8)i;
 		path_reset(c, p, 0);
+		p->old_until = 0;	/* nothing of a reset transport is late */
 		mroce_health_init(&p->health, c->prm);
 		mroce_prx_init(&p->rx);
 	}
@@ -221,6 +289,7 @@ void mroce_conn_reset_transport(struct mroce_conn *c, u64 now)
 	c->pace_next = 0;
 	c->progress_at = now;
 	c->watchdog_at = 0;
+	c->round_at = now;
 	c->retries = 0;
 	c->ack_dirty = 0;
 	c->ack_at = 0;
@@ -278,7 +347,7 @@ static void on_up(struct mroce_conn *c, u64 now)
 	mroce_cc_conn_set_hint(&c->cc, c->hs.remote.init_rate);
 	c->rx_hint_sent = c->hs.local.init_rate;
 	/* A fresh window and the handshake's grant. */
-	if (c->ops->cc)
+	if (cc_watched(c))
 		c->ops->cc(c->ctx, MROCE_CCW_HINT);
 }
 
@@ -609,19 +678,49 @@ static void first_rtt_rearm(struct mroce_conn *c)
 	}
 }
 
+/*
+ * A block for a generation the sender already gave up on: the one a re-key
+ * retired less than an RTO ago, or the current one of a failed path (its
+ * records were declared lost but stay in the ring). Returns the data packets
+ * it acknowledged; anything else is stale.
+ */
+static u32 on_late_block(struct mroce_conn *c, struct mroce_path *p,
+			 const struct mroce_ack_block *blk, u64 now)
+{
+	struct blk_ctx b = { .c = c, .p = p };
+	struct mroce_ptx *t;
+
+	if (blk->path_gen == p->gen)
+		t = &p->tx;
+	else if (blk->path_gen == p->old_gen && p->old_until &&
+		 now < p->old_until)
+		t = &p->old;
+	else
+		t = NULL;
+	if (!t) {
+		c->stats.stale_blocks++;
+		return 0;
+	}
+	c->stats.late_blocks++;
+	mroce_ptx_on_late_block(t, blk, rec_late, &b);
+	return b.data_acked;
+}
+
 void mroce_conn_on_ack(struct mroce_conn *c, const struct mroce_pkt *pkt,
 		       u64 now, struct mroce_ack_res *res)
 {
 	struct sink sk = { &res->probe_mask, &res->events };
 	bool had_rtt = c->rtt.srtt != 0;
+	bool watch = cc_watched(c);
 	struct cc_mark m;
-	u32 i;
+	u32 i, late = 0;
 
 	memset(res, 0, sizeof(*res));
 	c->stats.acks_rx++;
 	if (!mroce_conn_established(c))
 		return;
-	cc_mark(c, &m);
+	if (watch)
+		cc_mark(c, &m);
 	mroce_cc_conn_set_hint(&c->cc, pkt->u.ack.rate_hint);
 	for (i = 0; i < pkt->u.ack.n_blocks; i++) {
 		struct mroce_ack_block blk;
@@ -633,12 +732,12 @@ void mroce_conn_on_ack(struct mroce_conn *c, const struct mroce_pkt *pkt,
 			continue;
 		}
 		p = &c->paths[blk.path_id];
-		if (blk.path_gen != p->gen ||
-		    p->health.state == MROCE_PATH_FAILED) {
-			c->stats.stale_blocks++;
+		if (blk.path_gen == p->gen &&
+		    p->health.state != MROCE_PATH_FAILED) {
+			on_block(c, p, &blk, now, res, &sk);
 			continue;
 		}
-		on_block(c, p, &blk, now, res, &sk);
+		late += on_late_block(c, p, &blk, now);
 	}
 	if (!had_rtt && c->rtt.srtt)
 		first_rtt_rearm(c);
@@ -647,14 +746,11 @@ void mroce_conn_on_ack(struct mroce_conn *c, const struct mroce_pkt *pkt,
 		mroce_cc_conn_on_ack(&c->cc, c->prm, c->mss, res->acked_bytes,
 				     res->acked_pkts, res->ce_pkts, now,
 				     c->rtt.srtt);
-	cc_report(c, &m, c->cc.cwnd >= m.cwnd ? MROCE_CCW_ACK :
-		  res->ce_pkts ? MROCE_CCW_ECN : MROCE_CCW_LOSS);
-	if (res->acked_pkts) {
-		c->progress_at = now;
-		c->retries = 0;
-		c->watchdog_at = 0;
-		arm_watchdog(c, now);
-	}
+	if (watch)
+		cc_report(c, &m, c->cc.cwnd >= m.cwnd ? MROCE_CCW_ACK :
+			  res->ce_pkts ? MROCE_CCW_ECN : MROCE_CCW_LOSS);
+	if (res->acked_pkts || late)
+		progress(c, now);
 }
 
 bool mroce_conn_on_nak(struct mroce_conn *c, const struct mroce_nak *nak,
@@ -687,9 +783,7 @@ bool mroce_conn_on_nak(struct mroce_conn *c, const struct mroce_nak *nak,
 	 * application posts no receive) is bounded by the QP's rnr_retry, not
 	 * by the connection's retry budget.
 	 */
-	c->retries = 0;
-	c->watchdog_at = 0;
-	arm_watchdog(c, now);
+	progress(c, now);
 	if (!p->tx.n_out) {
 		p->rto_at = 0;
 		p->pto_at = 0;
@@ -911,16 +1005,19 @@ static void path_expire(struct mroce_conn *c, struct mroce_path *p, u64 now,
 			struct sink *sk)
 {
 	struct blk_ctx b = { .c = c, .p = p, .why = MROCE_LOSS_RTO };
+	bool watch = cc_watched(c);
 	struct cc_mark m;
 
 	p->rto_at = 0;
 	p->pto_at = 0;
-	cc_mark(c, &m);
+	if (watch)
+		cc_mark(c, &m);
 	mroce_ptx_lose_all(&p->tx, rec_lost, &b);
 	if (b.data_lost)
 		mroce_cc_conn_on_loss(&c->cc, c->prm, b.data_lost,
 				      mroce_cc_path_on_loss(&p->cc, c->prm));
-	cc_report(c, &m, MROCE_CCW_RTO);
+	if (watch)
+		cc_report(c, &m, MROCE_CCW_RTO);
 	mroce_health_outcome(&p->health, 0, b.data_lost);
 	health(c, p, MROCE_HEV_RTO, p->gen + 1, now, sk);
 }
@@ -973,13 +1070,15 @@ u64 mroce_conn_on_timer(struct mroce_conn *c, u64 now,
 
 	if (c->watchdog_at && now >= c->watchdog_at) {
 		c->watchdog_at = 0;
-		if (c->inflight || c->backlog) {
+		/* A retry is a whole round in which nothing at all moved. */
+		if (c->progress_at < c->round_at &&
+		    (c->inflight || c->backlog)) {
 			c->retries++;
 			c->stats.retry_rounds++;
 			if (c->retries > c->prm->retry_limit)
 				res->events |= MROCE_EV_RETRY_EXHAUSTED;
-			arm_watchdog(c, now);
 		}
+		arm_watchdog(c, now);
 	}
 	if (c->ack_at && now >= c->ack_at && c->ack_dirty)
 		c->ack_now = true;

@@ -58,6 +58,14 @@ struct mroce_path {
 	u64 rto_at;		/* 0 = not armed */
 	u64 pto_at;
 	struct mroce_ptx tx;
+	/*
+	 * The generation the last re-key retired, kept for one RTO: ACK
+	 * blocks the receiver sent before it saw the new generation still
+	 * acknowledge what arrived (docs §5.6), instead of being stale.
+	 */
+	struct mroce_ptx old;
+	u64 old_until;		/* 0 = none */
+	u8 old_gen;
 	struct mroce_rtt rtt;
 	struct mroce_cc_path cc;
 	struct mroce_health health;
@@ -103,6 +111,18 @@ struct mroce_conn_ops {
 	 * or the peer's rate hint (@why: enum mroce_cc_why).
 	 */
 	void (*cc)(void *ctx, u8 why);
+	/*
+	 * Optional: while *@cc_on is false nobody listens to @cc and the
+	 * per-ACK bookkeeping for it is skipped (NULL: always listening).
+	 */
+	const bool *cc_on;
+	/*
+	 * Optional: a transmission already reported @lost was acknowledged
+	 * after all, by a late ACK block (docs §5.3): its chunk need not be
+	 * resent. Only for callers whose cookie still names the chunk then
+	 * (not a transmission slot that the loss freed).
+	 */
+	void (*late_acked)(void *ctx, u64 cookie, u32 len, u8 path);
 };
 
 struct mroce_conn_stats {
@@ -119,6 +139,8 @@ struct mroce_conn_stats {
 	u64 retry_rounds;
 	u64 bogus_blocks;	/* ACK blocks acknowledging PSNs never sent */
 	u64 stale_blocks;	/* ACK blocks of another generation */
+	u64 late_blocks;	/* ACK blocks of a retired generation or failed path */
+	u64 late_acked;		/* packets declared lost that such blocks acked */
 	u64 rx_pkts;
 	u64 rx_bytes;
 	u64 rx_dup;
@@ -162,9 +184,10 @@ struct mroce_conn {
 	u32 inflight;
 	u32 backlog;		/* queued bytes, as told by the caller */
 	u64 pace_next;
-	u64 progress_at;
+	u64 progress_at;	/* last data acknowledged or refused */
 	u64 watchdog_at;	/* connection-level retry timer, 0 = off */
-	u8 retries;		/* watchdog rounds without progress */
+	u64 round_at;		/* start of the current watchdog round */
+	u8 retries;		/* watchdog rounds in a row without progress */
 	u64 rng;
 	u64 acked_tx;		/* newest tx time of any acknowledged packet */
 	u64 req_at;		/* our only CONN_REQ of this attempt, 0 = none */

@@ -36,6 +36,7 @@ u32 mroce_ptx_send(struct mroce_ptx *t, u32 len, u64 cookie, u64 now)
 	t->inflight += len;
 	t->n_out++;
 	t->last_tx = now;
+	t->sent_floor = t->floor;
 	return psn;
 }
 
@@ -102,6 +103,38 @@ void mroce_ptx_on_block(struct mroce_ptx *t, const struct mroce_ack_block *blk,
 		}
 	}
 	advance_floor(t);
+}
+
+u32 mroce_ptx_on_late_block(struct mroce_ptx *t,
+			    const struct mroce_ack_block *blk,
+			    mroce_ptx_fn acked, void *ctx)
+{
+	u32 n = 0, i;
+
+	if (mroce_seq_ge(blk->cum_psn, t->next))
+		return 0;
+	/*
+	 * The receiver moves its cumulative point over holes below the floor
+	 * it was told (given up, docs §5.2), so the point proves arrival only
+	 * from the newest floor sent on; SACK bits always do.
+	 */
+	/*
+	 * Every PSN of the last ring's worth has its own slot; older ones were
+	 * overwritten, and PSNs "below 0" of a young generation are FREE.
+	 */
+	for (i = 0; i < MROCE_PTX_RING; i++) {
+		u32 psn = t->next - MROCE_PTX_RING + i;
+		struct mroce_ptx_rec *r = rec_of(t, psn);
+
+		if (r->state != MROCE_REC_LOST || !block_acks(blk, psn) ||
+		    (mroce_seq_le(psn, blk->cum_psn) &&
+		     mroce_seq_lt(psn, t->sent_floor)))
+			continue;
+		r->state = MROCE_REC_ACKED;
+		n++;
+		acked(ctx, r, psn);
+	}
+	return n;
 }
 
 bool mroce_ptx_on_nak(struct mroce_ptx *t, u32 psn, struct mroce_ptx_rec *rec)

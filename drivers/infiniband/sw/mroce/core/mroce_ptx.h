@@ -36,6 +36,7 @@ struct mroce_ptx_rec {
 struct mroce_ptx {
 	u32 next;		/* next path PSN to assign */
 	u32 floor;		/* lowest PSN still MROCE_REC_OUT, or next */
+	u32 sent_floor;		/* floor the newest transmission carried */
 	u32 inflight;		/* bytes in MROCE_REC_OUT records */
 	u16 n_out;		/* MROCE_REC_OUT records */
 	u64 last_tx;		/* time of the newest transmission */
@@ -72,6 +73,16 @@ static inline u8 mroce_ptx_floor_delta(const struct mroce_ptx *t, u32 psn)
 void mroce_ptx_on_block(struct mroce_ptx *t, const struct mroce_ack_block *blk,
 			u8 dupthresh, mroce_ptx_fn acked, mroce_ptx_fn lost,
 			void *ctx, struct mroce_ptx_ack *res);
+/*
+ * Applies one ACK block to records this path already declared lost: those of
+ * a generation a re-key retired, or of a path that failed. @acked is called
+ * for each lost record the block covers (the packet did arrive, late), which
+ * becomes MROCE_REC_ACKED; returns their count. Byte counts are not touched:
+ * the loss already took the records out of flight.
+ */
+u32 mroce_ptx_on_late_block(struct mroce_ptx *t,
+			    const struct mroce_ack_block *blk,
+			    mroce_ptx_fn acked, void *ctx);
 /* Marks the record of @psn refused; false if it is not outstanding. */
 bool mroce_ptx_on_nak(struct mroce_ptx *t, u32 psn,
 		      struct mroce_ptx_rec *rec);
