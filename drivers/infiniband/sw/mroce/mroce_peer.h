@@ -149,6 +149,15 @@ static inline struct mroce_skb_cb *mroce_cb(struct sk_buff *skb)
 	return (struct mroce_skb_cb *)skb->cb;
 }
 
+/* A receive stream that left the connection (mroce_rx_tomb_add()). */
+#define MROCE_PEER_TOMBS	8
+
+struct mroce_tomb {
+	u64	until;		/* 0: unused */
+	u32	qpn;
+	u32	end;		/* every stream PSN before it had arrived */
+};
+
 struct mroce_peer {
 	struct mroce_dev	*mdev;
 	struct hlist_node	hnode;		/* mdev->xport.peers */
@@ -178,6 +187,8 @@ struct mroce_peer {
 	u64			wake_at;	/* earliest QP hold expiry */
 	u64			pace_at;	/* paced: resume transmitting */
 	u8			hs_state;	/* last state seen, for tracing */
+	u8			tomb_next;
+	struct mroce_tomb	tombs[MROCE_PEER_TOMBS];
 	struct mroce_conn_stats	stats_mark;	/* see mroce_peer_stats_end() */
 	struct hrtimer		timer;
 	struct work_struct	tx_work;
@@ -286,6 +297,8 @@ u32 mroce_tx_mss(const struct mroce_peer *peer, u8 opcode);
 /* mroce_rx.c */
 void mroce_rx_skb(struct sk_buff *skb, const struct mroce_rx_meta *meta);
 void mroce_rx_conn_req(struct mroce_dev *mdev, struct sk_buff *skb);
+void mroce_rx_tomb_add(struct mroce_peer *peer, struct mroce_qp *qp);
+void mroce_rx_tomb_clear(struct mroce_peer *peer, u32 qpn);
 bool mroce_rx_atomic_exec(struct mroce_peer *peer, struct mroce_qp *qp,
 			  struct mroce_rdreq *rd);
 

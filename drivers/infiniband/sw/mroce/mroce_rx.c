@@ -445,6 +445,62 @@ static int mroce_rx_needs(u8 opcode)
 	}
 }
 
+/*
+ * Tombstones (docs/protocol.md §4.5). The peer's last retransmissions may
+ * arrive after the application destroyed the QP: the first copy got
+ * through, its ACK was lost. They are duplicates, and acknowledging them is
+ * the truth, where refusing them (UNKNOWN_STREAM) fails a sender whose data
+ * arrived. A peer keeps the last few retired streams for longer than a
+ * sender retries one chunk (max_rto, 1 s).
+ */
+#define MROCE_TOMB_NS		(2 * NSEC_PER_SEC)
+
+void mroce_rx_tomb_add(struct mroce_peer *peer, struct mroce_qp *qp)
+{
+	const struct mroce_qp_xport *xp = &qp->xport;
+	struct mroce_tomb *t;
+
+	lockdep_assert_held(&peer->lock);
+	if (!xp->srx_live)
+		return;
+	t = &peer->tombs[peer->tomb_next++ % MROCE_PEER_TOMBS];
+	t->qpn = mroce_qpn(qp);
+	t->end = xp->srx.base + xp->srx.ready;
+	t->until = mroce_now() + MROCE_TOMB_NS;
+}
+
+/* A new stream with this QPN starts afresh: no tombstone speaks for it. */
+void mroce_rx_tomb_clear(struct mroce_peer *peer, u32 qpn)
+{
+	unsigned int i;
+
+	lockdep_assert_held(&peer->lock);
+	for (i = 0; i < MROCE_PEER_TOMBS; i++) {
+		if (peer->tombs[i].qpn == qpn)
+			peer->tombs[i].until = 0;
+	}
+}
+
+/* A chunk that a QP which is gone had received. */
+static bool mroce_rx_tomb_dup(struct mroce_peer *peer, u32 qpn, u32 psn)
+{
+	u64 now = 0;
+	unsigned int i;
+
+	for (i = 0; i < MROCE_PEER_TOMBS; i++) {
+		const struct mroce_tomb *t = &peer->tombs[i];
+
+		if (!t->until || t->qpn != qpn ||
+		    t->end - psn - 1 >= MROCE_STREAM_WINDOW)
+			continue;
+		if (!now)
+			now = mroce_now();
+		if (now < t->until)
+			return true;
+	}
+	return false;
+}
+
 /* The stream part of a data packet: which QP, which chunk, placement. */
 static enum mroce_rx_res mroce_rx_stream(struct mroce_rx_ctx *rc)
 {
@@ -454,6 +510,11 @@ static enum mroce_rx_res mroce_rx_stream(struct mroce_rx_ctx *rc)
 	int needs;
 
 	rc->qp = mroce_xport_find_qp(rc->peer, d->stream_id);
+	if (!rc->qp && mroce_rx_tomb_dup(rc->peer, d->stream_id,
+					 d->stream_psn)) {
+		mroce_rx_peer_count(rc, MROCE_CNT_DUP_REQ);
+		return MROCE_RX_ACCEPT;
+	}
 	if (!rc->qp) {
 		mroce_rx_peer_count(rc, MROCE_CNT_DROP_UNKNOWN_QP);
 		return mroce_rx_nak_res(rc, MROCE_NAK_UNKNOWN_STREAM, 0, false);

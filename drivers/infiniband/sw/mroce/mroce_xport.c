@@ -114,6 +114,7 @@ static void mroce_xport_detach(struct mroce_qp *qp)
 	if (!peer)
 		return;
 	spin_lock_bh(&peer->lock);
+	mroce_rx_tomb_add(peer, qp);
 	mroce_comp_release(peer, qp);
 	list_del_init(&xp->peer_node);
 	xa_erase(&peer->qp_xa, mroce_qpn(qp));
@@ -181,6 +182,7 @@ static int mroce_xport_attach(struct mroce_qp *qp,
 			return err;
 		usleep_range(100, 1000);
 	}
+	mroce_rx_tomb_clear(peer, mroce_qpn(qp));
 	xp->remote_qpn = mask & IB_QP_DEST_QPN ? attr->dest_qp_num :
 						 qp->attr.dest_qp_num;
 	xp->max_dest_rd = mask & IB_QP_MAX_DEST_RD_ATOMIC ?
