@@ -27,6 +27,7 @@
 #include <net/net_namespace.h>
 #include <net/netns/generic.h>
 #include <net/route.h>
+#include <net/sch_generic.h>
 #include <net/udp.h>
 #include <net/udp_tunnel.h>
 
@@ -382,6 +383,189 @@ void mroce_net_xmit(struct mroce_peer *peer, struct sk_buff *skb)
 	}
 	mroce_encap_xmit(peer->net, peer->mdev, skb, dst, peer->v6, &saddr,
 			 &peer->raddr, sport, cb->tos);
+}
+
+/*
+ * A burst of packets on one path leaves as one skb: the first packet with
+ * the others on its frag_list, marked UDP fraglist GSO. Each keeps its own
+ * IP and UDP header, so whoever segments it (the receiving UDP socket after
+ * veth, or validate_xmit_skb() in front of a netdev without fraglist GSO)
+ * gets exactly the packets we built; the stack in between (netfilter,
+ * neighbour, qdisc, veth, the backlog, ip_rcv()) is passed once per burst
+ * instead of once per packet. Only on IPv4, and only where the egress
+ * device has no queueing discipline: netem, a shaper or a policer would
+ * treat the burst as one packet (drop, delay or duplicate all of it).
+ */
+/*
+ * Off by default for now: a capture on the netdev (tcpdump, the sniffer of
+ * selftests/tools/mroce_inject.c) sees a burst as one frame.
+ */
+static uint mroce_tx_burst = 1;
+module_param_named(tx_burst, mroce_tx_burst, uint, 0644);
+MODULE_PARM_DESC(tx_burst,
+		 "most packets of one path sent as one GSO skb (default 1: each alone; 32 is a good value)");
+
+#define MROCE_NET_HDRS		(sizeof(struct iphdr) + sizeof(struct udphdr))
+
+/*
+ * @skb may follow @head (and packets of @total bytes with their headers)
+ * in a burst: same path, no larger than @head (gso_size, the first
+ * packet's size, is what the IP layer checks against the MTU) and the
+ * burst's IP length still fits 16 bits.
+ */
+static bool mroce_net_joins(struct sk_buff *head, struct sk_buff *skb,
+			    unsigned int total)
+{
+	struct mroce_skb_cb *a = mroce_cb(head), *b = mroce_cb(skb);
+
+	return a->dst == b->dst && a->sport == b->sport && a->tos == b->tos &&
+	       skb->len <= head->len &&
+	       total + skb->len + MROCE_NET_HDRS <= U16_MAX;
+}
+
+static bool mroce_net_may_burst(const struct mroce_peer *peer,
+				const struct dst_entry *dst)
+{
+	struct net_device *dev = dst->dev;
+	struct Qdisc *q;
+
+	if (peer->v6 || !dev || !(dev->features & NETIF_F_SG))
+		return false;
+	q = rcu_dereference_bh(dev->qdisc);
+	return q && !q->enqueue;	/* noqueue */
+}
+
+/* UDP and IPv4 header of one packet of a burst. */
+static void mroce_net_push4(struct net *net, struct sk_buff *skb,
+			    struct dst_entry *dst, __be32 saddr, __be32 daddr,
+			    __be16 sport, u8 tos)
+{
+	struct udphdr *uh;
+	struct iphdr *iph;
+
+	uh = skb_push(skb, sizeof(*uh));
+	skb_reset_transport_header(skb);
+	uh->source = sport;
+	uh->dest = htons(mroce_udp_port);
+	uh->len = htons(skb->len);
+	uh->check = 0;
+	udp_set_csum(false, skb, saddr, daddr, skb->len);
+
+	iph = skb_push(skb, sizeof(*iph));
+	skb_reset_network_header(skb);
+	iph->version = 4;
+	iph->ihl = sizeof(*iph) >> 2;
+	iph->tos = tos;
+	iph->frag_off = htons(IP_DF);
+	iph->ttl = ip4_dst_hoplimit(dst);
+	iph->protocol = IPPROTO_UDP;
+	iph->saddr = saddr;
+	iph->daddr = daddr;
+	iph->id = 0;
+	iph->tot_len = htons(skb->len);
+	ip_send_check(iph);
+	skb->protocol = htons(ETH_P_IP);
+	memset(IPCB(skb), 0, sizeof(*IPCB(skb)));
+}
+
+/* Send @head and the @n - 1 packets after it in @q as one GSO skb. */
+static void mroce_net_xmit_burst(struct mroce_peer *peer, struct sk_buff *head,
+				 struct sk_buff_head *q, unsigned int n,
+				 struct dst_entry *dst, const struct in6_addr *saddr)
+{
+	__be16 sport = htons(mroce_cb(head)->sport);
+	__be32 src = saddr->s6_addr32[3], dst4 = peer->raddr.s6_addr32[3];
+	u8 tos = mroce_cb(head)->tos;
+	struct skb_shared_info *sh;
+	struct sk_buff *skb, **tail;
+	unsigned int bytes = head->len, len0 = head->len, i;
+	int err;
+
+	/* First, while the checksum seed is still the first packet's own. */
+	mroce_net_push4(peer->net, head, dst, src, dst4, sport, tos);
+	tail = &skb_shinfo(head)->frag_list;
+	for (i = 1; i < n; i++) {
+		skb = __skb_dequeue(q);
+		bytes += skb->len;
+		mroce_net_push4(peer->net, skb, dst, src, dst4, sport, tos);
+		*tail = skb;
+		tail = &skb->next;
+		head->len += skb->len;
+		head->data_len += skb->len;
+		head->truesize += skb->truesize;
+	}
+	*tail = NULL;
+
+	/*
+	 * The UDP length covers the burst (the receiver's UDP layer trims to
+	 * it before it segments); the checksum seed stays the first packet's,
+	 * whose length segmentation puts back into its header.
+	 */
+	udp_hdr(head)->len = htons(head->len - sizeof(struct iphdr));
+	__ip_select_ident(peer->net, ip_hdr(head), n);
+	sh = skb_shinfo(head);
+	sh->gso_type = SKB_GSO_UDP_L4 | SKB_GSO_FRAGLIST;
+	sh->gso_size = len0;
+	sh->gso_segs = n;
+	skb_dst_set(head, dst);
+
+	err = ip_local_out(peer->net, NULL, head);
+	if (unlikely(net_xmit_eval(err))) {
+		mroce_counter_add(peer->mdev, MROCE_CNT_SEND_ERR, n);
+		return;
+	}
+	mroce_counter_add(peer->mdev, MROCE_CNT_SENT_PKTS, n);
+	mroce_counter_add(peer->mdev, MROCE_CNT_SENT_BYTES, bytes);
+}
+
+/**
+ * mroce_net_xmit_list() - send the packets the peer queued, in order
+ * @peer: the connection
+ * @q: private queue of built packets (mroce_cb() says path, port and ECN);
+ *     emptied
+ *
+ * As mroce_net_xmit() for each, BH disabled; consecutive packets of one
+ * path go as a burst where the egress allows it.
+ */
+void mroce_net_xmit_list(struct mroce_peer *peer, struct sk_buff_head *q)
+{
+	struct sk_buff *skb, *next;
+
+	while ((skb = __skb_dequeue(q))) {
+		struct mroce_skb_cb *cb = mroce_cb(skb);
+		__be16 sport = htons(cb->sport);
+		struct dst_entry *dst;
+		struct in6_addr saddr;
+		unsigned int n = 1, total = skb->len + MROCE_NET_HDRS;
+
+		next = skb_peek(q);
+		if (!next || peer->v6 || READ_ONCE(mroce_tx_burst) < 2 ||
+		    !mroce_net_joins(skb, next, total)) {
+			mroce_net_xmit(peer, skb);
+			continue;
+		}
+		dst = mroce_route(peer->net, peer->mdev, false, &peer->laddr,
+				  &peer->raddr, sport, &peer->dst[cb->dst],
+				  &saddr);
+		if (IS_ERR(dst)) {
+			mroce_counter_inc(peer->mdev, MROCE_CNT_SEND_ERR);
+			kfree_skb(skb);
+			continue;
+		}
+		if (!mroce_net_may_burst(peer, dst)) {
+			mroce_encap_xmit(peer->net, peer->mdev, skb, dst, false,
+					 &saddr, &peer->raddr, sport, cb->tos);
+			continue;
+		}
+		skb_queue_walk(q, next) {
+			if (n >= READ_ONCE(mroce_tx_burst) ||
+			    !mroce_net_joins(skb, next, total))
+				break;
+			total += next->len + MROCE_NET_HDRS;
+			n++;
+		}
+		mroce_net_xmit_burst(peer, skb, q, n, dst, &saddr);
+	}
 }
 
 /* Reply to the sender of a received packet without a connection (NAK). */

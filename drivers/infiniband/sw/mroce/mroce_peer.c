@@ -370,8 +370,7 @@ void mroce_peer_flush(struct mroce_peer *peer)
 		if (!skb_queue_empty(&peer->xmitq))
 			queue_work_on(peer->tx_cpu, mroce_wq, &peer->xmit_work);
 		spin_unlock(&peer->lock);
-		while ((skb = __skb_dequeue(&local)))
-			mroce_net_xmit(peer, skb);
+		mroce_net_xmit_list(peer, &local);
 		local_bh_enable();
 		return;
 	}
@@ -391,8 +390,7 @@ void mroce_peer_flush(struct mroce_peer *peer)
 		skb_queue_splice_init(&peer->xmitq, &local);
 		spin_unlock(&peer->lock);
 		/* Still BH-disabled: receive waits for the whole batch. */
-		while ((skb = __skb_dequeue(&local)))
-			mroce_net_xmit(peer, skb);
+		mroce_net_xmit_list(peer, &local);
 		spin_lock(&peer->lock);
 	}
 	peer->xmitting = false;
@@ -906,7 +904,6 @@ const struct mroce_conn_ops mroce_peer_conn_ops = {
 	.path_state = mroce_peer_path_state,
 	.rekey = mroce_trace_conn_rekey,
 	.cc = mroce_trace_conn_cc,
-	.cc_on = &mroce_trace_cc_on,
 };
 
 /* ----------------------------------------------------- passive open */

@@ -511,6 +511,11 @@ static u32 mroce_tx_assign(struct mroce_qp *qp, const struct mroce_txck *ck)
 	c->off = ck->off;
 	c->len = ck->len;
 	c->flags = ck->flags;
+	/* The slot's previous chunk may have been lost: forget where. */
+	c->lost_why = MROCE_RETX_SACK;
+	c->lost_path = MROCE_TRACE_NO_PATH;
+	c->lost_gen = 0;
+	c->lost_psn = 0;
 
 	if (ck->kind == MROCE_CK_RESP) {
 		struct mroce_rdreq *rd = ck->rd;
