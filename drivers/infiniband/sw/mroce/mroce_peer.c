@@ -904,6 +904,7 @@ const struct mroce_conn_ops mroce_peer_conn_ops = {
 	.path_state = mroce_peer_path_state,
 	.rekey = mroce_trace_conn_rekey,
 	.cc = mroce_trace_conn_cc,
+	.cc_on = &mroce_trace_cc_on,
 };
 
 /* ----------------------------------------------------- passive open */
