@@ -56,14 +56,13 @@ check_eq "only RoCE v2 GIDs" 0 "$(grep 'GID\[' <<< "$devinfo" | grep -vc 'RoCE v
 check "mroce_b shows its own address" bash -c \
 	"ibv_devinfo -v -d mroce_b | grep -qF '::ffff:10.0.0.2, RoCE v2'"
 
-# Each run keeps its own logs ($MROCE_TEST_OUT/<tool>.{client,server});
+# Each run keeps its own logs ($MROCE_TEST_OUT/pair-<n>-<tool>.{client,server});
 # perftest_pair keeps a failed clock calibration from failing a good run.
-pair() { PERFTEST_LOG=$1 perftest_pair a mroce_a b mroce_b 10.0.0.2 "$@"; }
 if why=$(transport_ready a mroce_a); then
 	check "ib_send_bw -e: completions through CQ events" \
-		pair ib_send_bw -e -s 4096 -n 100
-	check "ib_read_bw -e" pair ib_read_bw -e -s 16384 -n 50
-	check "ib_send_lat -e" pair ib_send_lat -e -s 64 -n 100
+		mroce_pair_run ib_send_bw -e -s 4096 -n 100
+	check "ib_read_bw -e" mroce_pair_run ib_read_bw -e -s 16384 -n 50
+	check "ib_send_lat -e" mroce_pair_run ib_send_lat -e -s 64 -n 100
 else
 	ktap_skip "perftest with completion events (-e)" "$why"
 fi
