@@ -296,6 +296,45 @@ static struct dst_entry *mroce_route(struct net *net, struct mroce_dev *mdev,
 	return dst;
 }
 
+/* The UDP header of one mroce packet; its checksum is the caller's. */
+static void mroce_net_push_udp(struct sk_buff *skb, __be16 sport)
+{
+	struct udphdr *uh = skb_push(skb, sizeof(*uh));
+
+	skb_reset_transport_header(skb);
+	uh->source = sport;
+	uh->dest = htons(mroce_udp_port);
+	uh->len = htons(skb->len);
+	uh->check = 0;
+}
+
+/*
+ * The IPv4 header over a UDP-encapsulated packet. The ID, total length and
+ * header checksum are the caller's: a lone packet gets them from
+ * ip_local_out(), a burst's segments carry their own.
+ */
+static struct iphdr *mroce_net_push_ip4(struct sk_buff *skb,
+					struct dst_entry *dst, __be32 saddr,
+					__be32 daddr, u8 tos)
+{
+	struct iphdr *iph;
+
+	udp_set_csum(false, skb, saddr, daddr, skb->len);
+	iph = skb_push(skb, sizeof(*iph));
+	skb_reset_network_header(skb);
+	iph->version = 4;
+	iph->ihl = sizeof(*iph) >> 2;
+	iph->tos = tos;
+	iph->frag_off = htons(IP_DF);
+	iph->ttl = ip4_dst_hoplimit(dst);
+	iph->protocol = IPPROTO_UDP;
+	iph->saddr = saddr;
+	iph->daddr = daddr;
+	skb->protocol = htons(ETH_P_IP);
+	memset(IPCB(skb), 0, sizeof(*IPCB(skb)));
+	return iph;
+}
+
 /* Push UDP and IP onto an mroce packet and hand it to the IP layer. */
 static void mroce_encap_xmit(struct net *net, struct mroce_dev *mdev,
 			     struct sk_buff *skb, struct dst_entry *dst,
@@ -303,36 +342,17 @@ static void mroce_encap_xmit(struct net *net, struct mroce_dev *mdev,
 			     const struct in6_addr *daddr, __be16 sport, u8 tos)
 {
 	unsigned int len = skb->len;
-	struct udphdr *uh;
 	int err;
 
 	skb_dst_set(skb, dst);
-
-	uh = skb_push(skb, sizeof(*uh));
-	skb_reset_transport_header(skb);
-	uh->source = sport;
-	uh->dest = htons(mroce_udp_port);
-	uh->len = htons(skb->len);
-	uh->check = 0;
+	mroce_net_push_udp(skb, sport);
 
 	if (!v6) {
 		struct iphdr *iph;
 
-		udp_set_csum(false, skb, saddr->s6_addr32[3],
-			     daddr->s6_addr32[3], skb->len);
-		iph = skb_push(skb, sizeof(*iph));
-		skb_reset_network_header(skb);
-		iph->version = 4;
-		iph->ihl = sizeof(*iph) >> 2;
-		iph->tos = tos;
-		iph->frag_off = htons(IP_DF);
-		iph->ttl = ip4_dst_hoplimit(dst);
-		iph->protocol = IPPROTO_UDP;
-		iph->saddr = saddr->s6_addr32[3];
-		iph->daddr = daddr->s6_addr32[3];
+		iph = mroce_net_push_ip4(skb, dst, saddr->s6_addr32[3],
+					 daddr->s6_addr32[3], tos);
 		__ip_select_ident(net, iph, 1);
-		skb->protocol = htons(ETH_P_IP);
-		memset(IPCB(skb), 0, sizeof(*IPCB(skb)));
 		err = ip_local_out(net, NULL, skb);
 	} else {
 		struct ipv6hdr *ip6h;
@@ -436,36 +456,16 @@ static bool mroce_net_may_burst(const struct mroce_peer *peer,
 }
 
 /* UDP and IPv4 header of one packet of a burst. */
-static void mroce_net_push4(struct net *net, struct sk_buff *skb,
-			    struct dst_entry *dst, __be32 saddr, __be32 daddr,
-			    __be16 sport, u8 tos)
+static void mroce_net_push4(struct sk_buff *skb, struct dst_entry *dst,
+			    __be32 saddr, __be32 daddr, __be16 sport, u8 tos)
 {
-	struct udphdr *uh;
 	struct iphdr *iph;
 
-	uh = skb_push(skb, sizeof(*uh));
-	skb_reset_transport_header(skb);
-	uh->source = sport;
-	uh->dest = htons(mroce_udp_port);
-	uh->len = htons(skb->len);
-	uh->check = 0;
-	udp_set_csum(false, skb, saddr, daddr, skb->len);
-
-	iph = skb_push(skb, sizeof(*iph));
-	skb_reset_network_header(skb);
-	iph->version = 4;
-	iph->ihl = sizeof(*iph) >> 2;
-	iph->tos = tos;
-	iph->frag_off = htons(IP_DF);
-	iph->ttl = ip4_dst_hoplimit(dst);
-	iph->protocol = IPPROTO_UDP;
-	iph->saddr = saddr;
-	iph->daddr = daddr;
+	mroce_net_push_udp(skb, sport);
+	iph = mroce_net_push_ip4(skb, dst, saddr, daddr, tos);
 	iph->id = 0;
 	iph->tot_len = htons(skb->len);
 	ip_send_check(iph);
-	skb->protocol = htons(ETH_P_IP);
-	memset(IPCB(skb), 0, sizeof(*IPCB(skb)));
 }
 
 /* Send @head and the @n - 1 packets after it in @q as one GSO skb. */
@@ -482,12 +482,12 @@ static void mroce_net_xmit_burst(struct mroce_peer *peer, struct sk_buff *head,
 	int err;
 
 	/* First, while the checksum seed is still the first packet's own. */
-	mroce_net_push4(peer->net, head, dst, src, dst4, sport, tos);
+	mroce_net_push4(head, dst, src, dst4, sport, tos);
 	tail = &skb_shinfo(head)->frag_list;
 	for (i = 1; i < n; i++) {
 		skb = __skb_dequeue(q);
 		bytes += skb->len;
-		mroce_net_push4(peer->net, skb, dst, src, dst4, sport, tos);
+		mroce_net_push4(skb, dst, src, dst4, sport, tos);
 		*tail = skb;
 		tail = &skb->next;
 		head->len += skb->len;
