@@ -839,6 +839,117 @@ TEST_F(Conn, APathSilentWhileANewerPacketIsAckedExpiresBeforeItsRto) {
   EXPECT_EQ(a.c.paths[1].gen, 1);  // re-keyed
 }
 
+// Timers that fire long after their deadline (a descheduled vCPU) find the
+// RTO and the tail-loss probe both due. We were not running, the path
+// maybe was: probe it instead of re-keying it and resending its flight.
+TEST_F(Conn, AnOversleptRtoProbesInsteadOfRekeying) {
+  establish();
+  send(a, 1, 1000, 1);
+  send(a, 2, 1000, 1);
+  const uint64_t rto = a.paths[1].rto_at;
+  ASSERT_LT(a.paths[1].pto_at, rto);  // the probe was due first
+  now = rto + p.oversleep + 5000000;
+  mroce_timer_res res;
+  const uint64_t next = mroce_conn_on_timer(&a.c, now, &res);
+  EXPECT_EQ(res.probe_mask, 1ull << 1);
+  EXPECT_EQ(a.c.stats.ptos, 1u);
+  EXPECT_EQ(a.c.stats.rtos, 0u);
+  EXPECT_EQ(a.c.stats.silent, 0u);
+  EXPECT_TRUE(a.lost.empty());
+  EXPECT_TRUE(a.rekeys.empty());
+  EXPECT_EQ(a.paths[1].gen, 0);
+  EXPECT_EQ(a.paths[1].health.state, MROCE_PATH_ACTIVE);
+  EXPECT_EQ(a.c.inflight, 2000u);
+  // The expiry waits one probe timeout for the answer, no longer.
+  EXPECT_GT(next, now);
+  EXPECT_LE(next, now + mroce_rtt_pto(&a.paths[1].rtt, &p) + mroce_rtt_pto(&a.c.rtt, &p));
+}
+
+// The flight had arrived; its ACK had not been processed. The probe's ACK
+// acknowledges it all: nothing is resent, and the path stays as it was.
+TEST_F(Conn, AnsweredProbeAfterAnOversleptRtoResendsNothing) {
+  establish();
+  auto d1 = send(a, 1, 1000, 1);
+  auto d2 = send(a, 2, 1000, 1);
+  deliver(b, d1);
+  deliver(b, d2);
+  now = a.paths[1].rto_at + p.oversleep + 20000000;
+  mroce_timer_res res;
+  mroce_conn_on_timer(&a.c, now, &res);
+  ASSERT_EQ(res.probe_mask, 1ull << 1);
+  mroce_tx_slot slot;
+  ASSERT_TRUE(mroce_conn_probe(&a.c, 1, now, &slot));
+  mroce_pkt pr{};
+  pr.c.opcode = MROCE_OP_PROBE;
+  mroce_conn_fill(&a.c, &slot, &pr);
+  now += 100000;
+  deliver(b, encode(pr));
+  ack(b, a);
+  ASSERT_EQ(a.acked.size(), 2u);
+  EXPECT_EQ(a.acked[0].first + a.acked[1].first, 3u);
+  EXPECT_FALSE(a.paths[1].held);  // progress: the next oversleep probes again
+  // Time runs on well past every old deadline: nothing is declared lost.
+  for (int i = 0; i < 50; i++) {
+    uint64_t t = mroce_conn_next_deadline(&a.c);
+    if (t == UINT64_MAX) break;
+    now = std::max(now, t);
+    mroce_conn_on_timer(&a.c, now, &res);
+  }
+  EXPECT_TRUE(a.lost.empty());
+  EXPECT_TRUE(a.rekeys.empty());
+  EXPECT_EQ(a.c.stats.rtos, 0u);
+  EXPECT_EQ(a.c.stats.silent, 0u);
+  EXPECT_EQ(a.c.inflight, 0u);
+  EXPECT_EQ(a.paths[1].gen, 0);
+}
+
+// A dead path answers no probe: it still expires, one probe timeout after
+// the probe, and a second late wake-up gives it no second reprieve.
+TEST_F(Conn, ADeadPathStillExpiresOneProbeTimeoutAfterTheOversleep) {
+  establish();
+  send(a, 1, 1000, 1);
+  send(a, 2, 1000, 1);
+  now = a.paths[1].rto_at + p.oversleep + 5000000;
+  mroce_timer_res res;
+  mroce_conn_on_timer(&a.c, now, &res);
+  ASSERT_EQ(res.probe_mask, 1ull << 1);
+  mroce_tx_slot slot;
+  ASSERT_TRUE(mroce_conn_probe(&a.c, 1, now, &slot));  // and it is lost
+  const uint64_t hold = a.paths[1].hold;
+  ASSERT_GT(hold, now);
+  EXPECT_LE(hold, now + mroce_rtt_pto(&a.paths[1].rtt, &p) + mroce_rtt_pto(&a.c.rtt, &p));
+  EXPECT_EQ(mroce_conn_next_deadline(&a.c), std::min(hold, a.c.watchdog_at));
+  mroce_conn_on_timer(&a.c, hold - 1, &res);
+  EXPECT_EQ(a.c.stats.rtos, 0u);
+  EXPECT_TRUE(a.lost.empty());
+  // Woken late again: no second probe, the path expires.
+  now = hold + p.oversleep + 30000000;
+  mroce_conn_on_timer(&a.c, now, &res);
+  EXPECT_EQ(a.c.stats.rtos, 1u);
+  EXPECT_EQ(a.c.stats.ptos, 1u);
+  std::vector<uint64_t> lost;
+  for (auto &l : a.lost)
+    if (l.first != MROCE_COOKIE_PROBE) lost.push_back(l.first);
+  EXPECT_EQ(lost, (std::vector<uint64_t>{1, 2}));
+  ASSERT_EQ(a.rekeys.size(), 1u);
+  EXPECT_EQ(std::get<3>(a.rekeys[0]), MROCE_HEV_RTO);
+  EXPECT_EQ(a.paths[1].gen, 1);
+  EXPECT_EQ(a.paths[1].health.state, MROCE_PATH_PROBING);
+}
+
+// oversleep = 0 is the old rule: a late RTO expires the path at once.
+TEST_F(Conn, OversleepZeroExpiresALateRtoAtOnce) {
+  p.oversleep = 0;
+  establish();
+  send(a, 1, 1000, 1);
+  now = a.paths[1].rto_at + 50000000;
+  mroce_timer_res res;
+  mroce_conn_on_timer(&a.c, now, &res);
+  EXPECT_EQ(a.c.stats.rtos, 1u);
+  EXPECT_EQ(a.c.stats.ptos, 0u);
+  EXPECT_EQ(a.paths[1].gen, 1);
+}
+
 TEST_F(Conn, ProbeCarriesTheBacklog) {
   establish();
   mroce_conn_set_backlog(&a.c, 1u << 20, now);

@@ -158,6 +158,8 @@ static void path_reset(struct mroce_conn *c, struct mroce_path *p, u8 gen)
 	p->score = 0;
 	p->rto_at = 0;
 	p->pto_at = 0;
+	p->hold = 0;
+	p->held = false;
 	p->tlp = false;
 	mroce_ptx_init(&p->tx);
 	mroce_rtt_init(&p->rtt);
@@ -635,6 +637,7 @@ static void on_block(struct mroce_conn *c, struct mroce_path *p,
 	res->acked_bytes += b.data_bytes;
 	res->lost_pkts += b.data_lost;
 	if (r.acked_pkts) {
+		p->held = false;
 		health(c, p, MROCE_HEV_PROGRESS, 0, now, sk);
 		if (p->tx.n_out) {
 			p->rto_at = now + path_rto(c, p);
@@ -1022,6 +1025,44 @@ static void path_expire(struct mroce_conn *c, struct mroce_path *p, u64 now,
 	health(c, p, MROCE_HEV_RTO, p->gen + 1, now, sk);
 }
 
+/* Tail-loss probe: its ACK exposes a lost tail as a gap. */
+static void path_probe(struct mroce_conn *c, struct mroce_path *p,
+		       struct sink *sk)
+{
+	p->pto_at = 0;
+	p->tlp = true;
+	p->stats.ptos++;
+	c->stats.ptos++;
+	*sk->probe_mask |= (u64)1 << p->id;
+}
+
+/*
+ * A loss deadline found long past says that we were not running (a busy
+ * hypervisor, softirqs held off), not that the path lost anything: its
+ * ACKs may be waiting in our own receive queue, and the probe that was due
+ * before the RTO never went out. Expiring now would resend what arrived
+ * and re-key a good path. Probe instead and give the answer one PTO; once
+ * until the path makes progress, so a dead path still expires.
+ */
+static bool path_overslept(struct mroce_conn *c, struct mroce_path *p,
+			   u64 now, struct sink *sk)
+{
+	u64 due = U64_MAX, quiet = silent_at(c, p);
+
+	if (!c->prm->oversleep || p->held)
+		return false;
+	if (p->rto_at && now >= p->rto_at)
+		due = p->rto_at;
+	if (now >= quiet && quiet < due)
+		due = quiet;
+	if (due == U64_MAX || now - due <= c->prm->oversleep)
+		return false;
+	p->held = true;
+	p->hold = now + path_pto(c, p);
+	path_probe(c, p, sk);
+	return true;
+}
+
 static void path_timer(struct mroce_conn *c, struct mroce_path *p, u64 now,
 		       struct sink *sk)
 {
@@ -1030,26 +1071,22 @@ static void path_timer(struct mroce_conn *c, struct mroce_path *p, u64 now,
 			health(c, p, MROCE_HEV_HOLDOFF_END, p->gen + 1, now, sk);
 		return;
 	}
-	if (p->rto_at && now >= p->rto_at) {
+	if (path_overslept(c, p, now, sk))
+		return;
+	if (now >= p->hold && p->rto_at && now >= p->rto_at) {
 		p->stats.rtos++;
 		c->stats.rtos++;
 		path_expire(c, p, now, sk);
 		return;
 	}
-	if (now >= silent_at(c, p)) {
+	if (now >= p->hold && now >= silent_at(c, p)) {
 		p->stats.silent++;
 		c->stats.silent++;
 		path_expire(c, p, now, sk);
 		return;
 	}
-	if (p->pto_at && now >= p->pto_at) {
-		/* Tail-loss probe: its ACK exposes a lost tail as a gap. */
-		p->pto_at = 0;
-		p->tlp = true;
-		p->stats.ptos++;
-		c->stats.ptos++;
-		*sk->probe_mask |= (u64)1 << p->id;
-	}
+	if (p->pto_at && now >= p->pto_at)
+		path_probe(c, p, sk);
 }
 
 u64 mroce_conn_on_timer(struct mroce_conn *c, u64 now,
@@ -1087,6 +1124,11 @@ u64 mroce_conn_on_timer(struct mroce_conn *c, u64 now,
 	return mroce_conn_next_deadline(c);
 }
 
+static u64 max_u64(u64 a, u64 b)
+{
+	return a > b ? a : b;
+}
+
 static u64 earliest(u64 a, u64 b)
 {
 	if (!b)
@@ -1110,9 +1152,9 @@ u64 mroce_conn_next_deadline(const struct mroce_conn *c)
 			t = earliest(t, p->health.holdoff_end);
 			continue;
 		}
-		t = earliest(t, p->rto_at);
+		t = earliest(t, p->rto_at ? max_u64(p->rto_at, p->hold) : 0);
 		t = earliest(t, p->pto_at);
-		t = earliest(t, silent_at(c, p));
+		t = earliest(t, max_u64(silent_at(c, p), p->hold));
 	}
 	t = earliest(t, c->watchdog_at);
 	if (c->ack_dirty)

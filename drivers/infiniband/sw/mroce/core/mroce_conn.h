@@ -55,8 +55,10 @@ struct mroce_path {
 	u16 last_rx;
 	u32 score;		/* Q10, docs §5.7 */
 	bool tlp;		/* a tail-loss probe is out: its ACK's gaps are PTO's */
+	bool held;		/* probed instead of expiring; progress clears it */
 	u64 rto_at;		/* 0 = not armed */
 	u64 pto_at;
+	u64 hold;		/* no RTO or silence expiry before this */
 	struct mroce_ptx tx;
 	/*
 	 * The generation the last re-key retired, kept for one RTO: ACK

@@ -22,6 +22,7 @@ void mroce_params_default(struct mroce_params *p)
 	p->init_rto = 10 * MS;
 	p->min_pto = 200 * US;
 	p->ack_delay = 50 * US;
+	p->oversleep = 1 * MS;
 	p->ack_every = 8;
 	p->silent_rtts = 4;
 	p->retry_limit = 7;

@@ -24,6 +24,7 @@ struct mroce_params {
 	u32 init_rto;		/* before the first RTT sample */
 	u32 min_pto;
 	u32 ack_delay;		/* delayed-ACK timer */
+	u32 oversleep;		/* a loss deadline this far past: probe first; 0 = off */
 	u16 ack_every;		/* ACK at least every this many data packets */
 	u8 silent_rtts;		/* srtts a path may stay silent; 0 = RTO only */
 	u8 retry_limit;		/* connection RTO rounds without progress */
