@@ -27,11 +27,14 @@ extern "C" {
 namespace {
 
 struct Ctx {
-  uint64_t acked = 0, lost = 0, naked = 0, sent = 0;
+  uint64_t acked = 0, lost = 0, naked = 0, sent = 0, late = 0;
 };
 
 void on_acked(void *c, uint64_t, uint32_t, uint8_t) { static_cast<Ctx *>(c)->acked++; }
 void on_lost(void *c, uint64_t, uint32_t, uint8_t, uint32_t, uint8_t) { static_cast<Ctx *>(c)->lost++; }
+// A late ACK block revokes a loss already reported: the transmission has
+// ended (as lost) and must not be counted a second time.
+void on_late(void *c, uint64_t, uint32_t, uint8_t) { static_cast<Ctx *>(c)->late++; }
 
 #define CHECK(x) \
   do {           \
@@ -62,6 +65,7 @@ void check_invariants(const mroce_conn &c, const Ctx &ctx) {
   CHECK(c.cc.cwnd >= c.prm->min_cwnd && c.cc.cwnd <= c.prm->max_cwnd);
   // Every data transmission ends exactly once: acked, lost or refused.
   CHECK(ctx.sent == ctx.acked + ctx.lost + ctx.naked + out_data);
+  CHECK(ctx.late <= ctx.lost);
 }
 
 void send_some(mroce_conn &c, Ctx &ctx, uint64_t now, int n) {
@@ -89,7 +93,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     init = true;
   }
   Ctx ctx;
-  mroce_conn_ops ops = {on_acked, on_lost, nullptr, nullptr, nullptr, nullptr, on_acked};
+  mroce_conn_ops ops = {on_acked, on_lost, nullptr, nullptr, nullptr, nullptr, on_late};
   mroce_path paths_a[8], paths_b[8];
   mroce_conn a, b;
   mroce_conn_cfg cfg{};
