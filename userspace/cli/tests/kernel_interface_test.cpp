@@ -37,12 +37,12 @@ std::string slurp(const std::string &path)
 	return s.str();
 }
 
-/* TRACE_EVENT(name, TP_PROTO(type a, type b, ...)) -> {a, b, ...} */
+/* TRACE_EVENT[_FN](name, TP_PROTO(type a, type b, ...)) -> {a, b, ...} */
 std::map<std::string, std::vector<std::string>> tp_protos()
 {
 	std::map<std::string, std::vector<std::string>> r;
 	std::string h = slurp(kdir + "mroce_trace.h");
-	std::regex ev(R"(TRACE_EVENT\(\s*(\w+)\s*,\s*TP_PROTO\(([^)]*)\))");
+	std::regex ev(R"(TRACE_EVENT(?:_FN)?\(\s*(\w+)\s*,\s*TP_PROTO\(([^)]*)\))");
 	for (std::sregex_iterator it(h.begin(), h.end(), ev), end; it != end; ++it) {
 		std::vector<std::string> args;
 		std::stringstream ss((*it)[2].str());
