@@ -141,14 +141,19 @@ class Conn : public ::testing::Test {
     mroce_conn_on_ack(&to.c, &pkt, now, &res);
     return res;
   }
-  // `s` re-keyed `path`: its PROBE reaches the peer, whose ACK brings it back.
-  void answer_probe(Side &s, Side &peer, uint8_t path) {
+  // `s`'s PROBE on `path`, as it leaves on the wire.
+  std::vector<uint8_t> probe_pkt(Side &s, uint8_t path, uint8_t flags = 0) {
     mroce_tx_slot slot;
-    ASSERT_TRUE(mroce_conn_probe(&s.c, path, now, &slot));
+    EXPECT_TRUE(mroce_conn_probe(&s.c, path, now, &slot));
     mroce_pkt pr{};
     pr.c.opcode = MROCE_OP_PROBE;
+    pr.c.flags = flags;
     mroce_conn_fill(&s.c, &slot, &pr);
-    deliver(peer, encode(pr));
+    return encode(pr);
+  }
+  // `s` re-keyed `path`: its PROBE reaches the peer, whose ACK brings it back.
+  void answer_probe(Side &s, Side &peer, uint8_t path) {
+    deliver(peer, probe_pkt(s, path));
     ack(peer, s);
     ASSERT_EQ(s.paths[path].health.state, MROCE_PATH_ACTIVE);
   }
@@ -317,13 +322,7 @@ TEST_F(Conn, AckEveryNPacketsIsImmediate) {
 
 TEST_F(Conn, AckRequestFlagAndProbeAreAnsweredAtOnce) {
   establish();
-  mroce_tx_slot slot;
-  ASSERT_TRUE(mroce_conn_probe(&a.c, 4, now, &slot));
-  mroce_pkt pr{};
-  pr.c.opcode = MROCE_OP_PROBE;
-  pr.c.flags = MROCE_F_AR;
-  mroce_conn_fill(&a.c, &slot, &pr);
-  EXPECT_TRUE(deliver(b, encode(pr)));
+  EXPECT_TRUE(deliver(b, probe_pkt(a, 4, MROCE_F_AR)));
   mroce_ack_res res = ack(b, a);
   EXPECT_EQ(res.acked_pkts, 0u);  // probes are not data
   EXPECT_TRUE(a.acked.empty());
@@ -435,12 +434,7 @@ TEST_F(Conn, AGapTheTailProbesAckExposesIsThePtos) {
   mroce_timer_res res;
   mroce_conn_on_timer(&a.c, now, &res);
   ASSERT_EQ(res.probe_mask, 1ull << 1);
-  mroce_tx_slot slot;
-  ASSERT_TRUE(mroce_conn_probe(&a.c, 1, now, &slot));
-  mroce_pkt pr{};
-  pr.c.opcode = MROCE_OP_PROBE;
-  mroce_conn_fill(&a.c, &slot, &pr);
-  deliver(b, encode(pr));
+  deliver(b, probe_pkt(a, 1));
   ack(b, a);
   ASSERT_EQ(a.lost.size(), 1u);
   EXPECT_EQ(a.lost[0].first, 2u);
@@ -877,13 +871,9 @@ TEST_F(Conn, AnsweredProbeAfterAnOversleptRtoResendsNothing) {
   mroce_timer_res res;
   mroce_conn_on_timer(&a.c, now, &res);
   ASSERT_EQ(res.probe_mask, 1ull << 1);
-  mroce_tx_slot slot;
-  ASSERT_TRUE(mroce_conn_probe(&a.c, 1, now, &slot));
-  mroce_pkt pr{};
-  pr.c.opcode = MROCE_OP_PROBE;
-  mroce_conn_fill(&a.c, &slot, &pr);
+  auto pr = probe_pkt(a, 1);
   now += 100000;
-  deliver(b, encode(pr));
+  deliver(b, pr);
   ack(b, a);
   ASSERT_EQ(a.acked.size(), 2u);
   EXPECT_EQ(a.acked[0].first + a.acked[1].first, 3u);
