@@ -151,6 +151,13 @@ class Conn : public ::testing::Test {
     mroce_conn_fill(&s.c, &slot, &pr);
     return encode(pr);
   }
+  // Two 1000 B packets (cookies 1, 2) on `path` that reached b, not yet acked.
+  void flight_arrived(uint8_t path) {
+    auto d1 = send(a, 1, 1000, path);
+    auto d2 = send(a, 2, 1000, path);
+    deliver(b, d1);
+    deliver(b, d2);
+  }
   // `s` re-keyed `path`: its PROBE reaches the peer, whose ACK brings it back.
   void answer_probe(Side &s, Side &peer, uint8_t path) {
     deliver(peer, probe_pkt(s, path));
@@ -627,10 +634,7 @@ TEST_F(Conn, WatchdogCountsRoundsWithoutProgressAndProgressResetsIt) {
 // and re-keys it first: the ACK still counts when it arrives (docs §5.6).
 TEST_F(Conn, AnAckThatArrivesAfterTheRekeyStillAcknowledges) {
   establish();
-  auto d1 = send(a, 1, 1000, 5);
-  auto d2 = send(a, 2, 1000, 5);
-  deliver(b, d1);
-  deliver(b, d2);
+  flight_arrived(5);
   std::vector<uint8_t> late = take_ack(b);
   now = a.paths[5].rto_at;
   mroce_timer_res tr;
@@ -863,10 +867,7 @@ TEST_F(Conn, AnOversleptRtoProbesInsteadOfRekeying) {
 // acknowledges it all: nothing is resent, and the path stays as it was.
 TEST_F(Conn, AnsweredProbeAfterAnOversleptRtoResendsNothing) {
   establish();
-  auto d1 = send(a, 1, 1000, 1);
-  auto d2 = send(a, 2, 1000, 1);
-  deliver(b, d1);
-  deliver(b, d2);
+  flight_arrived(1);
   now = a.paths[1].rto_at + p.oversleep + 20000000;
   mroce_timer_res res;
   mroce_conn_on_timer(&a.c, now, &res);
