@@ -175,6 +175,12 @@ mroce_loaded() { grep -q '^mroce ' /proc/modules; }
 rxe_loaded() { grep -q '^rdma_rxe ' /proc/modules; }
 mroce_load() { modprobe mroce; }
 mroce_unload() { ! mroce_loaded || rmmod mroce; }
+# mroce_param NAME: a module parameter's value; mroce_param NAME VALUE sets it.
+mroce_param() {
+	local f=/sys/module/mroce/parameters/$1
+
+	if [ $# -eq 1 ]; then cat "$f"; else echo "$2" > "$f"; fi
+}
 
 rdma_dev_exists() { [ -e "/sys/class/infiniband/$1" ]; }
 

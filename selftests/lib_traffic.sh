@@ -171,14 +171,15 @@ verify_pair() {
 	return $rc
 }
 
-# Turn a tool's "ok<TAB>what" / "fail<TAB>what<TAB>why" lines into subtests
+# report_lines FILE [PREFIX]: turn a tool's "ok<TAB>what" / "fail<TAB>what<TAB>why"
+# lines into subtests named PREFIXwhat
 # (other lines become ktap_info). Returns 1 if any line failed.
 report_lines() {
 	local st desc why rc=0
 	while IFS=$'\t' read -r st desc why; do
 		case $st in
-		ok) ktap_ok "$desc" ;;
-		fail) ktap_fail "$desc" "$why"; rc=1 ;;
+		ok) ktap_ok "${2:-}$desc" ;;
+		fail) ktap_fail "${2:-}$desc" "$why"; rc=1 ;;
 		'# '*) ktap_info "${st#\# }${desc:+ $desc}" ;;
 		*) [ -n "$st" ] && ktap_info "$st${desc:+ $desc}${why:+ $why}" ;;
 		esac

@@ -17,6 +17,9 @@
 #     still works; the refusals the protocol makes fatal (rkey, bounds,
 #     rights, misaligned atomic) also put the target's QP in error, each on
 #     a fresh QP pair; every MR holds exactly what legit traffic wrote;
+#     Step 3 runs twice: with module parameter tx_burst=32 (bursts of one
+#     path leave as one UDP GSO skb, which the sniffer sees as one frame
+#     and splits) and with tx_burst=1 (every packet alone);
 #  4. verified traffic between the devices afterwards, and a clean kernel log.
 # vm-timeout: 600
 . "$(dirname "$0")/lib.sh"
@@ -55,18 +58,36 @@ drops=0
 while read -r _ d _; do drops=$((drops + 16#$d)); done < /proc/net/softnet_stat
 ktap_info "softnet backlog drops: $drops"
 
+# The attack learns the connection by sniffing va: once with bursts of one
+# path leaving as one GSO skb (module parameter tx_burst, a frame the sniffer
+# must split), once with every packet alone.
+attack_run() {
+	local burst=$1 rc trc tpid out=$MROCE_TEST_OUT/burst$1
+
+	mkdir -p "$out"
+	if ! mroce_param tx_burst "$burst"; then
+		ktap_fail "tx_burst=$burst: set the module parameter"
+		return
+	fi
+	nsexec b timeout 420 "$inject" target -d mroce_b > "$out/target.out" 2>&1 &
+	tpid=$!
+	in_a "$inject" attack -d mroce_a -c 10.0.0.2 -t mroce_b -i va --from2 10.0.0.3 \
+		> "$out/attack.out" 2>&1
+	rc=$?
+	wait "$tpid"
+	trc=$?
+	report_lines "$out/attack.out" "tx_burst=$burst: "
+	check_eq "tx_burst=$burst: the attack run finished" 0 "$rc"
+	check_eq "tx_burst=$burst: the target finished" 0 "$trc"
+	[ $trc -eq 0 ] || sed 's/^/#   /' "$out/target.out"
+}
+
 nsexec a ip addr add 10.0.0.3/24 dev va
-nsexec b timeout 420 "$inject" target -d mroce_b > "$MROCE_TEST_OUT/target.out" 2>&1 &
-tpid=$!
-in_a "$inject" attack -d mroce_a -c 10.0.0.2 -t mroce_b -i va --from2 10.0.0.3 \
-	> "$MROCE_TEST_OUT/attack.out" 2>&1
-rc=$?
-wait "$tpid"
-trc=$?
-report_lines "$MROCE_TEST_OUT/attack.out"
-check_eq "the attack run finished" 0 "$rc"
-check_eq "the target finished" 0 "$trc"
-[ $trc -eq 0 ] || sed 's/^/#   /' "$MROCE_TEST_OUT/target.out"
+burst0=$(mroce_param tx_burst)
+for burst in 32 1; do
+	attack_run "$burst"
+done
+mroce_param tx_burst "$burst0"
 
 check "verified traffic between the devices afterwards" \
 	verify_pair a mroce_a b mroce_b 10.0.0.2 -q 2 -s 1,4096,65537 -T 30

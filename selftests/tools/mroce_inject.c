@@ -66,25 +66,6 @@
 
 #define MAX_PKT		1600
 
-static int nfail;
-
-static void result(bool pass, const char *what, const char *fmt, ...)
-{
-	va_list ap;
-
-	printf("%s\t%s", pass ? "ok" : "fail", what);
-	if (!pass && fmt) {
-		putchar('\t');
-		va_start(ap, fmt);
-		vprintf(fmt, ap);
-		va_end(ap);
-	}
-	putchar('\n');
-	fflush(stdout);
-	if (!pass)
-		nfail++;
-}
-
 static void die(const char *fmt, ...)
 {
 	va_list ap;
@@ -499,6 +480,174 @@ static void build_cases(int mutations)
 	}
 }
 
+/*
+ * A captured frame may hold several packets: with tx_burst the module sends
+ * a burst of one path as one UDP fraglist-GSO skb, and a tap in front of a
+ * device that takes such skbs whole (veth, both ends) sees the burst before
+ * anything segments it. The frame is then the first packet's Ethernet, IP
+ * and UDP header, whose lengths cover the whole burst, its mroce packet, and
+ * every further packet with its own IP and UDP header. Nothing in the frame
+ * says where the first packet ends (on 6.1 AF_PACKET's vnet header has no
+ * UDP GSO type, and the mroce header has no length), so the split looks for
+ * the chain instead: the first offset from which IPv4 headers of the same
+ * flow, each with a valid header checksum and a consistent UDP length,
+ * follow one another exactly to the end of the frame. A lone packet has no
+ * such chain inside it short of a forged one, which the sniffer never sees:
+ * it only learns from our own device's traffic.
+ */
+#define MAX_FRAME	(ETH_HLEN + 65536)
+#define MAX_SPLIT	2048	/* 64 KiB of the smallest packets */
+
+struct wire_pkt {
+	const uint8_t *ip;	/* its IPv4 header */
+	uint32_t len;		/* IP header to the end of its mroce packet */
+};
+
+static uint16_t ip_csum(const uint8_t *h, uint32_t len)
+{
+	uint32_t sum = 0, i;
+
+	for (i = 0; i + 1 < len; i += 2)
+		sum += (h[i] << 8) | h[i + 1];
+	while (sum >> 16)
+		sum = (sum & 0xffff) + (sum >> 16);
+	return (uint16_t)~sum;
+}
+
+static uint32_t be16_at(const uint8_t *p)
+{
+	return (p[0] << 8) | p[1];
+}
+
+/* Is @p a packet of @head's flow, whole within @end? Returns its length. */
+static uint32_t flow_pkt(const uint8_t *head, const uint8_t *p, const uint8_t *end)
+{
+	uint32_t ihl = (head[0] & 15) * 4, len;
+
+	if (end - p < ihl + 8 || p[0] != head[0] || p[9] != IPPROTO_UDP ||
+	    memcmp(p + 12, head + 12, 8) || memcmp(p + ihl, head + ihl, 4) ||
+	    ip_csum(p, ihl))
+		return 0;
+	len = be16_at(p + 2);
+	if (len < ihl + 8 || len > end - p || be16_at(p + ihl + 4) != len - ihl)
+		return 0;
+	return len;
+}
+
+/* The IPv4/UDP packets in captured frame @f of @n bytes; how many. */
+static int frame_split(const uint8_t *f, size_t n, struct wire_pkt *out, int max)
+{
+	const uint8_t *ip = f + ETH_HLEN, *end, *q, *p;
+	uint32_t ihl, tot, len;
+	int k;
+
+	if (n < ETH_HLEN + 28 || f[12] != 0x08 || f[13] != 0x00 || ip[0] >> 4 != 4 ||
+	    ip[9] != IPPROTO_UDP || (ip[0] & 15) < 5)
+		return 0;
+	ihl = (ip[0] & 15) * 4;
+	tot = be16_at(ip + 2);
+	if (tot < ihl + 8 || ETH_HLEN + tot > n)
+		return 0;		/* truncated */
+	end = ip + tot;
+	for (q = ip + ihl + 8 + 1; q + ihl + 8 <= end; q++) {
+		if (*q != ip[0])
+			continue;
+		for (p = q, k = 1; p < end && k < max; p += len, k++) {
+			len = flow_pkt(ip, p, end);
+			if (!len)
+				break;
+			out[k].ip = p;
+			out[k].len = len;
+		}
+		if (p == end) {
+			out[0].ip = ip;
+			out[0].len = q - ip;
+			return k;
+		}
+	}
+	out[0].ip = ip;
+	out[0].len = tot;
+	return 1;
+}
+
+/*
+ * IPv4 and UDP header for @mlen bytes of mroce packet at @ip + 28; the
+ * lengths say @tot (more than the packet for the first one of a burst).
+ */
+static uint32_t put_hdrs(uint8_t *ip, uint32_t mlen, uint32_t tot)
+{
+	uint16_t c;
+
+	memset(ip, 0, 28);
+	ip[0] = 0x45;
+	ip[2] = tot >> 8;
+	ip[3] = tot;
+	ip[8] = 64;
+	ip[9] = IPPROTO_UDP;
+	memcpy(ip + 12, "\x0a\x00\x00\x01\x0a\x00\x00\x02", 8);
+	c = ip_csum(ip, 20);
+	ip[10] = c >> 8;
+	ip[11] = c;
+	ip[20] = MROCE_SPORT_MIN >> 8;
+	ip[21] = MROCE_SPORT_MIN & 0xff;
+	ip[22] = MROCE_UDP_PORT_DEFAULT >> 8;
+	ip[23] = MROCE_UDP_PORT_DEFAULT & 0xff;
+	ip[24] = (tot - 20) >> 8;
+	ip[25] = tot - 20;
+	return 28 + mlen;
+}
+
+/*
+ * The sniffer's split, on frames built the way a tap sees them: a lone
+ * packet, and bursts (the first packet's lengths covering the burst) of
+ * data packets, and of control packets small enough to fit one MTU.
+ */
+static void check_split(void)
+{
+	static const u8 bursts[][5] = {
+		{ MROCE_OP_WRITE },
+		{ MROCE_OP_WRITE, MROCE_OP_WRITE, MROCE_OP_SEND, MROCE_OP_ACK, MROCE_OP_PROBE },
+		{ MROCE_OP_ACK, MROCE_OP_ACK },
+		{ MROCE_OP_MAD, MROCE_OP_WRITE, MROCE_OP_MAD },
+	};
+	static uint8_t f[MAX_FRAME];
+	struct wire_pkt w[8];
+	uint32_t off[5], len[5], o, i, j, n;
+	struct mroce_pkt p;
+	int k, bad = 0;
+
+	for (i = 0; i < sizeof(bursts) / sizeof(bursts[0]); i++) {
+		memset(f, 0, ETH_HLEN);
+		f[12] = 0x08;
+		o = ETH_HLEN;
+		for (n = 0; n < 5 && bursts[i][n]; n++) {
+			len[n] = base_packet(bursts[i][n], f + o + 28, 1, NULL);
+			off[n] = o;
+			o += put_hdrs(f + o, len[n], 28 + len[n]);
+		}
+		put_hdrs(f + ETH_HLEN, len[0], o - ETH_HLEN);
+		k = frame_split(f, o, w, 8);
+		if (k != (int)n) {
+			tc_result(false, "the sniffer splits captured bursts",
+			       "burst %u: %d packets of %u", i, k, n);
+			bad++;
+			continue;
+		}
+		for (j = 0; j < n; j++)
+			if (w[j].ip != f + off[j] || w[j].len != 28 + len[j] ||
+			    mroce_decode(w[j].ip + 28, w[j].len - 28, &p) != MROCE_WIRE_OK ||
+			    p.c.opcode != bursts[i][j]) {
+				tc_result(false, "the sniffer splits captured bursts",
+				       "burst %u: packet %u is %u bytes at %td, not %u at %u", i, j,
+				       w[j].len, w[j].ip - f, 28 + len[j], off[j]);
+				bad++;
+				break;
+			}
+	}
+	if (!bad)
+		tc_result(true, "the sniffer splits captured bursts into their packets", NULL);
+}
+
 static int cmd_check(void)
 {
 	struct mroce_pkt p;
@@ -510,19 +659,20 @@ static int cmd_check(void)
 	for (k = 0; k < sizeof(all_ops); k++) {
 		len = base_packet(all_ops[k], b, 1, NULL);
 		if (mroce_decode(b, len, &p) != MROCE_WIRE_OK) {
-			result(false, "valid base packets decode", "%s does not", op_str(all_ops[k]));
+			tc_result(false, "valid base packets decode", "%s does not", op_str(all_ops[k]));
 			bad++;
 		}
 	}
 	if (!bad)
-		result(true, "a valid packet of each of the 18 opcodes decodes", NULL);
+		tc_result(true, "a valid packet of each of the 18 opcodes decodes", NULL);
+	check_split();
 	build_cases(0);
 	bad = 0;
 	for (i = 0; i < ncases; i++) {
 		enum mroce_wire_err got = mroce_decode(cases[i].b, cases[i].len, &p);
 
 		if ((int)got != cases[i].want) {
-			result(false, cases[i].name, "decodes as %s, crafted as %s",
+			tc_result(false, cases[i].name, "decodes as %s, crafted as %s",
 			       mroce_wire_err_name[got], mroce_wire_err_name[cases[i].want]);
 			bad++;
 		}
@@ -538,9 +688,9 @@ static int cmd_check(void)
 					      mroce_wire_err_name[e], per[e]);
 		what[o - 1] = 0;
 		printf("# %d crafted packets:%s\n", ncases, what);
-		result(true, "every crafted packet decodes to the class it was crafted for", NULL);
+		tc_result(true, "every crafted packet decodes to the class it was crafted for", NULL);
 	}
-	return nfail ? 1 : 0;
+	return tc_nfail ? 1 : 0;
 }
 
 /* ---- live device: counters, sending --------------------------------------- */
@@ -704,16 +854,16 @@ static int cmd_blast(const char *from, const char *to, int port, int mutations)
 		char what[120];
 
 		snprintf(what, sizeof(what), "%s counted %d malformed packets", class_counter[e], want[e]);
-		result(after[e] - before[e] == want[e], what, "moved by %lld", after[e] - before[e]);
+		tc_result(after[e] - before[e] == want[e], what, "moved by %lld", after[e] - before[e]);
 	}
 	print_moved();
 	rcvd = counter("rcvd_pkts");
 	if (rcvd >= 0) {
 		printf("# rcvd_pkts moved by %lld\n", rcvd - rcvd0);
-		result(rcvd - rcvd0 >= ncases, "rcvd_pkts counted every packet", "moved by %lld for %d",
+		tc_result(rcvd - rcvd0 >= ncases, "rcvd_pkts counted every packet", "moved by %lld for %d",
 		       rcvd - rcvd0, ncases);
 	}
-	return nfail ? 1 : 0;
+	return tc_nfail ? 1 : 0;
 }
 
 /* ---- a live connection under attack --------------------------------------- */
@@ -1033,57 +1183,81 @@ static void sniff_open(const char *ifname)
 		die("bind to %s: %s", ifname, strerror(errno));
 }
 
+static struct {
+	unsigned int frames, bursts, burst_pkts;
+} S;
+
+/* Learn from one of our device's packets to the target. */
+static void learn_pkt(const struct wire_pkt *w, int port)
+{
+	const uint8_t *ip = w->ip, *udp, *m;
+	struct mroce_pkt p;
+	uint32_t ihl, len;
+
+	ihl = (ip[0] & 15) * 4;
+	udp = ip + ihl;
+	if (memcmp(ip + 12, &my_ip, 4) || memcmp(ip + 16, &target_ip, 4) ||
+	    be16_at(udp + 2) != (uint32_t)port)
+		return;
+	m = udp + 8;
+	len = w->len - ihl - 8;
+	if (mroce_decode(m, len, &p) != MROCE_WIRE_OK)
+		return;
+	if (p.c.dst_conn) {
+		L.conn = p.c.dst_conn;
+		L.conn_known = true;
+	}
+	if (!mroce_op_is_data(p.c.opcode) && p.c.opcode != MROCE_OP_PROBE)
+		return;
+	if (!L.path_seen[p.c.path_id] || p.c.path_gen != L.gen[p.c.path_id] ||
+	    (int32_t)(p.c.path_psn - L.last_psn[p.c.path_id]) > 0) {
+		L.path_seen[p.c.path_id] = true;
+		L.gen[p.c.path_id] = p.c.path_gen;
+		L.last_psn[p.c.path_id] = p.c.path_psn;
+	}
+	if (!mroce_op_is_data(p.c.opcode) || p.u.d.stream_id != target_qpn)
+		return;
+	if (!L.stream_known || (int32_t)(p.u.d.stream_psn - L.stream_psn) > 0)
+		L.stream_psn = p.u.d.stream_psn;
+	L.stream_known = true;
+	if (p.c.opcode == MROCE_OP_WRITE && len <= MAX_PKT) {
+		memcpy(L.write_pkt, m, len);
+		L.write_len = len;
+	} else if (p.c.opcode == MROCE_OP_SEND && len <= MAX_PKT) {
+		memcpy(L.send_pkt, m, len);
+		L.send_len = len;
+	}
+}
+
+/* The selftest logs whether module parameter tx_burst made bursts. */
+static void print_sniffed(void)
+{
+	printf("# sniffed %u frames, %u of them bursts of %u packets in all\n", S.frames,
+	       S.bursts, S.burst_pkts);
+	fflush(stdout);
+}
+
 /*
  * Drain captured frames; learn from our device's packets to the target.
  * Only during the learning phase: our forged packets cross the same wire.
  */
 static void sniff(int port)
 {
+	static uint8_t f[MAX_FRAME];
+	static struct wire_pkt w[MAX_SPLIT];
 	double deadline = tc_now_s() + 2;
-	uint8_t f[2048];
-	struct mroce_pkt p;
 	ssize_t n;
+	int k, i;
 
 	while ((n = recv(pkt_fd, f, sizeof(f), 0)) > 0 && tc_now_s() < deadline) {
-		const uint8_t *ip = f + ETH_HLEN, *udp, *m;
-		uint32_t ihl, len;
-
-		if (n < ETH_HLEN + 28 || f[12] != 0x08 || f[13] != 0x00 ||
-		    (ip[0] >> 4) != 4 || ip[9] != IPPROTO_UDP)
-			continue;
-		ihl = (ip[0] & 15) * 4;
-		udp = ip + ihl;
-		if (memcmp(ip + 12, &my_ip, 4) || memcmp(ip + 16, &target_ip, 4) ||
-		    ((udp[2] << 8) | udp[3]) != port)
-			continue;
-		m = udp + 8;
-		len = ((udp[4] << 8) | udp[5]) - 8;
-		if (m + len > f + n || mroce_decode(m, len, &p) != MROCE_WIRE_OK)
-			continue;
-		if (p.c.dst_conn) {
-			L.conn = p.c.dst_conn;
-			L.conn_known = true;
+		k = frame_split(f, n, w, MAX_SPLIT);
+		S.frames++;
+		if (k > 1) {
+			S.bursts++;
+			S.burst_pkts += k;
 		}
-		if (!mroce_op_is_data(p.c.opcode) && p.c.opcode != MROCE_OP_PROBE)
-			continue;
-		if (!L.path_seen[p.c.path_id] || p.c.path_gen != L.gen[p.c.path_id] ||
-		    (int32_t)(p.c.path_psn - L.last_psn[p.c.path_id]) > 0) {
-			L.path_seen[p.c.path_id] = true;
-			L.gen[p.c.path_id] = p.c.path_gen;
-			L.last_psn[p.c.path_id] = p.c.path_psn;
-		}
-		if (!mroce_op_is_data(p.c.opcode) || p.u.d.stream_id != target_qpn)
-			continue;
-		if (!L.stream_known || (int32_t)(p.u.d.stream_psn - L.stream_psn) > 0)
-			L.stream_psn = p.u.d.stream_psn;
-		L.stream_known = true;
-		if (p.c.opcode == MROCE_OP_WRITE && len <= MAX_PKT) {
-			memcpy(L.write_pkt, m, len);
-			L.write_len = len;
-		} else if (p.c.opcode == MROCE_OP_SEND && len <= MAX_PKT) {
-			memcpy(L.send_pkt, m, len);
-			L.send_len = len;
-		}
+		for (i = 0; i < k; i++)
+			learn_pkt(&w[i], port);
 	}
 }
 
@@ -1205,7 +1379,7 @@ static bool fire(const char *what, const uint8_t *b, uint32_t len, const char *c
 	double deadline;
 
 	if (c0 < 0) {
-		result(false, what, "the target device has no counter %s", ctr);
+		tc_result(false, what, "the target device has no counter %s", ctr);
 		return false;
 	}
 	snap_all();
@@ -1218,7 +1392,7 @@ static bool fire(const char *what, const uint8_t *b, uint32_t len, const char *c
 	}
 	usleep(100000);
 	if (c1 == c0) {
-		result(false, what, "%s did not move; moved:%s", ctr, moved());
+		tc_result(false, what, "%s did not move; moved:%s", ctr, moved());
 		return false;
 	}
 	return true;
@@ -1233,9 +1407,9 @@ static void attack(const char *what, const uint8_t *b, uint32_t len, const char 
 		return;
 	n = target_completions(first, sizeof(first));
 	if (n)
-		result(false, what, "the target got %d completion(s): %s", n, first);
+		tc_result(false, what, "the target got %d completion(s): %s", n, first);
 	else
-		result(true, what, NULL);
+		tc_result(true, what, NULL);
 }
 
 /*
@@ -1259,11 +1433,11 @@ static void attack_fatal(const char *what, const uint8_t *b, uint32_t len, const
 		n = target_poll(NULL, 0, &ok, &state);
 	}
 	if (ok)
-		result(false, what, "the target completed %d work request(s): %s", ok, first);
+		tc_result(false, what, "the target completed %d work request(s): %s", ok, first);
 	else if (state != IBV_QPS_ERR)
-		result(false, what, "the target's QP is in state %d, not error", state);
+		tc_result(false, what, "the target's QP is in state %d, not error", state);
 	else
-		result(true, what, NULL);
+		tc_result(true, what, NULL);
 }
 
 /* Discard what the tap holds: our forged packets must not be learned. */
@@ -1290,7 +1464,7 @@ static uint32_t learn(int udp_port, uint64_t rw, uint32_t rw_rkey, const char *w
 	L.stream_known = false;
 	L.write_len = 0;
 	if (!legit(IBV_WR_RDMA_WRITE, W_LEN, rw + W1_OFF, rw_rkey, PAT_W1, why, sizeof(why))) {
-		result(false, what, "the legit WRITE before it failed: %s", why);
+		tc_result(false, what, "the legit WRITE before it failed: %s", why);
 		return 0;
 	}
 	usleep(200000);
@@ -1298,7 +1472,7 @@ static uint32_t learn(int udp_port, uint64_t rw, uint32_t rw_rkey, const char *w
 	printf("# learned: stream PSN next %u\n", L.stream_psn + 1);
 	fflush(stdout);
 	if (!L.stream_known) {
-		result(false, what, "did not see the legit WRITE on the wire");
+		tc_result(false, what, "did not see the legit WRITE on the wire");
 		return 0;
 	}
 	return L.stream_psn + 1;
@@ -1379,16 +1553,17 @@ static int cmd_attack(const char *devname, const char *target, int port, int udp
 	}
 
 	/* Real traffic first: it establishes the connection we then attack. */
-	result(legit(IBV_WR_RDMA_WRITE, W_LEN, rw + W1_OFF, rw_rkey, PAT_W1, why, sizeof(why)),
+	tc_result(legit(IBV_WR_RDMA_WRITE, W_LEN, rw + W1_OFF, rw_rkey, PAT_W1, why, sizeof(why)),
 	       "legit WRITE before the attacks", "%s", why);
-	result(legit(IBV_WR_SEND, 100, 0, 0, 3, why, sizeof(why)),
+	tc_result(legit(IBV_WR_SEND, 100, 0, 0, 3, why, sizeof(why)),
 	       "legit SEND before the attacks", "%s", why);
 	usleep(300000);		/* let the ACKs settle */
 	sniff(udp_port);
+	print_sniffed();
 	n = target_completions(line, sizeof(line));
-	result(n == 1, "the target completed exactly the legit SEND", "%d completions", n);
+	tc_result(n == 1, "the target completed exactly the legit SEND", "%d completions", n);
 	if (!L.conn_known || !L.stream_known || !L.send_len || !L.write_len) {
-		result(false, "learned the connection from the wire",
+		tc_result(false, "learned the connection from the wire",
 		       "conn %d stream %d send %u write %u", L.conn_known, L.stream_known,
 		       L.send_len, L.write_len);
 		return 1;
@@ -1447,20 +1622,20 @@ static int cmd_attack(const char *devname, const char *target, int port, int udp
 		snap_all();
 		sendto(udp_fd, b, len, 0, (struct sockaddr *)&to_addr, sizeof(to_addr));
 		usleep(300000);
-		result(counter("conn_lost") == n, "CONN_CLOSE with a foreign nonce is ignored",
+		tc_result(counter("conn_lost") == n, "CONN_CLOSE with a foreign nonce is ignored",
 		       "moved:%s", moved());
 	}
 
 	/* The connection must still carry real traffic, and nothing else landed. */
-	result(legit(IBV_WR_RDMA_WRITE, W_LEN, rw + W2_OFF, rw_rkey, PAT_W2, why, sizeof(why)),
+	tc_result(legit(IBV_WR_RDMA_WRITE, W_LEN, rw + W2_OFF, rw_rkey, PAT_W2, why, sizeof(why)),
 	       "legit WRITE after the attacks", "%s", why);
-	result(legit(IBV_WR_SEND, 200, 0, 0, 4, why, sizeof(why)),
+	tc_result(legit(IBV_WR_SEND, 200, 0, 0, 4, why, sizeof(why)),
 	       "legit SEND after the attacks", "%s", why);
-	result(legit(IBV_WR_RDMA_READ, W_LEN, rw + W1_OFF, rw_rkey, PAT_W1, why, sizeof(why)),
+	tc_result(legit(IBV_WR_RDMA_READ, W_LEN, rw + W1_OFF, rw_rkey, PAT_W1, why, sizeof(why)),
 	       "legit READ after the attacks returns the first WRITE", "%s", why);
 	usleep(200000);
 	n = target_completions(line, sizeof(line));
-	result(n == 1, "the target completed exactly the second legit SEND", "%d completions: %s",
+	tc_result(n == 1, "the target completed exactly the second legit SEND", "%d completions: %s",
 	       n, line);
 
 	/*
@@ -1501,11 +1676,12 @@ static int cmd_attack(const char *devname, const char *target, int port, int udp
 	}
 	ctl_send("CHECK");
 	ctl_recv(line, sizeof(line));
-	result(!strcmp(line, "ok"), "every MR holds exactly what legit traffic put there", "%s",
+	tc_result(!strcmp(line, "ok"), "every MR holds exactly what legit traffic put there", "%s",
 	       line + (strncmp(line, "bad ", 4) ? 0 : 4));
 	ctl_send("QUIT");
 	ctl_recv(line, sizeof(line));
-	return nfail ? 1 : 0;
+	print_sniffed();
+	return tc_nfail ? 1 : 0;
 }
 
 int main(int argc, char **argv)

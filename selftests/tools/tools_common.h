@@ -11,6 +11,8 @@
 #include <arpa/inet.h>
 #include <errno.h>
 #include <netinet/in.h>
+#include <stdarg.h>
+#include <stdbool.h>
 #include <netinet/tcp.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -24,6 +26,51 @@
 
 /* Each tool defines it: report a setup error and exit non-zero. */
 static void __attribute__((noreturn, format(printf, 1, 2))) die(const char *fmt, ...);
+
+/*
+ * Checks: each one a line that report_lines (selftests/lib_traffic.sh) makes a
+ * KTAP subtest of, "ok<TAB>what" or "fail<TAB>what[<TAB>why]"; tc_nfail
+ * counts the failures (a tool exits 1 if any).
+ */
+static int tc_nfail __attribute__((unused));
+
+static inline void tc_line(bool pass, const char *what, const char *why)
+{
+	printf("%s\t%s%s%s\n", pass ? "ok" : "fail", what, why ? "\t" : "", why ? why : "");
+	fflush(stdout);
+	if (!pass)
+		tc_nfail++;
+}
+
+/* A check named @what; only a failure prints why, formatted from @why_fmt. */
+static inline void __attribute__((format(printf, 3, 4)))
+tc_result(bool pass, const char *what, const char *why_fmt, ...)
+{
+	char why[1024];
+	va_list ap;
+
+	if (pass || !why_fmt) {
+		tc_line(pass, what, NULL);
+		return;
+	}
+	va_start(ap, why_fmt);
+	vsnprintf(why, sizeof(why), why_fmt, ap);
+	va_end(ap);
+	tc_line(false, what, why);
+}
+
+/* A check whose formatted name says all, passing or failing. */
+static inline void __attribute__((format(printf, 2, 3)))
+tc_check(bool pass, const char *what_fmt, ...)
+{
+	char what[1024];
+	va_list ap;
+
+	va_start(ap, what_fmt);
+	vsnprintf(what, sizeof(what), what_fmt, ap);
+	va_end(ap);
+	tc_line(pass, what, NULL);
+}
 
 /* Monotonic seconds, for deadlines and timestamps. */
 static inline double tc_now_s(void)
