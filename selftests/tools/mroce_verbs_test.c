@@ -38,7 +38,6 @@
 #include <rdma/ib_user_verbs.h>
 #include <rdma/rdma_user_rxe.h>
 
-static int nfail;
 static struct ibv_context *ctx;
 static struct ibv_pd *pd;
 static struct ibv_device_attr dattr;
@@ -46,21 +45,7 @@ static struct ibv_port_attr pattr;
 static union ibv_gid gid;
 static int gid_idx = -1;
 
-static void result(bool pass, const char *fmt, ...)
-{
-	va_list ap;
-
-	printf("%s\t", pass ? "ok" : "fail");
-	va_start(ap, fmt);
-	vprintf(fmt, ap);
-	va_end(ap);
-	putchar('\n');
-	fflush(stdout);
-	if (!pass)
-		nfail++;
-}
-
-#define CHECK(cond, ...) result(!!(cond), __VA_ARGS__)
+#define CHECK(cond, ...) tc_check(!!(cond), __VA_ARGS__)
 
 /* Fatal setup failure: report it and stop. */
 static void die(const char *fmt, ...)
@@ -72,7 +57,7 @@ static void die(const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(what, sizeof(what), fmt, ap);
 	va_end(ap);
-	result(false, "setup: %s (%s)", what, strerror(err));
+	tc_check(false, "setup: %s (%s)", what, strerror(err));
 	exit(1);
 }
 
@@ -1690,6 +1675,81 @@ static void test_sge_past_mr(const char *peer)
 	rc_pair_close(&p, rmr, smr);
 }
 
+static int post_rdma1(struct ibv_qp *qp, uint64_t wr_id,
+		      enum ibv_wr_opcode op, struct ibv_sge *sge,
+		      uint64_t remote_addr, uint32_t rkey)
+{
+	struct ibv_send_wr wr = {
+		.wr_id = wr_id, .sg_list = sge, .num_sge = 1,
+		.opcode = op, .send_flags = IBV_SEND_SIGNALED,
+	}, *bad;
+
+	wr.wr.rdma.remote_addr = remote_addr;
+	wr.wr.rdma.rkey = rkey;
+	return ibv_post_send(qp, &wr, &bad);
+}
+
+/*
+ * With a transport: the responder looks an rkey up once per message and
+ * caches the MR per QP. WRITE and READ of several packets each through an
+ * rkey, then deregister the MR: a WRITE with the old rkey must fail with
+ * IBV_WC_REM_ACCESS_ERR and leave the (still mapped) buffer untouched.
+ */
+static void test_rkey_after_dereg(const char *peer)
+{
+	enum { LEN = 12000 };
+	static char sbuf[LEN], rbuf[LEN], want[LEN], spare[64];
+	struct ibv_mr *smr, *rmr, *spare_mr;
+	struct ibv_wc wc = { 0 };
+	struct ibv_sge sge;
+	struct rc_pair p;
+	int n, untouched;
+	uint32_t rkey;
+
+	rc_pair_open(&p, peer, 4, 1, "rkey after dereg");
+	rmr = ibv_reg_mr(p.pd2, rbuf, LEN, IBV_ACCESS_LOCAL_WRITE |
+			 IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ);
+	smr = ibv_reg_mr(pd, sbuf, LEN, IBV_ACCESS_LOCAL_WRITE);
+	spare_mr = ibv_reg_mr(p.pd2, spare, sizeof(spare),
+			      IBV_ACCESS_LOCAL_WRITE);
+	if (!rmr || !smr || !spare_mr)
+		die("rkey after dereg: MRs");
+	rkey = rmr->rkey;
+	sge = (struct ibv_sge){ (uintptr_t)sbuf, LEN, smr->lkey };
+
+	fill_msg(sbuf, LEN, 7);
+	memset(rbuf, 0, LEN);
+	n = post_rdma1(p.qp, 1, IBV_WR_RDMA_WRITE, &sge, (uintptr_t)rbuf,
+		       rkey) ? 0 : poll_one(p.cq, &wc, 10000);
+	CHECK(n == 1 && wc.status == IBV_WC_SUCCESS && !memcmp(rbuf, sbuf, LEN),
+	      "rkey after dereg: a %d B WRITE through the rkey lands, every byte checked (%s)",
+	      LEN, n == 1 ? ibv_wc_status_str(wc.status) : "no completion");
+
+	memcpy(want, sbuf, LEN);
+	memset(sbuf, 0, LEN);
+	n = post_rdma1(p.qp, 2, IBV_WR_RDMA_READ, &sge, (uintptr_t)rbuf,
+		       rkey) ? 0 : poll_one(p.cq, &wc, 10000);
+	CHECK(n == 1 && wc.status == IBV_WC_SUCCESS && !memcmp(sbuf, want, LEN),
+	      "rkey after dereg: a %d B READ back through it, every byte checked (%s)",
+	      LEN, n == 1 ? ibv_wc_status_str(wc.status) : "no completion");
+
+	CHECK(!ibv_dereg_mr(rmr), "rkey after dereg: dereg_mr on the peer");
+	memset(rbuf, 0x5a, LEN);
+	fill_msg(sbuf, LEN, 8);
+	n = post_rdma1(p.qp, 3, IBV_WR_RDMA_WRITE, &sge, (uintptr_t)rbuf,
+		       rkey) ? 0 : poll_one(p.cq, &wc, 10000);
+	CHECK(n == 1 && wc.status == IBV_WC_REM_ACCESS_ERR,
+	      "rkey after dereg: a WRITE with the old rkey fails with REM_ACCESS_ERR (%s)",
+	      n == 1 ? ibv_wc_status_str(wc.status) : "no completion");
+	for (untouched = 0; untouched < LEN; untouched++)
+		if (rbuf[untouched] != 0x5a)
+			break;
+	CHECK(untouched == LEN,
+	      "rkey after dereg: nothing written into the deregistered buffer (first change at %d)",
+	      untouched);
+	rc_pair_close(&p, smr, spare_mr);
+}
+
 /* Objects for `rdma res show` to find; wait for the script. */
 static int hold(void)
 {
@@ -1765,9 +1825,10 @@ int main(int argc, char **argv)
 		test_srq_limit_traffic(argv[3]);
 		test_one_deep(argv[3]);
 		test_sge_past_mr(argv[3]);
+		test_rkey_after_dereg(argv[3]);
 	}
 
 	ibv_dealloc_pd(pd);
 	ibv_close_device(ctx);
-	return nfail ? 1 : 0;
+	return tc_nfail ? 1 : 0;
 }

@@ -707,12 +707,13 @@ static bool mr_bytes_are(struct xfer *x, u32 off, const u8 *want, u32 len)
 }
 
 /* b registers its pages with a fresh key through IB_WR_REG_MR. */
-static bool xfer_reg(struct xfer *x, u64 wr_id)
+static bool xfer_reg_key(struct xfer *x, u64 wr_id, bool rekey)
 {
 	struct ib_reg_wr reg = {};
 	struct ib_wc wc;
 
-	ib_update_fast_reg_key(x->mr, ib_inc_rkey(x->mr->rkey));
+	if (rekey)
+		ib_update_fast_reg_key(x->mr, ib_inc_rkey(x->mr->rkey));
 	reg.wr.opcode = IB_WR_REG_MR;
 	reg.wr.wr_id = wr_id;
 	reg.mr = x->mr;
@@ -721,6 +722,22 @@ static bool xfer_reg(struct xfer *x, u64 wr_id)
 		     IB_ACCESS_REMOTE_READ;
 	return post_wait(x->qb, x->b->cq, &reg.wr, &wc) &&
 	       wc.status == IB_WC_SUCCESS && wc.opcode == IB_WC_REG_MR;
+}
+
+static bool xfer_reg(struct xfer *x, u64 wr_id)
+{
+	return xfer_reg_key(x, wr_id, true);
+}
+
+static bool xfer_local_inv(struct xfer *x, u64 wr_id)
+{
+	struct ib_send_wr inv = { .wr_id = wr_id,
+				  .opcode = IB_WR_LOCAL_INV,
+				  .ex.invalidate_rkey = x->mr->rkey };
+	struct ib_wc wc;
+
+	return post_wait(x->qb, x->b->cq, &inv, &wc) &&
+	       wc.status == IB_WC_SUCCESS && wc.opcode == IB_WC_LOCAL_INV;
 }
 
 /* a writes or reads @len bytes at @off of b's MR; the completion status. */
@@ -1015,16 +1032,34 @@ static void test_traffic(struct ctx *a, struct ctx *b)
 	CHECK(st == IB_WC_SUCCESS && mr_bytes_are(x, 8192, x->src, 4096),
 	      "traffic: 4 KiB RDMA WRITE with the new key, bytes checked (%s)",
 	      ib_wc_status_msg(st));
+	st = xfer_rdma(x, IB_WR_RDMA_READ, x->dst, 8192, 4096, x->mr->rkey, 1,
+		       5);
+	CHECK(st == IB_WC_SUCCESS && !memcmp(x->dst, x->src, 4096),
+	      "traffic: 4 KiB RDMA READ with the new key, bytes checked (%s)",
+	      ib_wc_status_msg(st));
 
-	{
-		struct ib_send_wr inv = { .wr_id = 0xb3,
-					  .opcode = IB_WR_LOCAL_INV,
-					  .ex.invalidate_rkey = x->mr->rkey };
+	/*
+	 * The responder caches an rkey's MR per QP: a registration under the
+	 * same key after an invalidation must be looked up again, not refused
+	 * as the old registration (nor served from it).
+	 */
+	key = x->mr->rkey;
+	CHECK(xfer_local_inv(x, 0xb6) && xfer_reg_key(x, 0xb7, false) &&
+	      x->mr->rkey == key,
+	      "traffic: LOCAL_INV, then IB_WR_REG_MR again under the same key");
+	memset(x->src, 0xc3, 4096);
+	st = xfer_rdma(x, IB_WR_RDMA_WRITE, x->src, 8192, 4096, key, 1, 8);
+	CHECK(st == IB_WC_SUCCESS && mr_bytes_are(x, 8192, x->src, 4096),
+	      "traffic: a WRITE into the MR registered again under the same key, bytes checked (%s)",
+	      ib_wc_status_msg(st));
+	memset(x->dst, 0, 4096);
+	st = xfer_rdma(x, IB_WR_RDMA_READ, x->dst, 8192, 4096, key, 1, 9);
+	CHECK(st == IB_WC_SUCCESS && !memcmp(x->dst, x->src, 4096),
+	      "traffic: a READ out of it, bytes checked (%s)",
+	      ib_wc_status_msg(st));
 
-		CHECK(post_wait(x->qb, b->cq, &inv, &wc) &&
-		      wc.status == IB_WC_SUCCESS && wc.opcode == IB_WC_LOCAL_INV,
-		      "traffic: IB_WR_LOCAL_INV completes on the peer");
-	}
+	CHECK(xfer_local_inv(x, 0xb3),
+	      "traffic: IB_WR_LOCAL_INV completes on the peer");
 	st = xfer_rdma(x, IB_WR_RDMA_WRITE, x->src, 0, 64, x->mr->rkey, 1, 4);
 	CHECK(st == IB_WC_REM_ACCESS_ERR,
 	      "traffic: a WRITE with the locally invalidated rkey fails: %s",

@@ -25,10 +25,14 @@
  * dereg_mr removes the index, waits for those references and frees after a
  * grace period.
  *
- * Pins (mroce_mr_pin_sge()) do that lookup and check once for a whole SGE
- * and let the data path use the MR per packet with a reference count and
- * a generation compare instead; see struct mroce_mr_pin. The MR struct
- * lives until dereg_mr and the last pin are both done with it (hold).
+ * Pins (mroce_mr_pin_sge(), mroce_rkey_pin()) do that lookup and check
+ * once for a whole SGE or message and let the data path use the MR per
+ * packet with only a generation compare, under rcu_read_lock(): no atomic,
+ * no write to the MR's cacheline, which every CPU's packets would share
+ * (the local DMA lkey serves all kernel SGEs). dereg_mr makes the
+ * generation miss, waits for lookups, then for a grace period, then frees
+ * the pages; see struct mroce_mr_pin. The MR struct lives until dereg_mr
+ * and the last pin are both done with it (hold).
  */
 #include <linux/highmem.h>
 #include <linux/random.h>
@@ -72,6 +76,7 @@ static struct mroce_mr *mroce_mr_alloc(struct ib_pd *pd,
 		return ERR_PTR(-ENOMEM);
 	mr->type = type;
 	spin_lock_init(&mr->lock);
+	seqcount_spinlock_init(&mr->seq, &mr->lock);
 	refcount_set(&mr->ref, 1);
 	refcount_set(&mr->hold, 1);
 	init_completion(&mr->released);
@@ -240,11 +245,27 @@ int mroce_dereg_mr(struct ib_mr *ibmr, struct ib_udata *udata)
 {
 	struct mroce_mr *mr = to_mmr(ibmr);
 	struct mroce_dev *mdev = to_mdev(ibmr->device);
+	unsigned long flags;
 
 	xa_erase_irq(&mdev->mr_xa, mroce_key_index(mr->key));
+	/* Every pin misses from here on, whatever the MR's type. */
+	spin_lock_irqsave(&mr->lock, flags);
+	write_seqcount_begin(&mr->seq);
+	mr->valid = false;
+	mr->dead = true;
+	mr->gen++;
+	write_seqcount_end(&mr->seq);
+	spin_unlock_irqrestore(&mr->lock, flags);
 	mroce_mr_put(mr);
-	/* References are short (one packet's placement); pins do not count. */
+	/* References are short (one request's check); pins do not count. */
 	wait_for_completion(&mr->released);
+	/*
+	 * A pin walk that read the old generation may still be in its page
+	 * walk: those run under rcu_read_lock(). Pins are taken with a
+	 * reference held, so after the wait above pinned is final.
+	 */
+	if (READ_ONCE(mr->pinned))
+		synchronize_rcu_expedited();
 
 	if (mr->umem)
 		ib_umem_release(mr->umem);
@@ -406,25 +427,36 @@ static void mroce_mr_view(const struct mroce_mr *mr, struct mroce_mr_view *v)
 }
 
 /*
- * Take a view of @mr; only FRWR MRs change once published, so only they
- * need the lock. With @gen: false if an FRWR MR was invalidated or
- * re-registered since generation *@gen.
+ * Whether a pin of generation @gen still names the registration it
+ * checked. Every change of valid bumps gen (REG_MR needs an invalid MR), so
+ * a matching gen means still valid, and not deregistered: no lock needed.
+ */
+static bool mroce_mr_gen_ok(const struct mroce_mr *mr, u32 gen)
+{
+	return READ_ONCE(mr->gen) == gen;
+}
+
+/*
+ * Take a view of @mr. Only FRWR MRs change before dereg_mr, and only under
+ * seq, so the view is read without writing to the MR. With @gen: false if
+ * the MR was invalidated, re-registered or deregistered since generation
+ * *@gen.
  */
 static bool mroce_mr_snapshot(struct mroce_mr *mr, const u32 *gen,
 			      struct mroce_mr_view *v)
 {
-	unsigned long flags;
-	bool ok = true;
+	unsigned int seq;
+	bool ok;
 
 	if (mr->type != MROCE_MR_FAST) {
 		mroce_mr_view(mr, v);
-		return true;
+		return !gen || mroce_mr_gen_ok(mr, *gen);
 	}
-	spin_lock_irqsave(&mr->lock, flags);
-	if (gen)
-		ok = mr->valid && mr->gen == *gen;
-	mroce_mr_view(mr, v);
-	spin_unlock_irqrestore(&mr->lock, flags);
+	do {
+		seq = read_seqcount_begin(&mr->seq);
+		ok = !gen || mr->gen == *gen;
+		mroce_mr_view(mr, v);
+	} while (read_seqcount_retry(&mr->seq, seq));
 	return ok;
 }
 
@@ -490,6 +522,41 @@ static u64 mroce_range_last(u64 start, u64 len)
 	return last;
 }
 
+/*
+ * The lookup and checks of mroce_mr_get() for [@iova, @iova + @len), then a
+ * pin on as much of [@lo, @last] as the MR holds (that range holds the one
+ * checked). What @pin held before is let go first.
+ */
+static int mroce_mr_pin_range(struct mroce_dev *mdev, struct ib_pd *pd,
+			      u32 key, int access, u64 iova, u64 len,
+			      bool is_rkey, u64 lo, u64 last,
+			      struct mroce_mr_pin *pin, enum mroce_mr_err *why)
+{
+	struct mroce_mr_seen seen;
+	struct mroce_mr *mr;
+
+	mroce_mr_unpin(pin);
+	mr = mroce_mr_lookup(mdev, pd, access, iova, len, is_rkey, key, &seen,
+			     why);
+	if (!mr)
+		return -EACCES;
+	lo = max(lo, seen.iova);
+	last = min(last, mroce_range_last(seen.iova, seen.length));
+	/* We hold a reference, so dereg_mr has not dropped its hold yet. */
+	refcount_inc(&mr->hold);
+	/* ... nor read pinned: it will wait for our walks (RCU). */
+	if (!READ_ONCE(mr->pinned))
+		WRITE_ONCE(mr->pinned, true);
+	mroce_mr_put(mr);
+	pin->mr = mr;
+	pin->iova = lo;
+	pin->len = last - lo + 1;
+	pin->key = key;
+	pin->gen = seen.gen;
+	pin->access = access;
+	return 0;
+}
+
 /**
  * mroce_mr_pin_sge() - pin as much of an SGE as its MR holds
  * @mdev: the device
@@ -515,29 +582,10 @@ int mroce_mr_pin_sge(struct mroce_dev *mdev, struct ib_pd *pd, int access,
 		     const struct ib_sge *sge, u64 iova, u64 len,
 		     struct mroce_mr_pin *pin, enum mroce_mr_err *why)
 {
-	struct mroce_mr_seen seen;
-	struct mroce_mr *mr;
-	u64 lo, last;
-
-	mroce_mr_unpin(pin);
-	mr = mroce_mr_lookup(mdev, pd, access, iova, len, false, sge->lkey,
-			     &seen, why);
-	if (!mr)
-		return -EACCES;
-	/* Both ranges hold [iova, iova + len), so they overlap. */
-	lo = max(sge->addr, seen.iova);
-	last = min(mroce_range_last(sge->addr, sge->length),
-		   mroce_range_last(seen.iova, seen.length));
-	/* We hold a reference, so dereg_mr has not dropped its hold yet. */
-	refcount_inc(&mr->hold);
-	mroce_mr_put(mr);
-	pin->mr = mr;
-	pin->iova = lo;
-	pin->len = last - lo + 1;
-	pin->key = sge->lkey;
-	pin->gen = seen.gen;
-	pin->access = access;
-	return 0;
+	return mroce_mr_pin_range(mdev, pd, sge->lkey, access, iova, len,
+				  false, sge->addr,
+				  mroce_range_last(sge->addr, sge->length),
+				  pin, why);
 }
 
 /* Let go of a pin (any context); an empty pin is left alone. */
@@ -570,16 +618,17 @@ bool mroce_mr_pin_covers(const struct mroce_mr_pin *pin, u32 key, int access,
 
 /**
  * mroce_mr_pin_walk() - visit part of a pinned range page by page
- * @pin: a pin from mroce_mr_pin_sge()
+ * @pin: a pin from mroce_mr_pin_sge() or mroce_rkey_pin()
  * @iova: first byte, inside the pinned range
  * @len: bytes
- * @fn: called for each piece
+ * @fn: called for each piece, under rcu_read_lock() (it must not sleep)
  * @priv: passed to @fn
  * @why: on -EACCES or -EFAULT, the reason; may be NULL
  *
- * No table lookup and no rights check: only whether the MR is still
- * registered and, for FRWR MRs, neither invalidated nor re-registered since
- * the pin was taken.
+ * No table lookup, no rights check and no atomic: only whether the MR's
+ * generation is still the pin's, i.e. it was neither deregistered nor, for
+ * FRWR MRs, invalidated or re-registered since the pin was taken. dereg_mr
+ * keeps the pages until the walk's RCU read section ends.
  *
  * Return: 0; -EFAULT if the range is outside the pin (MROCE_MR_BOUNDS);
  * -EACCES if the MR was deregistered (MROCE_MR_NO_KEY) or invalidated or
@@ -601,21 +650,95 @@ int mroce_mr_pin_walk(struct mroce_mr_pin *pin, u64 iova, u64 len,
 		*why = MROCE_MR_BOUNDS;
 		return -EFAULT;
 	}
-	/* Fails for good once dereg_mr dropped the last reference. */
-	if (!refcount_inc_not_zero(&mr->ref)) {
-		*why = MROCE_MR_NO_KEY;
-		return -EACCES;
-	}
+	rcu_read_lock();
 	if (mroce_mr_snapshot(mr, &pin->gen, &v)) {
 		err = mroce_mr_walk_view(mr, &v, iova, len, fn, priv);
 		if (err == -EFAULT)
 			*why = MROCE_MR_BOUNDS;
 	} else {
-		*why = MROCE_MR_INVALID;
+		*why = READ_ONCE(mr->dead) ? MROCE_MR_NO_KEY :
+					     MROCE_MR_INVALID;
 		err = -EACCES;
 	}
-	mroce_mr_put(mr);
+	rcu_read_unlock();
 	return err;
+}
+
+/* Copy @len bytes at @iova out of a pinned range into @dst. */
+int mroce_mr_pin_copy_from(struct mroce_mr_pin *pin, u64 iova, void *dst,
+			   u32 len)
+{
+	struct mroce_copy c = { .dst = dst };
+
+	return mroce_mr_pin_walk(pin, iova, len, mroce_chunk_from_mr, &c,
+				 NULL);
+}
+
+/*
+ * Whether a pin's pages are user pages pinned for the MR's life: those may
+ * be attached to an skb with a page reference (zero-copy transmit).
+ */
+bool mroce_mr_pin_is_user(const struct mroce_mr_pin *pin)
+{
+	return pin->mr && pin->mr->type == MROCE_MR_USER;
+}
+
+/**
+ * mroce_rkey_pin() - make a QP's rkey cache cover an access from the wire
+ * @qp: the responder QP (the MR must be in its PD)
+ * @pin: the cache, qp->wr_pin or qp->rd_pin; serialised by the caller
+ * @rkey: from the packet (untrusted)
+ * @access: the remote right the access needs
+ * @iova: first byte
+ * @len: bytes (at least 1)
+ * @why: on failure, the reason; may be NULL
+ *
+ * A hit costs a compare of key, rights, range and generation; a miss is
+ * mroce_mr_get()'s lookup and checks, and pins the whole MR, so the rest of
+ * the message (and later messages into the same MR) hit. A cached pin
+ * whose MR was invalidated, re-registered or deregistered is looked up
+ * again: the cache refuses exactly what a lookup per packet would.
+ *
+ * Return: 0, or -EACCES (@pin is then empty).
+ */
+int mroce_rkey_pin(struct mroce_qp *qp, struct mroce_mr_pin *pin, u32 rkey,
+		   int access, u64 iova, u64 len, enum mroce_mr_err *why)
+{
+	if (mroce_mr_pin_covers(pin, rkey, access, iova, len) &&
+	    mroce_mr_gen_ok(pin->mr, pin->gen)) {
+		if (why)
+			*why = MROCE_MR_OK;
+		return 0;
+	}
+	return mroce_mr_pin_range(mroce_qp_dev(qp), qp->ibqp.pd, rkey, access,
+				  iova, len, true, 0, U64_MAX, pin, why);
+}
+
+/**
+ * mroce_rkey_copy_in_skb() - place WRITE payload through the QP's rkey cache
+ * @qp: the responder QP; under the transport's connection lock
+ * @rkey: from the packet (untrusted)
+ * @iova: destination (untrusted)
+ * @skb: the packet
+ * @skb_off: where its payload starts
+ * @len: payload bytes (at least 1)
+ * @why: on failure, the reason (for the NAK's counter)
+ *
+ * Return: 0; -EACCES or -EFAULT (NAK the packet).
+ */
+int mroce_rkey_copy_in_skb(struct mroce_qp *qp, u32 rkey, u64 iova,
+			   const struct sk_buff *skb, int skb_off, u32 len,
+			   enum mroce_mr_err *why)
+{
+	struct mroce_copy c = { .skb = skb, .skb_off = skb_off };
+	int err;
+
+	err = mroce_rkey_pin(qp, &qp->wr_pin, rkey, IB_ACCESS_REMOTE_WRITE,
+			     iova, len, why);
+	if (err)
+		return err;
+	return mroce_mr_pin_walk(&qp->wr_pin, iova, len, mroce_chunk_skb_to_mr,
+				 &c, why);
 }
 
 int mroce_chunk_to_mr(void *priv, struct page *page, unsigned int off,
@@ -654,23 +777,6 @@ int mroce_chunk_skb_to_mr(void *priv, struct page *page, unsigned int off,
 	return 0;
 }
 
-/* Copy @len bytes at @iova out of the MR into @dst. */
-int mroce_mr_copy_from(struct mroce_mr *mr, u64 iova, void *dst, u32 len)
-{
-	struct mroce_copy c = { .dst = dst };
-
-	return mroce_mr_walk(mr, iova, len, mroce_chunk_from_mr, &c);
-}
-
-/* Place @len bytes of @skb from @skb_off into the MR at @iova. */
-int mroce_mr_copy_from_skb(struct mroce_mr *mr, u64 iova,
-			   const struct sk_buff *skb, int skb_off, u32 len)
-{
-	struct mroce_copy c = { .skb = skb, .skb_off = skb_off };
-
-	return mroce_mr_walk(mr, iova, len, mroce_chunk_skb_to_mr, &c);
-}
-
 /* Find an FRWR MR of @pd by its full key; NULL if none. Referenced. */
 static struct mroce_mr *mroce_frwr_get(struct mroce_dev *mdev,
 				       struct ib_pd *pd, u32 key)
@@ -702,8 +808,10 @@ static int mroce_mr_invalidate(struct mroce_dev *mdev, struct ib_pd *pd,
 	if (mr->key != key) {
 		err = -EINVAL;
 	} else {
+		write_seqcount_begin(&mr->seq);
 		mr->valid = false;
 		mr->gen++;
+		write_seqcount_end(&mr->seq);
 	}
 	spin_unlock_irqrestore(&mr->lock, flags);
 	mroce_mr_put(mr);
@@ -773,6 +881,7 @@ enum ib_wc_status mroce_exec_reg_mr(struct mroce_qp *qp,
 		   span > ((u64)mr->npages << shift)) {
 		status = IB_WC_LOC_LEN_ERR;
 	} else {
+		write_seqcount_begin(&mr->seq);
 		mr->key = swqe->wr.reg.key;
 		mr->access = swqe->wr.reg.access;
 		mr->iova = swqe->wr.reg.iova;
@@ -781,6 +890,7 @@ enum ib_wc_status mroce_exec_reg_mr(struct mroce_qp *qp,
 		mr->offset = fbo;
 		mr->valid = true;
 		mr->gen++;
+		write_seqcount_end(&mr->seq);
 	}
 	spin_unlock_irqrestore(&mr->lock, flags);
 	return status;

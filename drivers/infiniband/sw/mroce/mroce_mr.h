@@ -16,16 +16,17 @@ struct mroce_mr;
  * a whole range -- a message, an SGE, a READ response -- and then used for
  * every packet in that range without a table lookup or a rights check.
  *
- * A pin keeps the struct mroce_mr alive but never delays dereg_mr: each
- * use checks, cheaply, that the MR is still registered and, for FRWR MRs,
- * that no invalidation or REG_MR happened since the pin was taken (gen).
- * So a pin never outlives the rights it checked: a message that straddles
- * an invalidation fails, even if the MR was re-registered meanwhile under
- * the same key (a per-packet lookup could not tell).
+ * A pin keeps the struct mroce_mr alive but delays dereg_mr by at most one
+ * RCU grace period (uses run under rcu_read_lock()): each use checks, with
+ * one read and no write to the MR, that its generation is still the pin's
+ * (gen: bumped by dereg_mr, and for FRWR MRs by every invalidation and
+ * REG_MR). So a pin never outlives the rights it checked: a message that
+ * straddles an invalidation fails, even if the MR was re-registered
+ * meanwhile under the same key (a per-packet lookup could not tell).
  *
- * A zeroed pin is empty. Users of one pin serialise themselves (a WQE's
- * pin is used under the transport's connection lock); mroce_mr_unpin()
- * may run in any context.
+ * A zeroed pin is empty. Users of one pin serialise themselves (WQE pins
+ * and the QP's rkey caches are used under the transport's connection
+ * lock); mroce_mr_unpin() may run in any context.
  */
 struct mroce_mr_pin {
 	struct mroce_mr		*mr;		/* NULL: empty */

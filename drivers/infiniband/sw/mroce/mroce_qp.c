@@ -341,6 +341,13 @@ err_count:
 	return err;
 }
 
+/* The transport has let go of the QP: nobody uses its rkey caches. */
+static void mroce_qp_unpin_rkeys(struct mroce_qp *qp)
+{
+	mroce_mr_unpin(&qp->wr_pin);
+	mroce_mr_unpin(&qp->rd_pin);
+}
+
 int mroce_destroy_qp(struct ib_qp *ibqp, struct ib_udata *udata)
 {
 	struct mroce_dev *mdev = to_mdev(ibqp->device);
@@ -359,6 +366,7 @@ int mroce_destroy_qp(struct ib_qp *ibqp, struct ib_udata *udata)
 
 	/* No completions on destroy; SRQ WQEs in progress are given back. */
 	mroce_qp_release_srq(qp);
+	mroce_qp_unpin_rkeys(qp);
 	if (!qp->srq)
 		mroce_wq_free(&qp->rq);
 	mroce_wq_free(&qp->sq);
@@ -450,6 +458,7 @@ static void mroce_qp_store_attr(struct mroce_qp *qp,
 /* Back to an empty RESET QP; the transport already dropped it. */
 static void mroce_qp_reset(struct mroce_qp *qp)
 {
+	mroce_qp_unpin_rkeys(qp);
 	mutex_lock(&qp->db_mutex);
 	mroce_wq_reset(&qp->sq);
 	mutex_unlock(&qp->db_mutex);

@@ -168,14 +168,12 @@ static enum mroce_rx_res mroce_rx_msg(struct mroce_rx_ctx *rc)
 {
 	const struct mroce_data *d = &rc->pkt->u.d;
 	struct mroce_qp *qp = rc->qp;
-	struct mroce_dev *mdev = rc->peer->mdev;
 	u8 op = rc->pkt->c.opcode;
 	u16 flags = rc->pkt->c.flags;
 	u32 len = rc->pkt->payload_len;
 	struct mroce_rmsg *m = NULL;
 	enum mroce_rx_res res;
 	enum mroce_mr_err why;
-	struct mroce_mr *mr;
 	u64 dest;
 	int err;
 
@@ -193,19 +191,11 @@ static enum mroce_rx_res mroce_rx_msg(struct mroce_rx_ctx *rc)
 				return mroce_rx_nak_res(rc,
 					MROCE_NAK_REMOTE_ACCESS, 0, true);
 			}
-			mr = mroce_mr_get(mdev, d->rkey, qp->ibqp.pd,
-					  IB_ACCESS_REMOTE_WRITE, dest, len,
-					  true, &why);
-			if (!mr) {
-				mroce_rx_peer_count(rc, mroce_rx_mr_counter(why));
-				return mroce_rx_nak_res(rc,
-					MROCE_NAK_REMOTE_ACCESS, 0, true);
-			}
-			err = mroce_mr_copy_from_skb(mr, dest, rc->skb, rc->hdr,
-						     len);
-			mroce_mr_put(mr);
+			/* The QP's rkey cache: one lookup per message. */
+			err = mroce_rkey_copy_in_skb(qp, d->rkey, dest, rc->skb,
+						     rc->hdr, len, &why);
 			if (err) {
-				mroce_rx_peer_count(rc, MROCE_CNT_DROP_MR_BOUNDS);
+				mroce_rx_peer_count(rc, mroce_rx_mr_counter(why));
 				return mroce_rx_nak_res(rc,
 					MROCE_NAK_REMOTE_ACCESS, 0, true);
 			}

@@ -346,7 +346,7 @@ static struct sk_buff *mroce_tx_payload(struct mroce_peer *peer,
 {
 	struct mroce_dev *mdev = peer->mdev;
 	u32 hdr = mroce_hdr_len(ck->opcode);
-	struct mroce_mr *mr = NULL;
+	struct mroce_mr_pin *pin = NULL;
 	struct sk_buff *skb;
 	bool zc = false;
 	u64 va = 0;
@@ -357,10 +357,11 @@ static struct sk_buff *mroce_tx_payload(struct mroce_peer *peer,
 		zc = qp->is_user && !ck->swqe->is_inline;
 	else if (ck->len) {
 		va = ck->rd->va + ck->off;
-		mr = mroce_mr_get(mdev, ck->rd->rkey, qp->ibqp.pd,
-				  IB_ACCESS_REMOTE_READ, va, ck->len, true,
-				  NULL);
-		if (!mr && ck->resend) {
+		/* The QP's rkey cache: one lookup per READ, not per chunk. */
+		pin = &qp->rd_pin;
+		err = mroce_rkey_pin(qp, pin, ck->rd->rkey,
+				     IB_ACCESS_REMOTE_READ, va, ck->len, NULL);
+		if (err && ck->resend) {
 			/*
 			 * The requester completes a READ only with every
 			 * response chunk, and ULPs invalidate (or re-key) the
@@ -376,11 +377,11 @@ static struct sk_buff *mroce_tx_payload(struct mroce_peer *peer,
 			memset(skb_put(skb, ck->len), 0, ck->len);
 			return skb;
 		}
-		if (!mr) {
+		if (err) {
 			*status = IB_WC_REM_ACCESS_ERR;
 			return NULL;
 		}
-		zc = mr->type == MROCE_MR_USER;
+		zc = mroce_mr_pin_is_user(pin);
 	}
 
 	/* The header goes in front later (skb_push()): reserve room for it. */
@@ -389,9 +390,9 @@ static struct sk_buff *mroce_tx_payload(struct mroce_peer *peer,
 		if (!skb)
 			goto nomem;
 		skb_reserve(skb, hdr);
-		if (mr)
-			err = mroce_mr_walk(mr, va, ck->len, mroce_tx_attach,
-					    skb);
+		if (pin)
+			err = mroce_mr_pin_walk(pin, va, ck->len,
+						mroce_tx_attach, skb, NULL);
 		else
 			err = mroce_swqe_walk(qp, ck->swqe, ck->off, ck->len,
 					      mroce_tx_attach, skb, NULL);
@@ -411,9 +412,9 @@ static struct sk_buff *mroce_tx_payload(struct mroce_peer *peer,
 	skb_reserve(skb, hdr);
 	if (!ck->len)
 		goto out;
-	if (mr)
-		err = mroce_mr_copy_from(mr, va, skb_put(skb, ck->len),
-					 ck->len);
+	if (pin)
+		err = mroce_mr_pin_copy_from(pin, va, skb_put(skb, ck->len),
+					     ck->len);
 	else
 		err = mroce_swqe_copy_out(qp, ck->swqe, ck->off,
 					  skb_put(skb, ck->len), ck->len,
@@ -423,19 +424,13 @@ static struct sk_buff *mroce_tx_payload(struct mroce_peer *peer,
 		goto fault;
 	}
 out:
-	if (mr)
-		mroce_mr_put(mr);
 	return skb;
 
 fault:
-	if (mr)
-		mroce_mr_put(mr);
 	*status = ck->kind == MROCE_CK_REQ ? IB_WC_LOC_PROT_ERR :
 					     IB_WC_REM_ACCESS_ERR;
 	return NULL;
 nomem:
-	if (mr)
-		mroce_mr_put(mr);
 	mroce_counter_inc(mdev, MROCE_CNT_DROP_NOMEM);
 	return NULL;
 }

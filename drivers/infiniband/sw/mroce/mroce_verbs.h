@@ -78,13 +78,16 @@
  * wait for the references to drain. QPs are looked up under the xarray lock
  * rather than RCU because the RDMA core frees a QP's memory as soon as
  * destroy_qp returns; MRs (our own allocations) are freed after an RCU grace
- * period and looked up under RCU.
+ * period and looked up under RCU. Pins (mroce_mr.h) take no reference per
+ * use: a pin walk runs under rcu_read_lock() and checks the MR's generation,
+ * and dereg_mr lets a grace period pass before it releases pinned pages.
  */
 #ifndef MROCE_VERBS_H
 #define MROCE_VERBS_H
 
 #include <linux/completion.h>
 #include <linux/refcount.h>
+#include <linux/seqlock.h>
 #include <linux/skbuff.h>
 #include <linux/workqueue.h>
 #include <rdma/ib_verbs.h>
@@ -176,11 +179,16 @@ struct mroce_mr {
 
 	/*
 	 * What lookups check, under lock. For FRWR MRs these change when a
-	 * REG_MR or invalidation executes; for the others they are fixed.
+	 * REG_MR or invalidation executes; for the others they are fixed
+	 * until dereg_mr. seq lets pin walks read them without writing to
+	 * the MR's cacheline (written under lock, read by FRWR pin walks).
 	 */
 	spinlock_t		lock;
+	seqcount_spinlock_t	seq;
 	u32			key;		/* lkey == rkey */
 	bool			valid;
+	bool			dead;		/* dereg_mr started */
+	bool			pinned;		/* ever pinned: dereg_mr waits */
 	int			access;		/* IB_ACCESS_* */
 	u64			iova;
 	u64			length;
@@ -194,13 +202,19 @@ struct mroce_mr {
 	u64			*page_list;
 	struct ib_umem		*umem;
 
-	/* Bumped by every REG_MR and invalidation: pins taken before miss. */
+	/*
+	 * Bumped by every REG_MR, invalidation and by dereg_mr: pins taken
+	 * before miss. Each change of valid comes with one, so a pin whose
+	 * gen still matches names the registration it checked.
+	 */
 	u32			gen;
 
 	/*
-	 * ref counts lookups and walks in progress (short); dereg_mr waits
-	 * for them, then releases the pages. hold keeps the struct itself
-	 * alive for pins (struct mroce_mr_pin), which never block dereg_mr.
+	 * ref counts lookups and walks through them in progress (short);
+	 * dereg_mr waits for them, then, if the MR was ever pinned, for an
+	 * RCU grace period (pin walks run under rcu_read_lock()), and only
+	 * then releases the pages. hold keeps the struct itself alive for
+	 * pins (struct mroce_mr_pin), which never block dereg_mr.
 	 */
 	refcount_t		ref;
 	refcount_t		hold;
@@ -246,11 +260,18 @@ bool mroce_mr_pin_covers(const struct mroce_mr_pin *pin, u32 key, int access,
 			 u64 iova, u64 len);
 int mroce_mr_pin_walk(struct mroce_mr_pin *pin, u64 iova, u64 len,
 		      mroce_chunk_fn fn, void *priv, enum mroce_mr_err *why);
+int mroce_mr_pin_copy_from(struct mroce_mr_pin *pin, u64 iova, void *dst,
+			   u32 len);
+bool mroce_mr_pin_is_user(const struct mroce_mr_pin *pin);
+
+/* The responder's rkey caches (struct mroce_qp's wr_pin and rd_pin). */
+int mroce_rkey_pin(struct mroce_qp *qp, struct mroce_mr_pin *pin, u32 rkey,
+		   int access, u64 iova, u64 len, enum mroce_mr_err *why);
+int mroce_rkey_copy_in_skb(struct mroce_qp *qp, u32 rkey, u64 iova,
+			   const struct sk_buff *skb, int skb_off, u32 len,
+			   enum mroce_mr_err *why);
 int mroce_mr_walk(struct mroce_mr *mr, u64 iova, u64 len,
 		  mroce_chunk_fn fn, void *priv);
-int mroce_mr_copy_from(struct mroce_mr *mr, u64 iova, void *dst, u32 len);
-int mroce_mr_copy_from_skb(struct mroce_mr *mr, u64 iova,
-			   const struct sk_buff *skb, int skb_off, u32 len);
 enum ib_wc_status mroce_mr_remote_invalidate(struct mroce_qp *qp, u32 rkey);
 
 /* Copy actors for mroce_mr_walk(), shared with the SGE walkers. */
@@ -439,6 +460,15 @@ struct mroce_qp {
 
 	struct mroce_cq		*scq;
 	struct mroce_cq		*rcq;
+
+	/*
+	 * The responder's one-entry rkey caches: incoming WRITEs and the
+	 * READ responses we build look the rkey up once per message, not
+	 * per packet (mroce_rkey_pin()). Used under the transport's
+	 * connection lock; let go on reset and destroy.
+	 */
+	struct mroce_mr_pin	wr_pin;
+	struct mroce_mr_pin	rd_pin;
 
 	struct mroce_qp_xport	xport;
 };
