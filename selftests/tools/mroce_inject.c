@@ -1172,6 +1172,7 @@ static void sniff_open(const char *ifname)
 {
 	/* ETH_P_ALL: only taps of every protocol see outgoing frames. */
 	struct sockaddr_ll sll = { .sll_family = AF_PACKET, .sll_protocol = htons(ETH_P_ALL) };
+	int rcvbuf = 8 << 20;
 
 	pkt_fd = socket(AF_PACKET, SOCK_RAW | SOCK_NONBLOCK, htons(ETH_P_ALL));
 	if (pkt_fd < 0)
@@ -1181,6 +1182,12 @@ static void sniff_open(const char *ifname)
 		die("no interface %s here", ifname);
 	if (bind(pkt_fd, (struct sockaddr *)&sll, sizeof(sll)))
 		die("bind to %s: %s", ifname, strerror(errno));
+	/*
+	 * Frames wait here until the learning phase reads them, and a burst
+	 * charges the whole GSO skb: room for a busy connection's worth.
+	 */
+	if (setsockopt(pkt_fd, SOL_SOCKET, SO_RCVBUFFORCE, &rcvbuf, sizeof(rcvbuf)))
+		setsockopt(pkt_fd, SOL_SOCKET, SO_RCVBUF, &rcvbuf, sizeof(rcvbuf));
 }
 
 static struct {

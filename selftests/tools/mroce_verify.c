@@ -1021,12 +1021,72 @@ static void requester_drain(struct dir_ctx *dc, uint32_t r, uint32_t q_want, uin
 	}
 }
 
-/* Compare area against the expected image; attribute the first difference. */
-typedef void (*blame_fn)(struct dir_ctx *dc, uint32_t r, uint32_t q, uint64_t off,
-			 uint8_t got, uint8_t want, uint64_t nbad);
+/* Byte of a message that SGE list (@offs, @lens, @n) puts at area offset @a, or -1. */
+static int64_t sge_byte(const uint64_t *offs, const uint32_t *lens, uint32_t n, uint64_t a)
+{
+	uint64_t pos = 0;
+	uint32_t j;
 
-static void compare_area(struct dir_ctx *dc, uint32_t r, uint32_t q, const uint8_t *got,
-			 const uint8_t *want, uint64_t len, blame_fn blame)
+	for (j = 0; j < n; j++) {
+		if (a >= offs[j] && a < offs[j] + lens[j])
+			return pos + a - offs[j];
+		pos += lens[j];
+	}
+	return -1;
+}
+
+/*
+ * Name the first wrong byte of QP q's requester (@local) or responder area
+ * in the words of the message that put it there: the requester's SGEs
+ * (send sources, READ and atomic results), the responder's WRITE targets
+ * and receive SGEs; a byte no message covers is a stray write.
+ */
+static void __attribute__((noreturn)) blame(struct dir_ctx *dc, uint32_t r, uint32_t q,
+					    bool local, uint64_t off, uint8_t got, uint8_t want,
+					    uint64_t nbad)
+{
+	struct qp_plan *qp = &dc->plan[q];
+	uint32_t i;
+	int64_t b;
+
+	for (i = 0; i < qp->n; i++) {
+		struct msg *m = &qp->m[i];
+
+		if (local && (b = sge_byte(m->l_off, m->l_len, m->nl, off)) >= 0) {
+			const char *what = m->op == OP_READ ? "data the READ returned" :
+				(m->op == OP_CMP_SWP || m->op == OP_FETCH_ADD) ?
+				"original value the atomic returned" :
+				"send source (must not change)";
+
+			fail("%s round %u QP %u msg %u: %s of %u bytes (%u SGEs, wr_id %" PRIu64
+			     ", remote offset %" PRIu64 "): byte %" PRId64 " of the %s is 0x%02x, expected 0x%02x (%" PRIu64 " wrong bytes in the requester area)",
+			     dir_name(dc->d), r, q, i, op_name[m->op], m->size, m->nl,
+			     m->wr_id, m->r_off, b, what, got, want, nbad);
+		}
+		if (local)
+			continue;
+		if ((m->op == OP_WRITE || m->op == OP_WRITE_IMM) &&
+		    off >= m->r_off && off < m->r_off + m->size)
+			fail("%s round %u QP %u msg %u: %s of %u bytes to offset %" PRIu64
+			     " (%u SGEs%s): byte %" PRIu64 " is 0x%02x, expected 0x%02x (%" PRIu64 " wrong bytes in the responder area)",
+			     dir_name(dc->d), r, q, i, op_name[m->op], m->size, m->r_off, m->nl,
+			     m->inl ? ", inline" : "", off - m->r_off, got, want, nbad);
+		b = sge_byte(m->rr_off, m->rr_len, m->nr, off);
+		if (b >= 0)
+			fail("%s round %u QP %u msg %u: %s of %u bytes (%u send SGEs%s, %u receive SGEs): %s %" PRId64 " is 0x%02x, expected 0x%02x (%" PRIu64 " wrong bytes in the responder area)",
+			     dir_name(dc->d), r, q, i, op_name[m->op], m->size, m->nl,
+			     m->inl ? ", inline" : "", m->nr,
+			     b < m->size ? "byte" : "receive buffer byte (past the message end, must stay untouched)",
+			     b, got, want, nbad);
+	}
+	fail("%s round %u QP %u: %s area offset %" PRIu64
+	     " (outside every message) is 0x%02x, expected the poison 0x%02x: stray write (%" PRIu64 " wrong bytes)",
+	     dir_name(dc->d), r, q, local ? "requester" : "responder", off, got, want, nbad);
+}
+
+/* Compare an area against the expected image; blame the first difference. */
+static void compare_area(struct dir_ctx *dc, uint32_t r, uint32_t q, bool local,
+			 const uint8_t *got, const uint8_t *want, uint64_t len)
 {
 	uint64_t i, nbad = 0, first = 0;
 
@@ -1038,38 +1098,7 @@ static void compare_area(struct dir_ctx *dc, uint32_t r, uint32_t q, const uint8
 				first = i;
 			nbad++;
 		}
-	blame(dc, r, q, first, got[first], want[first], nbad);
-}
-
-static void blame_local(struct dir_ctx *dc, uint32_t r, uint32_t q, uint64_t off,
-			uint8_t got, uint8_t want, uint64_t nbad)
-{
-	struct qp_plan *qp = &dc->plan[q];
-	uint32_t i, j;
-	uint64_t pos;
-
-	for (i = 0; i < qp->n; i++) {
-		struct msg *m = &qp->m[i];
-
-		pos = 0;
-		for (j = 0; j < m->nl; j++) {
-			if (off >= m->l_off[j] && off < m->l_off[j] + m->l_len[j]) {
-				const char *what = m->op == OP_READ ? "data the READ returned" :
-					(m->op == OP_CMP_SWP || m->op == OP_FETCH_ADD) ?
-					"original value the atomic returned" :
-					"send source (must not change)";
-
-				fail("%s round %u QP %u msg %u: %s of %u bytes (%u SGEs, wr_id %" PRIu64
-				     ", remote offset %" PRIu64 "): byte %" PRIu64 " of the %s is 0x%02x, expected 0x%02x (%" PRIu64 " wrong bytes in the requester area)",
-				     dir_name(dc->d), r, q, i, op_name[m->op], m->size, m->nl,
-				     m->wr_id, m->r_off, pos + off - m->l_off[j], what, got, want, nbad);
-			}
-			pos += m->l_len[j];
-		}
-	}
-	fail("%s round %u QP %u: requester area offset %" PRIu64
-	     " (outside every message) is 0x%02x, expected the poison 0x%02x: stray write (%" PRIu64 " wrong bytes)",
-	     dir_name(dc->d), r, q, off, got, want, nbad);
+	blame(dc, r, q, local, first, got[first], want[first], nbad);
 }
 
 static void requester_verify(struct dir_ctx *dc, uint32_t r, uint32_t q)
@@ -1097,7 +1126,7 @@ static void requester_verify(struct dir_ctx *dc, uint32_t r, uint32_t q)
 			pos += m->l_len[j];
 		}
 	}
-	compare_area(dc, r, q, c->l, img, P.area, blame_local);
+	compare_area(dc, r, q, true, c->l, img, P.area);
 }
 
 static void requester_round(struct dir_ctx *dc, uint32_t r)
@@ -1292,41 +1321,6 @@ static void responder_complete(struct dir_ctx *dc, uint32_t r, struct ibv_wc *wc
 	c->rq_next_done++;
 }
 
-static void blame_remote(struct dir_ctx *dc, uint32_t r, uint32_t q, uint64_t off,
-			 uint8_t got, uint8_t want, uint64_t nbad)
-{
-	struct qp_plan *qp = &dc->plan[q];
-	uint32_t i, j;
-	uint64_t pos;
-
-	for (i = 0; i < qp->n; i++) {
-		struct msg *m = &qp->m[i];
-
-		if ((m->op == OP_WRITE || m->op == OP_WRITE_IMM) &&
-		    off >= m->r_off && off < m->r_off + m->size)
-			fail("%s round %u QP %u msg %u: %s of %u bytes to offset %" PRIu64
-			     " (%u SGEs%s): byte %" PRIu64 " is 0x%02x, expected 0x%02x (%" PRIu64 " wrong bytes in the responder area)",
-			     dir_name(dc->d), r, q, i, op_name[m->op], m->size, m->r_off, m->nl,
-			     m->inl ? ", inline" : "", off - m->r_off, got, want, nbad);
-		pos = 0;
-		for (j = 0; j < m->nr; j++) {
-			if (off >= m->rr_off[j] && off < m->rr_off[j] + m->rr_len[j]) {
-				uint64_t b = pos + off - m->rr_off[j];
-
-				fail("%s round %u QP %u msg %u: %s of %u bytes (%u send SGEs%s, %u receive SGEs): %s %" PRIu64 " is 0x%02x, expected 0x%02x (%" PRIu64 " wrong bytes in the responder area)",
-				     dir_name(dc->d), r, q, i, op_name[m->op], m->size, m->nl,
-				     m->inl ? ", inline" : "", m->nr,
-				     b < m->size ? "byte" : "receive buffer byte (past the message end, must stay untouched)",
-				     b, got, want, nbad);
-			}
-			pos += m->rr_len[j];
-		}
-	}
-	fail("%s round %u QP %u: responder area offset %" PRIu64
-	     " (outside every message) is 0x%02x, expected the poison 0x%02x: stray write (%" PRIu64 " wrong bytes)",
-	     dir_name(dc->d), r, q, off, got, want, nbad);
-}
-
 static void responder_verify(struct dir_ctx *dc, uint32_t r, uint32_t q)
 {
 	struct qp_plan *qp = &dc->plan[q];
@@ -1349,7 +1343,7 @@ static void responder_verify(struct dir_ctx *dc, uint32_t r, uint32_t q)
 			pos += n;
 		}
 	}
-	compare_area(dc, r, q, c->r, img, P.area, blame_remote);
+	compare_area(dc, r, q, false, c->r, img, P.area);
 	for (w = 0; w < ATOMIC_WORDS; w++) {
 		memcpy(&v, c->t + w * 8, 8);
 		if (v != qp->t_final[w])
