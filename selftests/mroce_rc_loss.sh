@@ -62,6 +62,33 @@ run_case "10 % loss" loss 10%
 run_case "5 % duplication" duplicate 5%
 run_case "reordering (25 % delayed 1 ms)" delay 1ms reorder 75% 50%
 
+# ACK delay spikes: every path of a's connection times out at once and is
+# re-keyed while the ACKs of what it sent are still on their way; they come
+# back as late ACK blocks of the retired generations, acknowledging chunks
+# that wait in the resend queue. (A chunk left queued once acknowledged was
+# rebuilt under the stream PSN a window later, and the receiver dropped the
+# real chunk of that PSN: receives never completed.)
+ack_spikes() {
+	while :; do
+		netem_set b vb delay 40ms
+		sleep 0.4
+		netem_set b vb delay 1ms
+		sleep 0.4
+	done
+}
+if [ -n "$verify" ]; then
+	rekeys0=$(cnt mroce_a path_rekeys)
+	ack_spikes &
+	spikes=$!
+	check "ACK delay spikes (40 ms): every byte of every op type arrives" \
+		verify_pair a mroce_a b mroce_b 10.0.0.2 -q 4 -s 1,4096,65536,262144 -t 15 -T 120
+	kill "$spikes"
+	wait "$spikes" 2> /dev/null
+	netem_clear b vb
+	check "ACK delay spikes: a's paths timed out and were re-keyed" \
+		test "$(cnt mroce_a path_rekeys)" -gt "$rekeys0"
+fi
+
 check_eq "no QP ran out of retries" 0 "$(both retry_exceeded_err)"
 check_eq "no RNR retry exhaustion" 0 "$(both retry_rnr_exceeded_err)"
 check "duplicates were dropped by the receiver" test "$(both duplicate_request)" -gt 0

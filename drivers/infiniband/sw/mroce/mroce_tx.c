@@ -164,7 +164,9 @@ static bool mroce_tx_pick_resend(struct mroce_qp *qp, struct mroce_txck *ck)
 		}
 		psn = xp->stx.una + ((idx - start) & MROCE_STREAM_MASK);
 		c = &xp->chunks[idx];
-		ok = !mroce_stx_is_acked(&xp->stx, psn);
+		/* Beyond the last PSN assigned: a stale bit, never a chunk. */
+		ok = psn - xp->stx.una < xp->stx.next - xp->stx.una &&
+		     !mroce_stx_is_acked(&xp->stx, psn);
 		if (ok && c->kind == MROCE_CK_REQ) {
 			struct mroce_swqe *w = mroce_wq_slot(&qp->sq, c->ref);
 
