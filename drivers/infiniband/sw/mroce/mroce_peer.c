@@ -63,6 +63,7 @@ static void mroce_peer_free_work(struct work_struct *work)
 	cancel_delayed_work_sync(&peer->gc_work);
 	hrtimer_cancel(&peer->timer);
 	skb_queue_purge(&peer->xmitq);
+	skb_queue_purge(&peer->ctlq);
 	xa_destroy(&peer->qp_xa);
 	for (i = 0; i < ARRAY_SIZE(peer->dst); i++)
 		dst_cache_destroy(&peer->dst[i]);
@@ -125,6 +126,7 @@ static struct mroce_peer *mroce_peer_alloc(struct mroce_dev *mdev,
 	INIT_LIST_HEAD(&peer->tx_list);
 	INIT_LIST_HEAD(&peer->comp_list);
 	skb_queue_head_init(&peer->xmitq);
+	skb_queue_head_init(&peer->ctlq);
 	peer->timer_at = U64_MAX;
 	peer->wake_at = U64_MAX;
 	hrtimer_init(&peer->timer, CLOCK_MONOTONIC, HRTIMER_MODE_ABS_SOFT);
@@ -306,7 +308,8 @@ static void mroce_peer_queue(struct mroce_peer *peer, struct sk_buff *skb,
 	cb->dst = dst;
 	cb->sport = sport;
 	cb->tos = tos;
-	__skb_queue_tail(&peer->xmitq, skb);
+	__skb_queue_tail(dst == MROCE_CTL_DST ? &peer->ctlq : &peer->xmitq,
+			 skb);
 }
 
 /* A data packet or PROBE, sent on @path with the core's source port. */
@@ -334,6 +337,12 @@ bool mroce_peer_idle(const struct mroce_peer *peer)
 	return true;
 }
 
+/* Packets wait on either transmit queue (peer->lock held). */
+static bool mroce_peer_queued(const struct mroce_peer *peer)
+{
+	return !skb_queue_empty(&peer->xmitq) || !skb_queue_empty(&peer->ctlq);
+}
+
 /*
  * Send what the peer queued. One sender at a time, and while anything is in
  * flight only on the peer's transmit CPU: veth, loopback and RPS deliver
@@ -341,15 +350,16 @@ bool mroce_peer_idle(const struct mroce_peer *peer)
  * other, and a path's receiver takes a reordered PSN for a loss. An idle
  * connection may start from any CPU (mroce_tx_run() moves tx_cpu there);
  * the ACKs then come back on that CPU and keep the transmissions there.
+ * Control packets go first: data queued behind an ACK would hold up the
+ * peer's whole window.
  */
 void mroce_peer_flush(struct mroce_peer *peer)
 {
 	struct sk_buff_head local;
-	struct sk_buff *skb, *next;
 	unsigned int rounds;
 
 	spin_lock_bh(&peer->lock);
-	if (peer->xmitting || skb_queue_empty(&peer->xmitq)) {
+	if (peer->xmitting || !mroce_peer_queued(peer)) {
 		spin_unlock_bh(&peer->lock);
 		return;
 	}
@@ -361,12 +371,7 @@ void mroce_peer_flush(struct mroce_peer *peer)
 		 * no path order to keep: they leave now rather than after a
 		 * work item got the CPU, or a sender waits for them.
 		 */
-		skb_queue_walk_safe(&peer->xmitq, skb, next) {
-			if (mroce_cb(skb)->dst == MROCE_CTL_DST) {
-				__skb_unlink(skb, &peer->xmitq);
-				__skb_queue_tail(&local, skb);
-			}
-		}
+		skb_queue_splice_init(&peer->ctlq, &local);
 		if (!skb_queue_empty(&peer->xmitq))
 			queue_work_on(peer->tx_cpu, mroce_wq, &peer->xmit_work);
 		spin_unlock(&peer->lock);
@@ -375,19 +380,20 @@ void mroce_peer_flush(struct mroce_peer *peer)
 		return;
 	}
 	peer->xmitting = true;
-	for (rounds = 0; !skb_queue_empty(&peer->xmitq); rounds++) {
+	for (rounds = 0; mroce_peer_queued(peer); rounds++) {
 		/*
 		 * Other CPUs queue while we send, and can do so for as long
 		 * as their traffic lasts: this CPU, BH-disabled, would never
 		 * get back to its own receive queue or scheduler. A few
 		 * rounds, then the rest goes from the work item (still one
-		 * sender at a time: the queue keeps its order).
+		 * sender at a time: the queues keep their order).
 		 */
 		if (rounds == MROCE_FLUSH_ROUNDS) {
 			queue_work_on(peer->tx_cpu, mroce_wq, &peer->xmit_work);
 			break;
 		}
-		skb_queue_splice_init(&peer->xmitq, &local);
+		skb_queue_splice_tail_init(&peer->ctlq, &local);
+		skb_queue_splice_tail_init(&peer->xmitq, &local);
 		spin_unlock(&peer->lock);
 		/* Still BH-disabled: receive waits for the whole batch. */
 		mroce_net_xmit_list(peer, &local);
@@ -469,7 +475,7 @@ void mroce_peer_unlock(struct mroce_peer *peer)
 
 	for (rounds = 0;; rounds++) {
 		mroce_peer_arm(peer, mroce_now());
-		send = !skb_queue_empty(&peer->xmitq);
+		send = mroce_peer_queued(peer);
 		spin_unlock_bh(&peer->lock);
 		if (send)
 			mroce_peer_flush(peer);

@@ -54,9 +54,10 @@
  *               stretch serves: MROCE_KICK_ROUNDS, MROCE_FLUSH_ROUNDS)
  *   doorbell    a user or kernel post that finds the peer idle transmits
  *               directly (latency)
- * All of them build packets under peer->lock onto peer->xmitq and send the
- * queue after dropping it; one sender at a time (peer->xmitting), so each
- * path's packets leave in path PSN order.
+ * All of them build packets under peer->lock onto the peer's transmit
+ * queues (data and PROBEs on peer->xmitq, ACKs, NAKs and handshake packets
+ * on peer->ctlq) and send them after dropping it; one sender at a time
+ * (peer->xmitting), so each path's packets leave in path PSN order.
  *
  * Lifetime
  * --------
@@ -180,7 +181,8 @@ struct mroce_peer {
 	struct list_head	qps;		/* attached QPs */
 	struct list_head	tx_list;	/* QPs with something to send */
 	struct list_head	comp_list;	/* QPs with completions to check */
-	struct sk_buff_head	xmitq;
+	struct sk_buff_head	xmitq;		/* data and PROBEs, path order */
+	struct sk_buff_head	ctlq;		/* ACKs, NAKs, handshake */
 	u32			n_qps;
 	u32			backlog;	/* bytes queued, not yet sent */
 	u64			timer_at;	/* armed expiry, U64_MAX = none */
