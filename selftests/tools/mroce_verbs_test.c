@@ -1675,9 +1675,10 @@ static void test_sge_past_mr(const char *peer)
 	rc_pair_close(&p, rmr, smr);
 }
 
-static int post_rdma1(struct ibv_qp *qp, uint64_t wr_id,
-		      enum ibv_wr_opcode op, struct ibv_sge *sge,
-		      uint64_t remote_addr, uint32_t rkey)
+/* One signaled RDMA WRITE or READ of @sge at @remote_addr; its completion. */
+static const char *rdma1(struct rc_pair *p, uint64_t wr_id,
+			 enum ibv_wr_opcode op, struct ibv_sge *sge,
+			 uint64_t remote_addr, uint32_t rkey, struct ibv_wc *wc)
 {
 	struct ibv_send_wr wr = {
 		.wr_id = wr_id, .sg_list = sge, .num_sge = 1,
@@ -1686,7 +1687,12 @@ static int post_rdma1(struct ibv_qp *qp, uint64_t wr_id,
 
 	wr.wr.rdma.remote_addr = remote_addr;
 	wr.wr.rdma.rkey = rkey;
-	return ibv_post_send(qp, &wr, &bad);
+	wc->status = IBV_WC_GENERAL_ERR;
+	if (ibv_post_send(p->qp, &wr, &bad))
+		return "post failed";
+	if (poll_one(p->cq, wc, 10000) != 1)
+		return "no completion";
+	return ibv_wc_status_str(wc->status);
 }
 
 /*
@@ -1700,10 +1706,11 @@ static void test_rkey_after_dereg(const char *peer)
 	enum { LEN = 12000 };
 	static char sbuf[LEN], rbuf[LEN], want[LEN], spare[64];
 	struct ibv_mr *smr, *rmr, *spare_mr;
-	struct ibv_wc wc = { 0 };
+	struct ibv_wc wc;
 	struct ibv_sge sge;
 	struct rc_pair p;
-	int n, untouched;
+	const char *st;
+	int untouched;
 	uint32_t rkey;
 
 	rc_pair_open(&p, peer, 4, 1, "rkey after dereg");
@@ -1719,28 +1726,25 @@ static void test_rkey_after_dereg(const char *peer)
 
 	fill_msg(sbuf, LEN, 7);
 	memset(rbuf, 0, LEN);
-	n = post_rdma1(p.qp, 1, IBV_WR_RDMA_WRITE, &sge, (uintptr_t)rbuf,
-		       rkey) ? 0 : poll_one(p.cq, &wc, 10000);
-	CHECK(n == 1 && wc.status == IBV_WC_SUCCESS && !memcmp(rbuf, sbuf, LEN),
+	st = rdma1(&p, 1, IBV_WR_RDMA_WRITE, &sge, (uintptr_t)rbuf, rkey, &wc);
+	CHECK(wc.status == IBV_WC_SUCCESS && !memcmp(rbuf, sbuf, LEN),
 	      "rkey after dereg: a %d B WRITE through the rkey lands, every byte checked (%s)",
-	      LEN, n == 1 ? ibv_wc_status_str(wc.status) : "no completion");
+	      LEN, st);
 
 	memcpy(want, sbuf, LEN);
 	memset(sbuf, 0, LEN);
-	n = post_rdma1(p.qp, 2, IBV_WR_RDMA_READ, &sge, (uintptr_t)rbuf,
-		       rkey) ? 0 : poll_one(p.cq, &wc, 10000);
-	CHECK(n == 1 && wc.status == IBV_WC_SUCCESS && !memcmp(sbuf, want, LEN),
+	st = rdma1(&p, 2, IBV_WR_RDMA_READ, &sge, (uintptr_t)rbuf, rkey, &wc);
+	CHECK(wc.status == IBV_WC_SUCCESS && !memcmp(sbuf, want, LEN),
 	      "rkey after dereg: a %d B READ back through it, every byte checked (%s)",
-	      LEN, n == 1 ? ibv_wc_status_str(wc.status) : "no completion");
+	      LEN, st);
 
 	CHECK(!ibv_dereg_mr(rmr), "rkey after dereg: dereg_mr on the peer");
 	memset(rbuf, 0x5a, LEN);
 	fill_msg(sbuf, LEN, 8);
-	n = post_rdma1(p.qp, 3, IBV_WR_RDMA_WRITE, &sge, (uintptr_t)rbuf,
-		       rkey) ? 0 : poll_one(p.cq, &wc, 10000);
-	CHECK(n == 1 && wc.status == IBV_WC_REM_ACCESS_ERR,
+	st = rdma1(&p, 3, IBV_WR_RDMA_WRITE, &sge, (uintptr_t)rbuf, rkey, &wc);
+	CHECK(wc.status == IBV_WC_REM_ACCESS_ERR,
 	      "rkey after dereg: a WRITE with the old rkey fails with REM_ACCESS_ERR (%s)",
-	      n == 1 ? ibv_wc_status_str(wc.status) : "no completion");
+	      st);
 	for (untouched = 0; untouched < LEN; untouched++)
 		if (rbuf[untouched] != 0x5a)
 			break;
