@@ -80,7 +80,7 @@ enum mroce_tp_nak {
 };
 
 /* Value sets the kernel header defines (enum mroce_retx_reason, ...). */
-#define MROCE_TP_RETX_REASONS	5	/* sack rto pto nak rekey */
+#define MROCE_TP_RETX_REASONS	6	/* sack rto pto nak rekey time */
 #define MROCE_TP_NO_PATH	0xffffffffu	/* mroce_retransmit: old_path unknown */
 #define MROCE_TP_CC_EVENTS	5	/* ack ecn loss rto hint */
 #define MROCE_TP_PATH_STATES	4	/* ACTIVE SUSPECT PROBING FAILED */

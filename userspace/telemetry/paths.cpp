@@ -37,7 +37,7 @@ std::string conn_state_name(uint32_t s)
 
 std::string retx_reason_name(uint32_t r)
 {
-	return enum_name(r, {"sack", "rto", "pto", "nak", "rekey"});
+	return enum_name(r, {"sack", "rto", "pto", "nak", "rekey", "time"});
 }
 
 std::string cc_event_name(uint32_t e)

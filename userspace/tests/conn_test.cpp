@@ -812,15 +812,17 @@ TEST_F(Conn, APathSilentWhileANewerPacketIsAckedExpiresBeforeItsRto) {
   deliver(b, d);
   ack(b, a);
   ASSERT_EQ(a.c.rtt.srtt, 100000u);
-  mroce_tx_slot s1;
-  send(a, 2, 1000, 1, &s1);  // path 1 swallows it
+  mroce_tx_slot s1, s4;
+  send(a, 2, 1000, 1, &s1);  // path 1 swallows it ...
   ASSERT_EQ(s1.path, 1);
   const uint64_t t1 = now;
   now += 1000;
   d = send(a, 3, 1000, 0);
   now += 100000;
+  send(a, 4, 1000, 1, &s4);  // ... and this one
+  ASSERT_EQ(s4.path, 1);
   deliver(b, d);
-  ack(b, a);  // a packet sent after path 1's got through on path 0
+  ack(b, a);  // a packet sent after path 1's first got through on path 0
   const uint64_t srtt = a.c.rtt.srtt;
   const uint64_t at = t1 + std::max<uint64_t>(p.silent_rtts * srtt + p.ack_delay,
                                               mroce_rtt_pto(&a.c.rtt, &p) + srtt);
@@ -828,13 +830,98 @@ TEST_F(Conn, APathSilentWhileANewerPacketIsAckedExpiresBeforeItsRto) {
   mroce_timer_res r;
   mroce_conn_on_timer(&a.c, at - 1, &r);
   EXPECT_EQ(a.c.stats.silent, 0u);
+  // The first was overdue long before (docs §5.3) and went again at once;
+  // the path's silence still counts from it.
+  ASSERT_EQ(a.lost.size(), 1u);
+  EXPECT_EQ(a.lost_why[0], std::make_pair(0u, uint8_t(MROCE_LOSS_TIME)));
+  EXPECT_EQ(a.c.paths[1].gen, 0);
   mroce_conn_on_timer(&a.c, at, &r);
   EXPECT_EQ(a.c.stats.silent, 1u);
   EXPECT_EQ(a.c.paths[1].stats.silent, 1u);
   EXPECT_EQ(a.c.stats.rtos, 0u);
+  ASSERT_EQ(a.lost.size(), 2u);
+  EXPECT_EQ(a.lost[1].first, 4u);
+  EXPECT_EQ(a.lost_why[1].second, MROCE_LOSS_RTO);
+  EXPECT_EQ(a.c.paths[1].gen, 1);  // re-keyed
+}
+
+// A packet with nothing after it on its own path (the tail of a path, a
+// lone READ request) is lost once a packet sent after it was acknowledged
+// on another path and a path RTT plus a quarter has passed: it goes again
+// without waiting for a probe's round trip, and its path stays as it is.
+TEST_F(Conn, APacketOverdueWhileALaterOneIsAckedElsewhereIsLostAndThePathStays) {
+  establish();
+  std::vector<uint8_t> d = send(a, 1, 1000, 0);
+  now += 100000;
+  deliver(b, d);
+  ack(b, a);
+  mroce_tx_slot s1;
+  send(a, 2, 1000, 1, &s1);  // lost
+  ASSERT_EQ(s1.path, 1);
+  const uint64_t t1 = now;
+  now += 1000;
+  d = send(a, 3, 1000, 0);
+  now += 100000;
+  deliver(b, d);
+  mroce_ack_res res = ack(b, a);
+  EXPECT_EQ(res.lost_pkts, 0u);  // not overdue yet: paths may differ in delay
+  EXPECT_TRUE(a.lost.empty());
+  const uint64_t srtt = a.c.rtt.srtt;
+  const uint64_t at = t1 + srtt + srtt * p.reo_wnd / 1024 + p.ack_delay;
+  ASSERT_LT(at, a.c.paths[1].pto_at);
+  EXPECT_EQ(mroce_conn_next_deadline(&a.c), at);
+  mroce_timer_res r;
+  mroce_conn_on_timer(&a.c, at - 1, &r);
+  EXPECT_TRUE(a.lost.empty());
+  mroce_conn_on_timer(&a.c, at, &r);
+  ASSERT_EQ(a.lost.size(), 1u);
+  EXPECT_EQ(a.lost[0], std::make_pair(uint64_t(2), uint8_t(1)));
+  EXPECT_EQ(a.lost_why[0], std::make_pair(0u, uint8_t(MROCE_LOSS_TIME)));
+  EXPECT_EQ(a.c.stats.overdue, 1u);
+  EXPECT_EQ(a.c.inflight, 0u);
+  EXPECT_EQ(a.c.paths[1].rto_at, 0u);  // nothing left to time out
+  EXPECT_EQ(a.c.paths[1].gen, 0);
+  EXPECT_EQ(a.c.paths[1].health.state, MROCE_PATH_ACTIVE);
+  EXPECT_TRUE(a.rekeys.empty());
+  EXPECT_EQ(r.probe_mask, 0u);
+  // Random loss is not congestion: the window stays.
+  EXPECT_EQ(a.c.cc.cwnd, p.init_cwnd + 2000);
+}
+
+// An ACK that arrives after the wait finds the overdue packet at once.
+TEST_F(Conn, AnAckFindsAPacketAlreadyOverdue) {
+  establish();
+  std::vector<uint8_t> d = send(a, 1, 1000, 0);
+  now += 100000;
+  deliver(b, d);
+  ack(b, a);
+  send(a, 2, 1000, 1);  // lost
+  now += 1000;
+  d = send(a, 3, 1000, 0);
+  now += 300000;  // a slow ACK
+  deliver(b, d);
+  mroce_ack_res res = ack(b, a);
+  EXPECT_EQ(res.acked_pkts, 1u);
+  EXPECT_EQ(res.lost_pkts, 1u);
   ASSERT_EQ(a.lost.size(), 1u);
   EXPECT_EQ(a.lost[0].first, 2u);
-  EXPECT_EQ(a.c.paths[1].gen, 1);  // re-keyed
+}
+
+// reo_wnd 0 turns the rule off: the tail waits for its probe.
+TEST_F(Conn, ReorderWindowZeroLeavesTheTailToTheProbe) {
+  p.reo_wnd = 0;
+  establish();
+  std::vector<uint8_t> d = send(a, 1, 1000, 0);
+  now += 100000;
+  deliver(b, d);
+  ack(b, a);
+  send(a, 2, 1000, 1);
+  now += 1000;
+  d = send(a, 3, 1000, 0);
+  now += 300000;
+  deliver(b, d);
+  EXPECT_EQ(ack(b, a).lost_pkts, 0u);
+  EXPECT_TRUE(a.lost.empty());
 }
 
 // Timers that fire long after their deadline (a descheduled vCPU) find the

@@ -153,6 +153,25 @@ TEST_F(PathTx, OldestIsTheOldestOutstanding) {
   EXPECT_EQ(mroce_ptx_oldest(&t), 60u);
 }
 
+// Overdue (docs §5.3): everything outstanding sent before the time goes,
+// oldest first; answered records and younger ones stay.
+TEST_F(PathTx, LoseOlderTakesTheOutstandingRecordsSentBeforeATime) {
+  mroce_ptx_send(&t, 1, 10, 50);
+  mroce_ptx_send(&t, 1, 11, 60);
+  mroce_ptx_send(&t, 1, 12, 70);
+  mroce_ptx_send(&t, 1, 13, 80);
+  mroce_ptx_rec rec;
+  ASSERT_TRUE(mroce_ptx_on_nak(&t, 1, &rec));  // PSN 1 (sent at 60) resolved
+  EXPECT_EQ(mroce_ptx_lose_older(&t, 71, on_lost, &log), 2u);
+  ASSERT_EQ(log.lost.size(), 2u);
+  EXPECT_EQ(log.lost[0], std::make_pair(uint64_t(10), 0u));
+  EXPECT_EQ(log.lost[1], std::make_pair(uint64_t(12), 2u));
+  EXPECT_EQ(t.n_out, 1);
+  EXPECT_EQ(t.floor, 3u);
+  EXPECT_EQ(mroce_ptx_oldest(&t), 80u);
+  EXPECT_EQ(mroce_ptx_lose_older(&t, 80, on_lost, &log), 0u);
+}
+
 TEST_F(PathTx, WrapsAroundThePsnSpace) {
   t.next = t.floor = 0xfffffffe;
   send(4);

@@ -53,7 +53,7 @@ bool mroce_param_set(mroce_params &p, const std::string &n, uint64_t v) {
     return true;                    \
   }
   F(n_paths) F(min_active) F(dupthresh) F(min_rto) F(max_rto) F(init_rto) F(min_pto)
-  F(ack_delay) F(ack_every) F(silent_rtts) F(retry_limit) F(init_cwnd) F(min_cwnd) F(max_cwnd) F(init_pwnd)
+  F(ack_delay) F(ack_every) F(silent_rtts) F(reo_wnd) F(retry_limit) F(init_cwnd) F(min_cwnd) F(max_cwnd) F(init_pwnd)
   F(min_pwnd) F(max_pwnd) F(ecn_gain_shift) F(ecn_loss_alpha) F(heavy_loss) F(hint_slack)
   F(pace_gain) F(pace_horizon) F(min_rate) F(suspect_loss) F(rekey_score) F(rekey_rounds)
   F(probe_fails) F(holdoff_min) F(holdoff_max) F(w_rtt) F(w_ecn) F(w_loss) F(hs_timeout)

@@ -104,6 +104,7 @@ void mroce_trace_note_lost(struct mroce_qp *qp, u32 psn, u8 path, u32 path_psn,
 		[MROCE_LOSS_RTO] = MROCE_RETX_RTO,
 		[MROCE_LOSS_PTO] = MROCE_RETX_PTO,
 		[MROCE_LOSS_REKEY] = MROCE_RETX_REKEY,
+		[MROCE_LOSS_TIME] = MROCE_RETX_TIME,
 	};
 	struct mroce_peer *peer = qp->xport.peer;
 

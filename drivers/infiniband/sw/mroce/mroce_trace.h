@@ -43,6 +43,7 @@ enum mroce_retx_reason {
 	MROCE_RETX_PTO,		/* tail-loss probe timer */
 	MROCE_RETX_NAK,		/* the receiver refused it (window, RNR) */
 	MROCE_RETX_REKEY,	/* moved off a path that was re-keyed/failed */
+	MROCE_RETX_TIME,	/* overdue: a later packet was acked elsewhere */
 };
 
 /* What moved the connection's congestion state (mroce_cc_update). */
@@ -139,13 +140,15 @@ TRACE_DEFINE_ENUM(MROCE_RETX_RTO);
 TRACE_DEFINE_ENUM(MROCE_RETX_PTO);
 TRACE_DEFINE_ENUM(MROCE_RETX_NAK);
 TRACE_DEFINE_ENUM(MROCE_RETX_REKEY);
+TRACE_DEFINE_ENUM(MROCE_RETX_TIME);
 #define show_retx_reason(r)					\
 	__print_symbolic(r,					\
 			 { MROCE_RETX_SACK, "sack" },		\
 			 { MROCE_RETX_RTO, "rto" },		\
 			 { MROCE_RETX_PTO, "pto" },		\
 			 { MROCE_RETX_NAK, "nak" },		\
-			 { MROCE_RETX_REKEY, "rekey" })
+			 { MROCE_RETX_REKEY, "rekey" },		\
+			 { MROCE_RETX_TIME, "time" })
 
 TRACE_DEFINE_ENUM(MROCE_CC_ACK);
 TRACE_DEFINE_ENUM(MROCE_CC_ECN);

@@ -161,6 +161,7 @@ static void path_reset(struct mroce_conn *c, struct mroce_path *p, u8 gen)
 	p->hold = 0;
 	p->held = false;
 	p->tlp = false;
+	p->quiet_since = 0;
 	mroce_ptx_init(&p->tx);
 	mroce_rtt_init(&p->rtt);
 	mroce_cc_path_init(&p->cc, c->prm, 0);
@@ -497,6 +498,9 @@ static void commit(struct mroce_conn *c, struct mroce_tx_slot *s, u64 cookie,
 {
 	struct mroce_path *p = &c->paths[s->path];
 
+	/* A path that drained starts a new silence (docs §5.5). */
+	if (!p->tx.n_out)
+		p->quiet_since = 0;
 	s->psn = mroce_ptx_send(&p->tx, s->len, cookie, now);
 	s->floor_delta = mroce_ptx_floor_delta(&p->tx, s->psn);
 	if (!p->rto_at)
@@ -629,6 +633,9 @@ static void on_block(struct mroce_conn *c, struct mroce_path *p,
 	}
 	span = mroce_bm_span(blk->sack, MROCE_SACK_WORDS);
 	high = blk->cum_psn + span;
+	/* The path delivers what was sent after its overdue packets. */
+	if (p->quiet_since && mroce_seq_ge(high, p->quiet_psn))
+		p->quiet_since = 0;
 	round = mroce_cc_path_on_ack(&p->cc, prm, c->mss, b.data_bytes, d_rx,
 				     d_ce, high, p->tx.next);
 
@@ -709,6 +716,82 @@ static u32 on_late_block(struct mroce_conn *c, struct mroce_path *p,
 	return b.data_acked;
 }
 
+/*
+ * Time-based loss (docs §5.3). A packet sent before one that was since
+ * acknowledged, on any path, and still unanswered a path RTT plus the
+ * reordering allowance after it left, is lost. The gap rule cannot see it
+ * when nothing later went on its own path: the tail of a path, a sparse
+ * stream of READ requests, or a sender stalled on its stream window, which
+ * would otherwise wait for a PTO and its probe's round trip, or an RTO.
+ */
+static u64 overdue_wait(const struct mroce_conn *c, const struct mroce_path *p)
+{
+	u32 srtt = p->rtt.srtt ? p->rtt.srtt : c->rtt.srtt;
+
+	return srtt + ((u64)srtt * c->prm->reo_wnd >> 10) + c->prm->ack_delay;
+}
+
+/* When the oldest outstanding packet of @p is overdue; U64_MAX: not now. */
+static u64 overdue_at(const struct mroce_conn *c, const struct mroce_path *p)
+{
+	u64 oldest;
+
+	if (!c->prm->reo_wnd || !c->rtt.srtt || !p->tx.n_out ||
+	    (p->health.state != MROCE_PATH_ACTIVE &&
+	     p->health.state != MROCE_PATH_SUSPECT))
+		return U64_MAX;
+	oldest = mroce_ptx_oldest(&p->tx);
+	if (!oldest || c->acked_tx <= oldest)
+		return U64_MAX;
+	return oldest + overdue_wait(c, p);
+}
+
+/*
+ * Declares the overdue packets of @p lost; the path stays as it is (the
+ * silence rule still judges it from the first of them). Returns the data
+ * packets lost.
+ */
+static u32 path_overdue(struct mroce_conn *c, struct mroce_path *p, u64 now)
+{
+	struct blk_ctx b = { .c = c, .p = p, .why = MROCE_LOSS_TIME };
+	u64 before = now - overdue_wait(c, p) + 1;
+	u64 first = mroce_ptx_oldest(&p->tx);
+	u32 psn = p->tx.floor;
+
+	if (before > c->acked_tx)
+		before = c->acked_tx;
+	if (!mroce_ptx_lose_older(&p->tx, before, rec_lost, &b))
+		return 0;
+	if (!p->quiet_since) {
+		p->quiet_since = first;
+		p->quiet_psn = psn;
+	}
+	c->stats.overdue += b.data_lost;
+	mroce_health_outcome(&p->health, 0, b.data_lost);
+	if (b.data_lost)
+		mroce_cc_conn_on_loss(&c->cc, c->prm, b.data_lost,
+				      mroce_cc_path_on_loss(&p->cc, c->prm));
+	if (!p->tx.n_out) {
+		p->rto_at = 0;
+		p->pto_at = 0;
+	}
+	return b.data_lost;
+}
+
+/* Every path's overdue packets, once ACKs or time made them so. */
+static u32 conn_overdue(struct mroce_conn *c, u64 now)
+{
+	u32 i, n = 0;
+
+	for (i = 0; i < c->n_paths; i++) {
+		struct mroce_path *p = &c->paths[i];
+
+		if (now >= p->hold && now >= overdue_at(c, p))
+			n += path_overdue(c, p, now);
+	}
+	return n;
+}
+
 void mroce_conn_on_ack(struct mroce_conn *c, const struct mroce_pkt *pkt,
 		       u64 now, struct mroce_ack_res *res)
 {
@@ -744,6 +827,7 @@ void mroce_conn_on_ack(struct mroce_conn *c, const struct mroce_pkt *pkt,
 	}
 	if (!had_rtt && c->rtt.srtt)
 		first_rtt_rearm(c);
+	res->lost_pkts += conn_overdue(c, now);
 	/* A hint-only ACK acknowledges nothing and must not end a round. */
 	if (pkt->u.ack.n_blocks)
 		mroce_cc_conn_on_ack(&c->cc, c->prm, c->mss, res->acked_bytes,
@@ -996,6 +1080,9 @@ static u64 silent_at(const struct mroce_conn *c, const struct mroce_path *p)
 	     p->health.state != MROCE_PATH_SUSPECT))
 		return U64_MAX;
 	oldest = mroce_ptx_oldest(&p->tx);
+	/* Packets declared overdue still count as the path's silence. */
+	if (p->quiet_since && (!oldest || p->quiet_since < oldest))
+		oldest = p->quiet_since;
 	if (!oldest || c->acked_tx <= oldest)
 		return U64_MAX;
 	wait = (u64)c->prm->silent_rtts * c->rtt.srtt + c->prm->ack_delay;
@@ -1073,6 +1160,16 @@ static void path_timer(struct mroce_conn *c, struct mroce_path *p, u64 now,
 	}
 	if (path_overslept(c, p, now, sk))
 		return;
+	if (now >= p->hold && now >= overdue_at(c, p)) {
+		bool watch = cc_watched(c);
+		struct cc_mark m;
+
+		if (watch)
+			cc_mark(c, &m);
+		path_overdue(c, p, now);
+		if (watch)
+			cc_report(c, &m, MROCE_CCW_LOSS);
+	}
 	if (now >= p->hold && p->rto_at && now >= p->rto_at) {
 		p->stats.rtos++;
 		c->stats.rtos++;
@@ -1155,6 +1252,7 @@ u64 mroce_conn_next_deadline(const struct mroce_conn *c)
 		t = earliest(t, p->rto_at ? max_u64(p->rto_at, p->hold) : 0);
 		t = earliest(t, p->pto_at);
 		t = earliest(t, max_u64(silent_at(c, p), p->hold));
+		t = earliest(t, max_u64(overdue_at(c, p), p->hold));
 	}
 	t = earliest(t, c->watchdog_at);
 	if (c->ack_dirty)

@@ -56,6 +56,12 @@ struct mroce_path {
 	u32 score;		/* Q10, docs §5.7 */
 	bool tlp;		/* a tail-loss probe is out: its ACK's gaps are PTO's */
 	bool held;		/* probed instead of expiring; progress clears it */
+	/*
+	 * The first packet declared overdue since the path last delivered
+	 * (its PSN and send time, 0 = none): the silence rule counts from it.
+	 */
+	u32 quiet_psn;
+	u64 quiet_since;
 	u64 rto_at;		/* 0 = not armed */
 	u64 pto_at;
 	u64 hold;		/* no RTO or silence expiry before this */
@@ -82,6 +88,7 @@ enum mroce_loss_why {
 	MROCE_LOSS_RTO,		/* the path's RTO fired, or it fell silent */
 	MROCE_LOSS_PTO,		/* a gap the ACK of a tail-loss probe exposed */
 	MROCE_LOSS_REKEY,	/* in flight on a path being re-keyed */
+	MROCE_LOSS_TIME,	/* overdue: a later packet was acked elsewhere */
 };
 
 /* What moved the connection's window or rate (mroce_conn_ops.cc). */
@@ -153,6 +160,7 @@ struct mroce_conn_stats {
 	u64 acks_tx;
 	u64 hint_acks_tx;	/* ACKs sent only to lower the peer's grant */
 	u64 silent;		/* paths declared silent (docs §5.5) */
+	u64 overdue;		/* packets declared lost by time (docs §5.3) */
 };
 
 struct mroce_conn_cfg {

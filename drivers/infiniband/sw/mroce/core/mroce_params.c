@@ -25,6 +25,7 @@ void mroce_params_default(struct mroce_params *p)
 	p->oversleep = 1 * MS;
 	p->ack_every = 8;
 	p->silent_rtts = 4;
+	p->reo_wnd = MROCE_Q10 / 4;
 	p->retry_limit = 7;
 
 	p->init_cwnd = 256 * 1024;
@@ -64,7 +65,8 @@ bool mroce_params_valid(const struct mroce_params *p)
 	    p->dupthresh > 64)
 		return false;
 	if (!p->min_rto || p->min_rto > p->max_rto || !p->init_rto ||
-	    !p->min_pto || !p->ack_every || p->silent_rtts > 64)
+	    !p->min_pto || !p->ack_every || p->silent_rtts > 64 ||
+	    p->reo_wnd > 4 * MROCE_Q10)
 		return false;
 	if (!p->min_cwnd || p->min_cwnd > p->init_cwnd ||
 	    p->init_cwnd > p->max_cwnd)

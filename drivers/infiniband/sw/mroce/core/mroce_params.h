@@ -27,6 +27,7 @@ struct mroce_params {
 	u32 oversleep;		/* a loss deadline this far past: probe first; 0 = off */
 	u16 ack_every;		/* ACK at least every this many data packets */
 	u8 silent_rtts;		/* srtts a path may stay silent; 0 = RTO only */
+	u16 reo_wnd;		/* Q10 srtt share a packet may trail; 0 = off */
 	u8 retry_limit;		/* connection RTO rounds without progress */
 
 	/* Congestion control, bytes of payload */

@@ -169,6 +169,27 @@ u32 mroce_ptx_lose_all(struct mroce_ptx *t, mroce_ptx_fn lost, void *ctx)
 	return n;
 }
 
+u32 mroce_ptx_lose_older(struct mroce_ptx *t, u64 before, mroce_ptx_fn lost,
+			 void *ctx)
+{
+	u32 n = 0, psn;
+
+	/* PSNs are assigned in transmission order: stop at the first too young. */
+	for (psn = t->floor; psn != t->next; psn++) {
+		struct mroce_ptx_rec *r = rec_of(t, psn);
+
+		if (r->tx_time >= before)
+			break;
+		if (r->state != MROCE_REC_OUT)
+			continue;
+		leave_out(t, r, MROCE_REC_LOST);
+		lost(ctx, r, psn);
+		n++;
+	}
+	advance_floor(t);
+	return n;
+}
+
 u64 mroce_ptx_oldest(const struct mroce_ptx *t)
 {
 	u32 psn;

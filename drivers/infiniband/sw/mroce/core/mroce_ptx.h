@@ -88,6 +88,12 @@ bool mroce_ptx_on_nak(struct mroce_ptx *t, u32 psn,
 		      struct mroce_ptx_rec *rec);
 /* Declares every outstanding record lost (RTO, re-key). Returns the count. */
 u32 mroce_ptx_lose_all(struct mroce_ptx *t, mroce_ptx_fn lost, void *ctx);
+/*
+ * Declares lost every OUT record sent before @before (time), oldest first;
+ * returns how many.
+ */
+u32 mroce_ptx_lose_older(struct mroce_ptx *t, u64 before, mroce_ptx_fn lost,
+			 void *ctx);
 /* Oldest outstanding transmission time, or 0 if none. */
 u64 mroce_ptx_oldest(const struct mroce_ptx *t);
 
