@@ -806,6 +806,7 @@ TEST_F(Conn, AFallingGrantIsPushedInAHintOnlyAck) {
 }
 
 TEST_F(Conn, APathSilentWhileANewerPacketIsAckedExpiresBeforeItsRto) {
+  p.reo_wnd = MROCE_Q10 / 4;
   establish();
   std::vector<uint8_t> d = send(a, 1, 1000, 0);
   now += 100000;
@@ -850,6 +851,7 @@ TEST_F(Conn, APathSilentWhileANewerPacketIsAckedExpiresBeforeItsRto) {
 // on another path and a path RTT plus a quarter has passed: it goes again
 // without waiting for a probe's round trip, and its path stays as it is.
 TEST_F(Conn, APacketOverdueWhileALaterOneIsAckedElsewhereIsLostAndThePathStays) {
+  p.reo_wnd = MROCE_Q10 / 4;
   establish();
   std::vector<uint8_t> d = send(a, 1, 1000, 0);
   now += 100000;
@@ -890,6 +892,7 @@ TEST_F(Conn, APacketOverdueWhileALaterOneIsAckedElsewhereIsLostAndThePathStays) 
 
 // An ACK that arrives after the wait finds the overdue packet at once.
 TEST_F(Conn, AnAckFindsAPacketAlreadyOverdue) {
+  p.reo_wnd = MROCE_Q10 / 4;
   establish();
   std::vector<uint8_t> d = send(a, 1, 1000, 0);
   now += 100000;
