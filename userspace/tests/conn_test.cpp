@@ -92,6 +92,18 @@ class Conn : public ::testing::Test {
     mroce_conn_build_hs(&b.c, MROCE_OP_CONN_REP, 0, &rep);
     ASSERT_EQ(mroce_conn_on_hs(&a.c, &rep, now), MROCE_HS_UP);
   }
+  // The overdue-rule tests: the rule on (a quarter of srtt), a connection
+  // up and one packet acked on path 0 after 100 ms, so srtt is 100 ms.
+  // Returns that packet's bytes, for the caller to reuse as a buffer.
+  std::vector<uint8_t> overdue_setup() {
+    p.reo_wnd = MROCE_Q10 / 4;
+    establish();
+    std::vector<uint8_t> d = send(a, 1, 1000, 0);
+    now += 100000;
+    deliver(b, d);
+    ack(b, a);
+    return d;
+  }
   // Sends one data packet from `s`; returns its bytes (nothing is delivered).
   // An idle paced connection starts at a random point of its first packet
   // interval: the clock waits that out, as a caller would.
@@ -806,12 +818,7 @@ TEST_F(Conn, AFallingGrantIsPushedInAHintOnlyAck) {
 }
 
 TEST_F(Conn, APathSilentWhileANewerPacketIsAckedExpiresBeforeItsRto) {
-  p.reo_wnd = MROCE_Q10 / 4;
-  establish();
-  std::vector<uint8_t> d = send(a, 1, 1000, 0);
-  now += 100000;
-  deliver(b, d);
-  ack(b, a);
+  std::vector<uint8_t> d = overdue_setup();
   ASSERT_EQ(a.c.rtt.srtt, 100000u);
   mroce_tx_slot s1, s4;
   send(a, 2, 1000, 1, &s1);  // path 1 swallows it ...
@@ -851,12 +858,7 @@ TEST_F(Conn, APathSilentWhileANewerPacketIsAckedExpiresBeforeItsRto) {
 // on another path and a path RTT plus a quarter has passed: it goes again
 // without waiting for a probe's round trip, and its path stays as it is.
 TEST_F(Conn, APacketOverdueWhileALaterOneIsAckedElsewhereIsLostAndThePathStays) {
-  p.reo_wnd = MROCE_Q10 / 4;
-  establish();
-  std::vector<uint8_t> d = send(a, 1, 1000, 0);
-  now += 100000;
-  deliver(b, d);
-  ack(b, a);
+  std::vector<uint8_t> d = overdue_setup();
   mroce_tx_slot s1;
   send(a, 2, 1000, 1, &s1);  // lost
   ASSERT_EQ(s1.path, 1);
@@ -892,12 +894,7 @@ TEST_F(Conn, APacketOverdueWhileALaterOneIsAckedElsewhereIsLostAndThePathStays) 
 
 // An ACK that arrives after the wait finds the overdue packet at once.
 TEST_F(Conn, AnAckFindsAPacketAlreadyOverdue) {
-  p.reo_wnd = MROCE_Q10 / 4;
-  establish();
-  std::vector<uint8_t> d = send(a, 1, 1000, 0);
-  now += 100000;
-  deliver(b, d);
-  ack(b, a);
+  std::vector<uint8_t> d = overdue_setup();
   send(a, 2, 1000, 1);  // lost
   now += 1000;
   d = send(a, 3, 1000, 0);
