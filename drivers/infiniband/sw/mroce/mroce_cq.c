@@ -86,7 +86,17 @@ static int mroce_cq_ring_init(struct mroce_queue *q, int cqe,
 		return -EINVAL;
 	if (udata && udata->outlen < sizeof(mi))
 		return -EINVAL;
-	err = mroce_queue_init(q, mroce_uctx(udata), cqe,
+	/*
+	 * A kernel CQ holds one completion more than asked. ULPs size a CQ at
+	 * exactly their receive depth (cifs: 255 buffers, 255 CQEs), but an RQ
+	 * slot is free once its CQE is posted, not once it is polled, and
+	 * ib_drain_rq() adds a CQE of its own. cifs reposts its buffers from
+	 * its receive handler while the QP is in ERR, each one is flushed into
+	 * the CQ at once, and the drain CQE can be the one past the end: the
+	 * CQ overflows (for good, see above), drops it, and smbd_destroy()
+	 * waits for it forever.
+	 */
+	err = mroce_queue_init(q, mroce_uctx(udata), udata ? cqe : cqe + 1,
 			       udata ? sizeof(struct ib_uverbs_wc) :
 				       sizeof(struct ib_wc));
 	if (err || !udata)
