@@ -85,11 +85,18 @@ class ConnCc : public ::testing::Test {
   // A whole round of `pkts` acked with `ce` marked, at time now.
   void round(uint32_t pkts, uint32_t ce) {
     now += 100000;
-    mroce_cc_conn_on_ack(&cc, &p, kMss, pkts * kMss, pkts, ce, now, 100000);
+    mroce_cc_conn_on_ack(&cc, &p, kMss, pkts * kMss, pkts, ce, now, 100000, min_rtt);
+  }
+  // A round whose smallest RTT sample is `rtt` (ns).
+  void delayed_round(uint32_t pkts, uint32_t rtt) {
+    mroce_cc_conn_rtt(&cc, rtt + 5000);
+    mroce_cc_conn_rtt(&cc, rtt);
+    round(pkts, 0);
   }
   mroce_params p;
   mroce_cc_conn cc;
   uint64_t now = 1000000;
+  uint32_t min_rtt = 50000;
 };
 
 TEST_F(ConnCc, CutsOncePerRoundByHalfAlpha) {
@@ -128,10 +135,10 @@ TEST_F(ConnCc, HintCapsTheWindowAtRateTimesMinRttPlusAckDelay) {
   mroce_cc_conn_set_hint(&cc, 1000);  // 1 Gbit/s
   // 1 Gbit/s * (100 us * 1.1 + 50 us ack_delay) = 13750 + 6250 bytes
   // (1.1 in Q10 is 1126/1024)
-  EXPECT_NEAR(mroce_cc_window(&cc, &p, 100000), 20000u, 10);
+  EXPECT_NEAR(mroce_cc_window(&cc, &p, 100000, 0), 20000u, 10);
   mroce_cc_conn_set_hint(&cc, 0);
-  EXPECT_EQ(mroce_cc_window(&cc, &p, 100000), cc.cwnd);
-  EXPECT_EQ(mroce_cc_window(&cc, &p, 0), cc.cwnd);
+  EXPECT_EQ(mroce_cc_window(&cc, &p, 100000, 0), cc.cwnd);
+  EXPECT_EQ(mroce_cc_window(&cc, &p, 0, 0), cc.cwnd);
 }
 
 TEST_F(ConnCc, HintWindowCoversTheAckHoldAtAnyRtt) {
@@ -139,14 +146,14 @@ TEST_F(ConnCc, HintWindowCoversTheAckHoldAtAnyRtt) {
   // before it ACKs; a window of rate x RTT alone (11 KB at 10 us) would
   // throttle the sender to a fraction of its hint.
   mroce_cc_conn_set_hint(&cc, 8000);
-  uint32_t w = mroce_cc_window(&cc, &p, 10000);
+  uint32_t w = mroce_cc_window(&cc, &p, 10000, 0);
   EXPECT_GE(w, mroce_rate_bytes(8000, 10000 + p.ack_delay));
   EXPECT_LE(w, mroce_rate_bytes(8000, 11000 + p.ack_delay) + 1);
 }
 
 TEST_F(ConnCc, HintWindowNeverBelowMinimum) {
   mroce_cc_conn_set_hint(&cc, 1);
-  EXPECT_EQ(mroce_cc_window(&cc, &p, 1000), p.min_cwnd);
+  EXPECT_EQ(mroce_cc_window(&cc, &p, 1000, 0), p.min_cwnd);
 }
 
 TEST_F(ConnCc, PacingRateIsCappedByHint) {
@@ -164,7 +171,7 @@ TEST_F(ConnCc, PacingStaysAtTheHintWhenAQueueInflatesSrtt) {
   // drained incast queue left srtt at 100 us; pacing must not fall to
   // window / srtt (0.76 Gbit/s) while cwnd allows the hint.
   mroce_cc_conn_set_hint(&cc, 1000);
-  uint32_t w = mroce_cc_window(&cc, &p, 10000);
+  uint32_t w = mroce_cc_window(&cc, &p, 10000, 0);
   ASSERT_LT((uint64_t)w * 8000 * p.pace_gain / MROCE_Q10 / 100000, 1000u);
   EXPECT_EQ(mroce_cc_pace_rate(&cc, &p, 100000), 1000u);
   // A cwnd that ECN cut below the hint still sets the pace.
@@ -182,3 +189,77 @@ TEST(Rate, BytesAndNanosecondsConvert) {
 }
 
 }  // namespace
+
+TEST_F(ConnCc, SrttShareWidensTheHintedWindowOnlyWhenOn) {
+  // A software receiver: min RTT 100 us, ACKs held 40 ms (srtt).
+  mroce_cc_conn_set_hint(&cc, 1000);
+  cc.cwnd = p.max_cwnd;
+  uint32_t narrow = mroce_cc_window(&cc, &p, 100000, 40000000);
+  EXPECT_EQ(narrow, mroce_cc_window(&cc, &p, 100000, 0));  // hint_srtt 0: off
+  p.hint_srtt = MROCE_Q10;
+  EXPECT_EQ(mroce_cc_window(&cc, &p, 100000, 40000000), mroce_rate_bytes(1000, 40000000));
+  // An srtt below the min-RTT term changes nothing; cwnd still caps it.
+  EXPECT_EQ(mroce_cc_window(&cc, &p, 100000, 100000), narrow);
+  cc.cwnd = 100000;
+  EXPECT_EQ(mroce_cc_window(&cc, &p, 100000, 40000000), 100000u);
+}
+
+TEST_F(ConnCc, DelaySignalOffByDefault) {
+  round(10, 0);
+  round(10, 1);  // leave slow start
+  uint32_t w = cc.cwnd;
+  delayed_round(10, 10 * min_rtt);
+  EXPECT_EQ(cc.cwnd, w + kMss);
+  EXPECT_EQ(cc.dcc_cuts, 0u);
+}
+
+TEST_F(ConnCc, StandingQueueCutsByExcessDelayOncePerRound) {
+  p.dcc_target = 20000;
+  round(10, 0);
+  round(10, 1);
+  uint32_t w = cc.cwnd;
+  // Smallest sample 150 us over a 50 us base: 80 us beyond the target,
+  // cut by beta x 80/150 (< max_mdf).
+  delayed_round(10, 150000);
+  uint64_t f = uint64_t(80000) * p.dcc_beta / 150000;
+  EXPECT_EQ(cc.cwnd, w - uint32_t(uint64_t(w) * f / MROCE_Q10));
+  EXPECT_EQ(cc.ssthresh, cc.cwnd);
+  EXPECT_EQ(cc.dcc_cuts, 1u);
+  // Within the target: additive increase again.
+  w = cc.cwnd;
+  delayed_round(10, min_rtt + 10000);
+  EXPECT_EQ(cc.cwnd, w + kMss);
+}
+
+TEST_F(ConnCc, OnePromptSampleClearsTheRound) {
+  // Jitter: most samples late, one on time; the round's minimum is on time.
+  p.dcc_target = 20000;
+  round(10, 0);
+  round(10, 1);
+  uint32_t w = cc.cwnd;
+  mroce_cc_conn_rtt(&cc, 40000000);
+  mroce_cc_conn_rtt(&cc, min_rtt + 1000);
+  mroce_cc_conn_rtt(&cc, 90000000);
+  round(10, 0);
+  EXPECT_EQ(cc.cwnd, w + kMss);
+}
+
+TEST_F(ConnCc, DelayCutIsBoundedByMaxMdfAndFloor) {
+  p.dcc_target = 20000;
+  cc.cwnd = 4 << 20;
+  cc.ssthresh = cc.cwnd;
+  round(10, 0);
+  delayed_round(10, 100 * min_rtt);  // huge excess: max_mdf
+  EXPECT_EQ(cc.cwnd, (4u << 20) - uint32_t((uint64_t(4) << 20) * p.dcc_max_mdf / MROCE_Q10));
+  for (int i = 0; i < 50; i++) {
+    delayed_round(10, 100 * min_rtt);
+    // Persistent jitter: held at the floor, never below it.
+    EXPECT_GE(cc.cwnd, p.dcc_floor);
+  }
+  EXPECT_LE(cc.cwnd, p.dcc_floor + kMss);
+  // Below the floor (ECN cut it) the delay rule neither cuts nor holds it.
+  cc.cwnd = p.min_cwnd;
+  cc.ssthresh = cc.cwnd;
+  delayed_round(10, 100 * min_rtt);
+  EXPECT_EQ(cc.cwnd, p.min_cwnd + kMss);
+}

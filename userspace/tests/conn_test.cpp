@@ -415,6 +415,7 @@ TEST_F(Conn, ProbeAckBringsARekeyedPathBack) {
   establish();
   send(a, 1, 1000, 5);
   mroce_timer_res res;
+  mroce_conn_on_timer(&a.c, a.paths[5].pto_at, &res);  // its probe is not answered
   mroce_conn_on_timer(&a.c, a.paths[5].rto_at, &res);
   now = a.paths[5].rto_at;
   mroce_tx_slot slot;
@@ -648,8 +649,9 @@ TEST_F(Conn, AnAckThatArrivesAfterTheRekeyStillAcknowledges) {
   establish();
   flight_arrived(5);
   std::vector<uint8_t> late = take_ack(b);
-  now = a.paths[5].rto_at;
   mroce_timer_res tr;
+  mroce_conn_on_timer(&a.c, a.paths[5].pto_at, &tr);  // its probe is not answered
+  now = a.paths[5].rto_at;
   mroce_conn_on_timer(&a.c, now, &tr);
   ASSERT_EQ(a.paths[5].gen, 1);  // re-keyed; both declared lost
   ASSERT_EQ(a.lost.size(), 2u);
@@ -687,8 +689,9 @@ TEST_F(Conn, ALateBlockNeverAcknowledgesAHoleTheFloorGaveUp) {
   auto d3 = send(a, 4, 1000, 2);  // carries floor 2: b gives PSN 0 up
   deliver(b, d3);
   std::vector<uint8_t> late = take_ack(b);  // cum 1, SACK: PSN 3
-  now = a.paths[2].rto_at;
   mroce_timer_res tr;
+  mroce_conn_on_timer(&a.c, a.paths[2].pto_at, &tr);  // its probe is not answered
+  now = a.paths[2].rto_at;
   mroce_conn_on_timer(&a.c, now, &tr);  // PSNs 2 and 3 lost, re-key
   ASSERT_EQ(a.paths[2].gen, 1);
   a.acked.clear();
@@ -1015,9 +1018,11 @@ TEST_F(Conn, ADeadPathStillExpiresOneProbeTimeoutAfterTheOversleep) {
   EXPECT_EQ(a.paths[1].health.state, MROCE_PATH_PROBING);
 }
 
-// oversleep = 0 is the old rule: a late RTO expires the path at once.
+// oversleep = 0 and rto_probe = 0 is the old rule: a late RTO expires the
+// path at once.
 TEST_F(Conn, OversleepZeroExpiresALateRtoAtOnce) {
   p.oversleep = 0;
+  p.rto_probe = 0;
   establish();
   send(a, 1, 1000, 1);
   now = a.paths[1].rto_at + 50000000;
@@ -1092,3 +1097,98 @@ TEST_F(Conn, APeerThatStartsSendingIsHeldAtItsGrantForTwoRttsAndAPacket) {
 }
 
 }  // namespace
+
+namespace {
+
+// Runs the timer at each deadline up to (not beyond) @until.
+void run_timers(Side &x, uint64_t &now, uint64_t until, mroce_timer_res &res) {
+  for (int i = 0; i < 100; i++) {
+    uint64_t t = mroce_conn_next_deadline(&x.c);
+    if (t > until) break;
+    now = std::max(now, t);
+    mroce_conn_on_timer(&x.c, now, &res);
+  }
+}
+
+}  // namespace
+
+// An RTO due before the PTO (an srtt that is large next to its variance:
+// a VM's ACK turnaround) finds no probe sent: with rto_probe it probes
+// first, on time, and holds the expiry one PTO.
+TEST_F(Conn, AnRtoWithoutAProbeOutProbesFirst) {
+  establish();
+  send(a, 1, 1000, 1);
+  send(a, 2, 1000, 1);
+  a.paths[1].pto_at = a.paths[1].rto_at + 1;  // as when RTO < PTO
+  const uint64_t rto = a.paths[1].rto_at;
+  mroce_timer_res res;
+  now = rto;  // exactly on time: not an oversleep
+  mroce_conn_on_timer(&a.c, now, &res);
+  EXPECT_EQ(res.probe_mask, 1ull << 1);
+  EXPECT_EQ(a.c.stats.rtos, 0u);
+  EXPECT_TRUE(a.lost.empty());
+  EXPECT_TRUE(a.rekeys.empty());
+  EXPECT_TRUE(a.paths[1].held);
+  // Unanswered: it expires at the end of the hold, exactly once.
+  const uint64_t hold = a.paths[1].hold;
+  EXPECT_EQ(hold, now + mroce_rtt_pto(&a.paths[1].rtt, &p));
+  run_timers(a, now, hold - 1, res);
+  EXPECT_EQ(a.c.stats.rtos, 0u);
+  run_timers(a, now, hold, res);
+  EXPECT_EQ(a.c.stats.rtos, 1u);
+  EXPECT_EQ(a.lost.size(), 2u);
+  ASSERT_EQ(a.rekeys.size(), 1u);
+  EXPECT_EQ(std::get<3>(a.rekeys[0]), MROCE_HEV_RTO);
+}
+
+// The flight had arrived (its ACK was only slow): the probe's answer
+// acknowledges it, and nothing is resent or re-keyed.
+TEST_F(Conn, AnRtoProbeAnsweredResendsNothing) {
+  establish();
+  flight_arrived(1);
+  a.paths[1].pto_at = a.paths[1].rto_at + 1;
+  now = a.paths[1].rto_at;
+  mroce_timer_res res;
+  mroce_conn_on_timer(&a.c, now, &res);
+  ASSERT_EQ(res.probe_mask, 1ull << 1);
+  auto pr = probe_pkt(a, 1);
+  now += 100000;
+  deliver(b, pr);
+  ack(b, a);
+  EXPECT_EQ(a.acked.size(), 2u);
+  EXPECT_FALSE(a.paths[1].probed);
+  EXPECT_TRUE(a.lost.empty());
+  EXPECT_TRUE(a.rekeys.empty());
+  EXPECT_EQ(a.c.stats.rtos, 0u);
+}
+
+// A probe already went out (the PTO fired first, as usual): the RTO is the
+// probe's deadline too and expires the path at once, as before.
+TEST_F(Conn, AnRtoAfterAnUnansweredPtoExpiresAtOnce) {
+  establish();
+  send(a, 1, 1000, 1);
+  const uint64_t pto = a.paths[1].pto_at, rto = a.paths[1].rto_at;
+  ASSERT_LT(pto, rto);
+  mroce_timer_res res;
+  now = pto;
+  mroce_conn_on_timer(&a.c, now, &res);
+  ASSERT_EQ(res.probe_mask, 1ull << 1);
+  now = rto;
+  mroce_conn_on_timer(&a.c, now, &res);
+  EXPECT_EQ(a.c.stats.rtos, 1u);
+  EXPECT_EQ(a.c.stats.ptos, 1u);
+  EXPECT_EQ(a.paths[1].gen, 1);
+}
+
+// rto_probe = 0: an on-time RTO without a probe expires at once (old rule).
+TEST_F(Conn, RtoProbeOffExpiresAnOnTimeRtoAtOnce) {
+  p.rto_probe = 0;
+  establish();
+  send(a, 1, 1000, 1);
+  a.paths[1].pto_at = a.paths[1].rto_at + 1;
+  now = a.paths[1].rto_at;
+  mroce_timer_res res;
+  mroce_conn_on_timer(&a.c, now, &res);
+  EXPECT_EQ(a.c.stats.rtos, 1u);
+  EXPECT_EQ(a.c.stats.ptos, 0u);
+}

@@ -110,6 +110,25 @@ TEST_F(Health, HighScoreMustPersistForRekeyRounds) {
   for (int i = 1; i < p.rekey_rounds; i++) EXPECT_FALSE(mroce_health_is_bad(&h, &p, hot, 0, 0));
 }
 
+// RTT jitter inflates every path: one that is worse by the margin but not
+// by the factor over its siblings is never re-keyed, however long it lasts.
+TEST_F(Health, ScoreWithinTheFactorOfSiblingsIsNeverBad) {
+  uint32_t mean = 4 * MROCE_Q10;
+  uint32_t hot = uint32_t(uint64_t(mean) * p.rekey_rel / MROCE_Q10);  // not above it
+  ASSERT_GT(hot, mean + p.rekey_score);
+  for (int i = 0; i < 100; i++) EXPECT_FALSE(mroce_health_is_bad(&h, &p, hot, mean, 0));
+}
+
+TEST_F(Health, ScoreBeyondMarginAndFactorPersistingIsBad) {
+  uint32_t mean = 2 * MROCE_Q10;
+  uint32_t hot = uint32_t(uint64_t(mean) * p.rekey_rel / MROCE_Q10) + 1;
+  for (int i = 1; i < p.rekey_rounds; i++) EXPECT_FALSE(mroce_health_is_bad(&h, &p, hot, mean, 0));
+  EXPECT_TRUE(mroce_health_is_bad(&h, &p, hot, mean, 0));
+  // Twice a tiny mean is no hot spot: the absolute margin still applies.
+  mroce_health_init(&h, &p);
+  for (int i = 0; i < 10; i++) EXPECT_FALSE(mroce_health_is_bad(&h, &p, 200, 50, 0));
+}
+
 TEST_F(Health, StateNamesExist) {
   for (int s = 0; s < MROCE_PATH_NR_STATES; s++) EXPECT_NE(mroce_path_state_name[s], nullptr);
 }

@@ -78,6 +78,7 @@ Endpoint::Endpoint(Loop *loop, int index, const mroce_params *prm, const Endpoin
   ops_.acked = cb_acked;
   ops_.lost = cb_lost;
   ops_.late_acked = cb_acked;  // cookies name (stream, stream PSN)
+  ops_.rekey = cb_rekey;
   mroce_conn_cfg cc{};
   cc.prm = prm;
   cc.ops = &ops_;
@@ -175,6 +176,11 @@ std::string Endpoint::verify_from(const Endpoint &peer) const {
   if (st.placement_errors) return "placement errors";
   if (st.order_errors) return "order errors";
   return "";
+}
+
+void Endpoint::cb_rekey(void *ctx, uint8_t, uint8_t, uint16_t, uint8_t why) {
+  auto *e = static_cast<Endpoint *>(ctx);
+  if (why < sizeof(e->st.rekeys_why) / sizeof(e->st.rekeys_why[0])) e->st.rekeys_why[why]++;
 }
 
 void Endpoint::cb_acked(void *ctx, uint64_t cookie, uint32_t, uint8_t) {

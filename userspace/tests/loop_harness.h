@@ -114,6 +114,7 @@ class Endpoint {
     uint64_t chunks_sent = 0, chunks_placed = 0, stream_dups = 0, naks_tx = 0, naks_rx = 0;
     uint64_t retransmits = 0, retry_exhausted = 0, bad_packets = 0, placement_errors = 0;
     uint64_t completions_tx = 0, completions_rx = 0, order_errors = 0, executed = 0;
+    uint64_t rekeys_why[8] = {};  // by enum mroce_health_event
   } st;
 
   struct PendingReq {
@@ -164,6 +165,7 @@ class Endpoint {
     int path;
     uint64_t not_before;
   };
+  static void cb_rekey(void *ctx, uint8_t path, uint8_t old_gen, uint16_t old_sport, uint8_t why);
 
   static void cb_acked(void *ctx, uint64_t cookie, uint32_t len, uint8_t path);
   static void cb_lost(void *ctx, uint64_t cookie, uint32_t len, uint8_t path, uint32_t psn,

@@ -214,6 +214,29 @@ TEST(Loop, TailLossWithoutProbesFallsBackToRto) {
   EXPECT_EQ(loop.ep(0).st.retransmits, 1u);
 }
 
+// A jittery host and uniform random loss on every path: nothing tells one
+// path from another, so statistics must re-key none of them (re-keys cost a
+// drain, a probe round trip and the receiver's NAKs). RTOs may still re-key.
+TEST(Loop, UniformLossAndJitterNeverRekeyByStatistics) {
+  for (uint64_t seed : {21, 22, 23}) {
+    mroce_params p = params();
+    mt::NetCfg net;
+    net.links.resize(8);
+    for (auto &l : net.links) l.loss = 0.02;
+    net.jitter_ns = 400000;  // 20x the one-way delay: the RTT term saturates
+    Loop loop(net, &p, ep(1), ep(2), seed);
+    loop.ep(0).connect(loop.now());
+    for (int m = 0; m < 60; m++)
+      loop.ep(0).post(m % 2, mt::write_msg(mt::pattern(0, m % 2, m / 2, 64000)));
+    ASSERT_TRUE(loop.run([&] { return all_done(loop); }, 60000000000ull)) << "seed " << seed;
+    verify(loop, seed);
+    const auto &st = loop.ep(0).st;
+    EXPECT_EQ(st.rekeys_why[MROCE_HEV_DRAINED] + st.rekeys_why[MROCE_HEV_BAD], 0u)
+        << "seed " << seed << ": " << loop.ep(0).conn.stats.rekeys << " re-keys, "
+        << loop.ep(0).conn.stats.rtos << " RTOs";
+  }
+}
+
 TEST(Loop, BlackholedPathIsRekeyedAndTransferCompletes) {
   mroce_params p = params();
   mt::NetCfg net;

@@ -77,7 +77,7 @@ TEST_F(Pick, LoadedOrHighScorePathsArePickedLess) {
 TEST_F(Pick, APathHoldsAtMostTwiceAnEvenShareOfTheWindow) {
   // No ECN: every pwnd has grown to the maximum, far above the window.
   for (int i = 0; i < c->n_paths; i++) c->paths[i].cc.pwnd = p.max_pwnd;
-  uint32_t share = 2 * mroce_cc_window(&c->cc, &p, c->rtt.min_rtt) / c->n_paths;
+  uint32_t share = 2 * mroce_cc_window(&c->cc, &p, c->rtt.min_rtt, c->rtt.srtt) / c->n_paths;
   c->paths[3].tx.inflight = share - 999;
   EXPECT_TRUE(mroce_path_eligible(c, &c->paths[3], 999));
   EXPECT_FALSE(mroce_path_eligible(c, &c->paths[3], 1000));

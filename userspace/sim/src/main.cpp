@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0
-// mroce-sim: runs the benchmark scenarios (`mroce-sim bench a..f|all`) or a
+// mroce-sim: runs the benchmark scenarios (`mroce-sim bench a..g|all`) or a
 // single two-host bulk transfer for exploration (`mroce-sim bulk ...`).
 #include <cstdlib>
 #include <cstring>
@@ -11,7 +11,7 @@
 using namespace sim;
 
 static void usage() {
-  std::cerr << "usage: mroce-sim bench <a|b|c|d|e|f|all> [--seed N] [--out DIR] [--quick]\n"
+  std::cerr << "usage: mroce-sim bench <a|b|c|d|e|f|g|all> [--seed N] [--out DIR] [--quick]\n"
                "       mroce-sim incast --streams N [bulk options]\n"
                "       mroce-sim bulk [--model mroce|rocev2] [--loss P] [--planes N] [--paths N]\n"
                "                      [--streams N] [--us T] [--seed N] [--no-hints] [--buffer-kb KB]\n                      [--trace US] [--prm name=value]...\n";
@@ -79,5 +79,6 @@ int main(int argc, char **argv) {
   if (all || which == "d") bench_planes(bo, std::cout);
   if (all || which == "e") bench_isolation(bo, std::cout);
   if (all || which == "f") bench_qps(bo, std::cout);
+  if (all || which == "g") bench_jitter(bo, std::cout);
   return 0;
 }

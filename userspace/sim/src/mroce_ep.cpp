@@ -29,6 +29,7 @@ mroce_params mroce_sim_params() {
   p.holdoff_min /= 10;
   p.holdoff_max /= 10;
   p.hs_timeout /= 10;
+  p.dcc_target /= 10;
   // Exploration aid: MROCE_SIM_PRM="name=value,name=value" overrides tunables
   // in every run (the benchmark prints the overrides it ran with).
   if (const char *env = getenv("MROCE_SIM_PRM")) {
@@ -57,7 +58,8 @@ bool mroce_param_set(mroce_params &p, const std::string &n, uint64_t v) {
   F(min_pwnd) F(max_pwnd) F(ecn_gain_shift) F(ecn_loss_alpha) F(heavy_loss) F(hint_slack)
   F(pace_gain) F(pace_horizon) F(min_rate) F(suspect_loss) F(rekey_score) F(rekey_rounds)
   F(probe_fails) F(holdoff_min) F(holdoff_max) F(w_rtt) F(w_ecn) F(w_loss) F(hs_timeout)
-  F(hs_retries)
+  F(hs_retries) F(oversleep) F(rto_probe) F(hint_srtt) F(dcc_target) F(dcc_beta) F(dcc_max_mdf)
+  F(dcc_floor) F(rekey_rel)
 #undef F
   return false;
 }
@@ -130,7 +132,7 @@ double MroceConn::rate_gbps() const {
   // What the window lets through at the RTT the last ACK measured (srtt
   // would trail a queue that has drained by many ACKs).
   if (c_.rtt.latest) {
-    uint32_t w = mroce_cc_window(&c_.cc, p, c_.rtt.min_rtt);
+    uint32_t w = mroce_cc_window(&c_.cc, p, c_.rtt.min_rtt, c_.rtt.srtt);
     r = std::min(r, w * 8.0 / c_.rtt.latest);
   }
   return std::min(r, line);

@@ -87,5 +87,6 @@ void bench_failure(const BenchOpts &o, std::ostream &out);    // (c)
 void bench_planes(const BenchOpts &o, std::ostream &out);     // (d)
 void bench_isolation(const BenchOpts &o, std::ostream &out);  // (e)
 void bench_qps(const BenchOpts &o, std::ostream &out);        // (f)
+void bench_jitter(const BenchOpts &o, std::ostream &out);     // (g)
 
 }  // namespace sim

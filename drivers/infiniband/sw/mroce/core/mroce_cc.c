@@ -116,10 +116,46 @@ void mroce_cc_conn_init(struct mroce_cc_conn *cc, const struct mroce_params *p,
 	cc->hint = init_rate;
 }
 
+void mroce_cc_conn_rtt(struct mroce_cc_conn *cc, u32 sample)
+{
+	if (sample && (!cc->r_min_rtt || sample < cc->r_min_rtt))
+		cc->r_min_rtt = sample;
+}
+
+/*
+ * Swift-like decrease on queueing delay: the round's smallest RTT sample
+ * over the connection's min RTT. The smallest, not srtt: a standing queue
+ * delays every packet of the round, while a receiver that was descheduled
+ * (a VM) or an ACK held back delays some, and one prompt sample clears the
+ * round. The cut grows with the excess (beta x excess / delay, at most
+ * max_mdf) and stops at dcc_floor, so jitter that does persist costs
+ * throughput, never the connection.
+ */
+static bool delay_step(struct mroce_cc_conn *cc, const struct mroce_params *p,
+		       u32 min_rtt)
+{
+	u32 d = cc->r_min_rtt, floor, w;
+	u64 f;
+
+	floor = p->dcc_floor > p->min_cwnd ? p->dcc_floor : p->min_cwnd;
+	/* At or below the floor the other signals alone move the window. */
+	if (!p->dcc_target || !d || !min_rtt || d <= min_rtt ||
+	    d - min_rtt <= p->dcc_target || cc->cwnd <= floor)
+		return false;
+	f = mroce_div_u64((u64)(d - min_rtt - p->dcc_target) * p->dcc_beta, d);
+	if (f > p->dcc_max_mdf)
+		f = p->dcc_max_mdf;
+	w = cc->cwnd - (u32)((u64)cc->cwnd * f / MROCE_Q10);
+	cc->cwnd = w < floor ? floor : w;
+	cc->ssthresh = cc->cwnd;
+	cc->dcc_cuts++;
+	return true;
+}
+
 bool mroce_cc_conn_on_ack(struct mroce_cc_conn *cc,
 			  const struct mroce_params *p, u32 mss,
 			  u32 acked_bytes, u32 acked_pkts, u32 ce_pkts,
-			  u64 now, u32 srtt)
+			  u64 now, u32 srtt, u32 min_rtt)
 {
 	u32 period = srtt ? srtt : p->init_rto;
 	u32 seen;
@@ -144,13 +180,14 @@ bool mroce_cc_conn_on_ack(struct mroce_cc_conn *cc,
 		 */
 		cut_once(&cc->cwnd, &cc->ssthresh, &cc->cut, 7, 10,
 			 p->min_cwnd, p->max_cwnd);
-	} else {
+	} else if (cc->r_ce || cc->cut || !delay_step(cc, p, min_rtt)) {
 		round_step(&cc->cwnd, &cc->ssthresh, cc->cut, cc->alpha,
 			   cc->r_ce, mss, p->min_cwnd, p->max_cwnd);
 	}
 	cc->r_acked = 0;
 	cc->r_ce = 0;
 	cc->r_lost = 0;
+	cc->r_min_rtt = 0;
 	cc->cut = false;
 	cc->round_end = now + period;
 	return true;
@@ -187,9 +224,10 @@ u64 mroce_rate_ns(u32 mbps, u32 bytes)
 }
 
 u32 mroce_cc_window(const struct mroce_cc_conn *cc,
-		    const struct mroce_params *p, u32 min_rtt)
+		    const struct mroce_params *p, u32 min_rtt, u32 srtt)
 {
 	u32 hint = cc->hint, w;
+	u64 t, s;
 
 	if (!hint || !min_rtt)
 		return cc->cwnd;
@@ -200,8 +238,18 @@ u32 mroce_cc_window(const struct mroce_cc_conn *cc,
 	 * that hold), and what it holds is still in flight: without it the
 	 * window stalls between ACKs well below the hinted rate.
 	 */
-	w = mroce_rate_bytes(hint, (u64)min_rtt * p->hint_slack / MROCE_Q10 +
-			     p->ack_delay);
+	t = (u64)min_rtt * p->hint_slack / MROCE_Q10 + p->ack_delay;
+	/*
+	 * A software receiver also holds its ACKs while its CPU is busy or
+	 * descheduled (a VM: min RTT 0.1 ms, srtt 10-100 ms). That is no
+	 * queue at its port, and a window of hint x min RTT would cut the
+	 * sender to a fraction of the hint; the pacer holds the rate at the
+	 * hint, and the hint falls when a real queue builds.
+	 */
+	s = (u64)srtt * p->hint_srtt / MROCE_Q10;
+	if (s > t)
+		t = s;
+	w = mroce_rate_bytes(hint, t);
 	if (w < p->min_cwnd)
 		w = p->min_cwnd;
 	return w < cc->cwnd ? w : cc->cwnd;

@@ -28,8 +28,10 @@ struct mroce_cc_conn {
 	u32 r_acked;		/* packets acknowledged in this round */
 	u32 r_ce;
 	u32 r_lost;
+	u32 r_min_rtt;		/* smallest RTT sample of this round, 0 = none */
 	u16 alpha;
 	bool cut;
+	u32 dcc_cuts;		/* rounds the delay signal cut the window */
 };
 
 void mroce_cc_path_init(struct mroce_cc_path *cc, const struct mroce_params *p,
@@ -49,18 +51,27 @@ bool mroce_cc_path_on_loss(struct mroce_cc_path *cc,
 
 void mroce_cc_conn_init(struct mroce_cc_conn *cc, const struct mroce_params *p,
 			u32 init_rate);
+/*
+ * Once per ACK; @srtt sets the round length, @min_rtt is the base the
+ * round's smallest RTT sample is measured against (dcc_target).
+ */
 bool mroce_cc_conn_on_ack(struct mroce_cc_conn *cc,
 			  const struct mroce_params *p, u32 mss,
 			  u32 acked_bytes, u32 acked_pkts, u32 ce_pkts,
-			  u64 now, u32 srtt);
+			  u64 now, u32 srtt, u32 min_rtt);
+/* An RTT sample of the connection (any path), for the delay signal. */
+void mroce_cc_conn_rtt(struct mroce_cc_conn *cc, u32 sample);
 /* @congestion: the losing path saw ECN (mroce_cc_path_on_loss()). */
 void mroce_cc_conn_on_loss(struct mroce_cc_conn *cc,
 			   const struct mroce_params *p, u32 lost_pkts,
 			   bool congestion);
 void mroce_cc_conn_set_hint(struct mroce_cc_conn *cc, u32 hint);
-/* Usable window: min(cwnd, hint x min RTT x slack). */
+/*
+ * Usable window: min(cwnd, hint x max(min RTT x slack + ack_delay,
+ * srtt x hint_srtt)).
+ */
 u32 mroce_cc_window(const struct mroce_cc_conn *cc,
-		    const struct mroce_params *p, u32 min_rtt);
+		    const struct mroce_params *p, u32 min_rtt, u32 srtt);
 /*
  * Pacing rate in Mbit/s, 0 = unpaced (no RTT known yet): the hint, or less
  * if the congestion window over srtt is less.

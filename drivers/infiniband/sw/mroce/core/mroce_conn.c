@@ -156,10 +156,12 @@ static void path_reset(struct mroce_conn *c, struct mroce_path *p, u8 gen)
 	p->last_ce = 0;
 	p->last_rx = 0;
 	p->score = 0;
+	p->hot = 0;
 	p->rto_at = 0;
 	p->pto_at = 0;
 	p->hold = 0;
 	p->held = false;
+	p->probed = false;
 	p->tlp = false;
 	p->quiet_since = 0;
 	mroce_ptx_init(&p->tx);
@@ -473,7 +475,7 @@ enum mroce_tx_status mroce_conn_tx_reserve(struct mroce_conn *c, u64 now,
 
 	if (!mroce_conn_established(c))
 		return MROCE_TX_NOTCONN;
-	w = mroce_cc_window(&c->cc, c->prm, c->rtt.min_rtt);
+	w = mroce_cc_window(&c->cc, c->prm, c->rtt.min_rtt, c->rtt.srtt);
 	if (c->inflight && (u64)c->inflight + len > w)
 		return MROCE_TX_WINDOW;
 	rate = mroce_cc_pace_rate(&c->cc, c->prm, c->rtt.srtt);
@@ -562,23 +564,26 @@ void mroce_conn_fill(const struct mroce_conn *c,
 static void round_check(struct mroce_conn *c, struct mroce_path *p, u64 now,
 			struct sink *sk)
 {
-	u64 score_sum = 0, loss_sum = 0;
+	u64 hot_sum = 0, loss_sum = 0;
 	u32 i, active = 0;
 
 	p->score = mroce_path_score(c, p);
+	p->hot = mroce_path_hot(c, p);
 	for (i = 0; i < c->n_paths; i++) {
 		const struct mroce_path *q = &c->paths[i];
 
 		if (q->health.state != MROCE_PATH_ACTIVE)
 			continue;
 		active++;
-		score_sum += q->score;
+		if (q != p)
+			hot_sum += q->hot;
 		loss_sum += q->health.loss_ewma;
 	}
 	if (p->health.state != MROCE_PATH_ACTIVE || active <= min_active(c))
 		return;
-	if (mroce_health_is_bad(&p->health, c->prm,
-				p->score, (u32)mroce_div_u64(score_sum, active),
+	/* Against the siblings only: a hot path must not lift its own bar. */
+	if (mroce_health_is_bad(&p->health, c->prm, p->hot,
+				(u32)mroce_div_u64(hot_sum, active - 1),
 				(u32)mroce_div_u64(loss_sum, active)))
 		health(c, p, MROCE_HEV_BAD, p->gen + 1, now, sk);
 }
@@ -623,6 +628,7 @@ static void on_block(struct mroce_conn *c, struct mroce_path *p,
 		if ((s32)sample > 0 && sample < prm->max_rto) {
 			mroce_rtt_sample(&p->rtt, sample);
 			mroce_rtt_sample(&c->rtt, sample);
+			mroce_cc_conn_rtt(&c->cc, sample);
 		}
 	}
 	mroce_health_outcome(&p->health, r.acked_pkts, r.lost_pkts);
@@ -645,6 +651,7 @@ static void on_block(struct mroce_conn *c, struct mroce_path *p,
 	res->lost_pkts += b.data_lost;
 	if (r.acked_pkts) {
 		p->held = false;
+		p->probed = false;
 		health(c, p, MROCE_HEV_PROGRESS, 0, now, sk);
 		if (p->tx.n_out) {
 			p->rto_at = now + path_rto(c, p);
@@ -832,7 +839,7 @@ void mroce_conn_on_ack(struct mroce_conn *c, const struct mroce_pkt *pkt,
 	if (pkt->u.ack.n_blocks)
 		mroce_cc_conn_on_ack(&c->cc, c->prm, c->mss, res->acked_bytes,
 				     res->acked_pkts, res->ce_pkts, now,
-				     c->rtt.srtt);
+				     c->rtt.srtt, c->rtt.min_rtt);
 	if (watch)
 		cc_report(c, &m, c->cc.cwnd >= m.cwnd ? MROCE_CCW_ACK :
 			  res->ce_pkts ? MROCE_CCW_ECN : MROCE_CCW_LOSS);
@@ -1118,6 +1125,7 @@ static void path_probe(struct mroce_conn *c, struct mroce_path *p,
 {
 	p->pto_at = 0;
 	p->tlp = true;
+	p->probed = true;
 	p->stats.ptos++;
 	c->stats.ptos++;
 	*sk->probe_mask |= (u64)1 << p->id;
@@ -1130,19 +1138,31 @@ static void path_probe(struct mroce_conn *c, struct mroce_path *p,
  * before the RTO never went out. Expiring now would resend what arrived
  * and re-key a good path. Probe instead and give the answer one PTO; once
  * until the path makes progress, so a dead path still expires.
+ *
+ * With rto_probe the same goes for an RTO (not silence: that one has a
+ * later packet's ACK as evidence) that finds no probe sent since the path
+ * last made progress, on time or not: where RTT swings by more than the
+ * RTO's variance allows (a VM), the RTO comes before the PTO and most RTOs
+ * were spurious. A PROBING path has its PROBE out already.
  */
-static bool path_overslept(struct mroce_conn *c, struct mroce_path *p,
-			   u64 now, struct sink *sk)
+static bool path_probe_first(struct mroce_conn *c, struct mroce_path *p,
+			     u64 now, struct sink *sk)
 {
+	const struct mroce_params *prm = c->prm;
 	u64 due = U64_MAX, quiet = silent_at(c, p);
+	bool rto = p->rto_at && now >= p->rto_at;
 
-	if (!c->prm->oversleep || p->held)
+	if (p->held)
 		return false;
-	if (p->rto_at && now >= p->rto_at)
+	if (rto)
 		due = p->rto_at;
 	if (now >= quiet && quiet < due)
 		due = quiet;
-	if (due == U64_MAX || now - due <= c->prm->oversleep)
+	if (due == U64_MAX)
+		return false;
+	if (!(prm->oversleep && now - due > prm->oversleep) &&
+	    !(prm->rto_probe && rto && !p->probed &&
+	      p->health.state != MROCE_PATH_PROBING))
 		return false;
 	p->held = true;
 	p->hold = now + path_pto(c, p);
@@ -1158,7 +1178,7 @@ static void path_timer(struct mroce_conn *c, struct mroce_path *p, u64 now,
 			health(c, p, MROCE_HEV_HOLDOFF_END, p->gen + 1, now, sk);
 		return;
 	}
-	if (path_overslept(c, p, now, sk))
+	if (path_probe_first(c, p, now, sk))
 		return;
 	if (now >= p->hold && now >= overdue_at(c, p)) {
 		bool watch = cc_watched(c);

@@ -54,8 +54,10 @@ struct mroce_path {
 	u16 last_ce;		/* receiver counters in the last ACK block */
 	u16 last_rx;
 	u32 score;		/* Q10, docs §5.7 */
+	u32 hot;		/* ... without the loss term, at the last round */
 	bool tlp;		/* a tail-loss probe is out: its ACK's gaps are PTO's */
 	bool held;		/* probed instead of expiring; progress clears it */
+	bool probed;		/* a probe went out since the last progress */
 	/*
 	 * The first packet declared overdue since the path last delivered
 	 * (its PSN and send time, 0 = none): the silence rule counts from it.

@@ -97,8 +97,14 @@ bool mroce_health_is_bad(struct mroce_health *h, const struct mroce_params *p,
 	 */
 	if (h->loss_ewma > p->suspect_loss && h->loss_ewma > 2 * mean_loss)
 		return true;
-	/* Congestion hot spot (PLB-like): persistently worse than siblings. */
-	if (score > mean_score + p->rekey_score) {
+	/*
+	 * Congestion hot spot (PLB-like): persistently and clearly worse than
+	 * its siblings, by a margin and by a factor. The factor keeps RTT
+	 * jitter that inflates every path (a descheduled VM) from picking
+	 * one of them by chance.
+	 */
+	if (score > mean_score + p->rekey_score &&
+	    (u64)score * MROCE_Q10 > (u64)mean_score * p->rekey_rel) {
 		if (++h->bad_rounds >= p->rekey_rounds)
 			return true;
 	} else {

@@ -53,7 +53,8 @@ enum mroce_health_action mroce_health_step(struct mroce_health *h,
 void mroce_health_outcome(struct mroce_health *h, u32 acked, u32 lost);
 /*
  * Once per path round: should the path be re-keyed for being much worse
- * than its siblings? @score and @mean_score are Q10 (docs §5.7); @mean_loss
+ * than its siblings? @score is the path's hot score (Q10, RTT and ECN
+ * terms, docs §5.7), @mean_score that of its ACTIVE siblings; @mean_loss
  * is the mean loss EWMA of the connection's ACTIVE paths.
  */
 bool mroce_health_is_bad(struct mroce_health *h, const struct mroce_params *p,

@@ -23,6 +23,7 @@ void mroce_params_default(struct mroce_params *p)
 	p->min_pto = 200 * US;
 	p->ack_delay = 50 * US;
 	p->oversleep = 1 * MS;
+	p->rto_probe = 1;
 	p->ack_every = 8;
 	p->silent_rtts = 4;
 	/*
@@ -46,9 +47,19 @@ void mroce_params_default(struct mroce_params *p)
 	p->pace_gain = MROCE_Q10 * 5 / 4;
 	p->pace_horizon = 0;
 	p->min_rate = 10;
+	p->hint_srtt = 0;
+	/*
+	 * Delay-based decrease, off by default: a loaded VM's RTT swings by
+	 * 10-100 ms without any queue, which no delay target can tell apart.
+	 */
+	p->dcc_target = 0;
+	p->dcc_beta = MROCE_Q10 * 4 / 5;
+	p->dcc_max_mdf = MROCE_Q10 / 2;
+	p->dcc_floor = 64 * 1024;
 
 	p->suspect_loss = MROCE_Q10 / 4;
 	p->rekey_score = MROCE_Q10 / 2;
+	p->rekey_rel = 2 * MROCE_Q10;
 	p->rekey_rounds = 3;
 	p->probe_fails = 3;
 	p->holdoff_min = 1 * MS;
@@ -82,10 +93,12 @@ bool mroce_params_valid(const struct mroce_params *p)
 	if (p->ecn_gain_shift < 1 || p->ecn_gain_shift > 10)
 		return false;
 	if (p->hint_slack < MROCE_Q10 || p->pace_gain < MROCE_Q10 ||
-	    !p->min_rate)
+	    !p->min_rate || p->hint_srtt > 4 * MROCE_Q10)
+		return false;
+	if (p->dcc_max_mdf > MROCE_Q10)
 		return false;
 	if (!p->holdoff_min || p->holdoff_min > p->holdoff_max ||
-	    !p->probe_fails || !p->rekey_rounds)
+	    !p->probe_fails || !p->rekey_rounds || p->rekey_rel < MROCE_Q10)
 		return false;
 	return p->hs_timeout && p->hs_retries;
 }

@@ -25,6 +25,7 @@ struct mroce_params {
 	u32 min_pto;
 	u32 ack_delay;		/* delayed-ACK timer */
 	u32 oversleep;		/* a loss deadline this far past: probe first; 0 = off */
+	u8 rto_probe;		/* probe before any RTO/silence expiry; 0 = off */
 	u16 ack_every;		/* ACK at least every this many data packets */
 	u8 silent_rtts;		/* srtts a path may stay silent; 0 = RTO only */
 	u16 reo_wnd;		/* Q10 srtt share a packet may trail; 0 = off */
@@ -44,10 +45,16 @@ struct mroce_params {
 	u16 pace_gain;		/* Q10 pacing rate over cwnd / srtt */
 	u32 pace_horizon;	/* how far ahead of its slot a packet may leave */
 	u32 min_rate;		/* Mbit/s; lowest rate a hint can impose */
+	u16 hint_srtt;		/* Q10 share of srtt the hinted window covers; 0 = off */
+	u32 dcc_target;		/* queueing delay over min RTT that cuts cwnd; 0 = off */
+	u16 dcc_beta;		/* Q10 cut per unit of relative excess delay */
+	u16 dcc_max_mdf;	/* Q10 largest cut of one round */
+	u32 dcc_floor;		/* bytes; the delay signal cuts cwnd no lower */
 
 	/* Path health */
 	u16 suspect_loss;	/* Q10 loss EWMA that makes a path SUSPECT */
 	u16 rekey_score;	/* Q10 score above the path mean that re-keys */
+	u16 rekey_rel;		/* Q10 ... and this multiple of the siblings' mean */
 	u8 rekey_rounds;	/* ... for this many consecutive path rounds */
 	u8 probe_fails;		/* unanswered re-keys before FAILED */
 	u32 holdoff_min;	/* FAILED hold-off, doubling up to holdoff_max */

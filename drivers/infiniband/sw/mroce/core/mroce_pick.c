@@ -19,7 +19,7 @@ u64 mroce_prng(u64 *state)
 	return x * 0x2545F4914F6CDD1DULL;
 }
 
-u32 mroce_path_score(const struct mroce_conn *c, const struct mroce_path *p)
+u32 mroce_path_hot(const struct mroce_conn *c, const struct mroce_path *p)
 {
 	const struct mroce_params *prm = c->prm;
 	u64 q = 0, s;
@@ -30,8 +30,15 @@ u32 mroce_path_score(const struct mroce_conn *c, const struct mroce_path *p)
 		if (q > MAX_RTT_INFLATION)
 			q = MAX_RTT_INFLATION;
 	}
-	s = (q * prm->w_rtt + (u64)p->cc.alpha * prm->w_ecn +
-	     (u64)p->health.loss_ewma * prm->w_loss) / MROCE_Q10;
+	s = (q * prm->w_rtt + (u64)p->cc.alpha * prm->w_ecn) / MROCE_Q10;
+	return s > U32_MAX ? U32_MAX : (u32)s;
+}
+
+u32 mroce_path_score(const struct mroce_conn *c, const struct mroce_path *p)
+{
+	u64 s = mroce_path_hot(c, p) +
+		(u64)p->health.loss_ewma * c->prm->w_loss / MROCE_Q10;
+
 	return s > U32_MAX ? U32_MAX : (u32)s;
 }
 
@@ -53,7 +60,8 @@ static u32 path_share(const struct mroce_conn *c)
 	if (!active)
 		return U32_MAX;
 	share = mroce_div_u64(2ull * mroce_cc_window(&c->cc, c->prm,
-						      c->rtt.min_rtt), active);
+						      c->rtt.min_rtt,
+						      c->rtt.srtt), active);
 	if (share < c->prm->min_pwnd)
 		share = c->prm->min_pwnd;
 	return share > U32_MAX ? U32_MAX : (u32)share;

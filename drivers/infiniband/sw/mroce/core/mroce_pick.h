@@ -13,6 +13,12 @@
 u64 mroce_prng(u64 *state);
 /* Q10 score of a path (RTT inflation, ECN fraction, loss EWMA). */
 u32 mroce_path_score(const struct mroce_conn *c, const struct mroce_path *p);
+/*
+ * The score without its loss term: what tells a congestion hot spot
+ * (re-keying helps) from random loss (re-keying does not; the loss rule
+ * judges loss against the siblings on its own).
+ */
+u32 mroce_path_hot(const struct mroce_conn *c, const struct mroce_path *p);
 /* Whether @p may take @len more bytes now. */
 bool mroce_path_eligible(const struct mroce_conn *c,
 			 const struct mroce_path *p, u32 len);
