@@ -452,6 +452,7 @@ MODULE_PARM_DESC(pace_horizon_us, "pacing burst allowance, us (default 1000)");
 struct mroce_core_knob {
 	int val;
 	void (*apply)(struct mroce_params *p, u32 v);
+	u32 (*dflt)(const struct mroce_params *d);
 };
 
 #define MROCE_CORE_KNOB(name)						\
@@ -459,8 +460,13 @@ static void mroce_apply_##name(struct mroce_params *p, u32 v)		\
 {									\
 	p->name = v;							\
 }									\
+static u32 mroce_dflt_##name(const struct mroce_params *d)		\
+{									\
+	return d->name;							\
+}									\
 static struct mroce_core_knob mroce_knob_##name = {			\
 	.val = -1, .apply = mroce_apply_##name,				\
+	.dflt = mroce_dflt_##name,					\
 };									\
 module_param_cb(name, &mroce_core_knob_ops, &mroce_knob_##name, 0644);	\
 MODULE_PARM_DESC(name, "protocol core tunable (docs/protocol.md), -1 = default")
@@ -471,6 +477,7 @@ static int mroce_core_knob_set(const char *val, const struct kernel_param *kp)
 {
 	struct mroce_core_knob *k = kp->arg;
 	struct mroce_params t;
+	u32 u;
 	int v, err;
 
 	err = kstrtoint(val, 0, &v);
@@ -478,15 +485,18 @@ static int mroce_core_knob_set(const char *val, const struct kernel_param *kp)
 		return err;
 	if (v < -1)
 		return -EINVAL;
-	if (!mroce_prm_ready || v < 0) {
+	if (!mroce_prm_ready) {
 		k->val = v;
 		return 0;
 	}
+	/* -1 at run time restores the core's default. */
+	mroce_params_default(&t);
+	u = v < 0 ? k->dflt(&t) : v;
 	t = mroce_prm;
-	k->apply(&t, v);
+	k->apply(&t, u);
 	if (!mroce_params_valid(&t))
 		return -EINVAL;
-	k->apply(&mroce_prm, v);
+	k->apply(&mroce_prm, u);
 	k->val = v;
 	return 0;
 }
