@@ -1,13 +1,21 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 #
-# `make bench`: every selftests/bench/*.sh (or BENCH="name ...") in one VM
-# boot. The terminal gets each benchmark's progress lines and tables; the
-# results of this run, and only of this run, go to build/bench/:
+# `make bench`: every selftests/bench/*.sh (or BENCH="name ...";
+# BENCH_NVMEOF=0 leaves nvmeof_bench out) in one VM boot. The terminal gets
+# each benchmark's progress lines and tables; the results of this run, and
+# only of this run, go to build/bench/:
 #   <bench>.txt, <bench>.csv   each benchmark's table and CSV
+#   rdma_bench.md              rdma_bench's table in markdown
+#   rdma_bench_rounds.csv      every round's sample
 #   rdma_bench.png             goodput against loss (if gnuplot is installed)
 #   run.txt                    what was measured: commit, kernel, host load
-# The module build's output stays in build/modules.log unless it fails.
+# Every table file starts with the commit and how busy the host was: the
+# 1-minute load average before the build and at the end, and the CPUs other
+# processes (everything but this bench's VM) used meanwhile; a busy host
+# makes TCG numbers meaningless, and the header and the terminal then say
+# so loudly. The module build's output stays in build/modules.log unless
+# it fails.
 # Usage: bench.sh KVER [vmrun.py options...]
 set -uo pipefail
 
@@ -16,8 +24,13 @@ kver=$1
 shift
 dest=$top/build/bench
 run=$top/build/vm/bench-$(date +%Y%m%d-%H%M%S)
-commit=$(git -C "$top" describe --always --dirty --abbrev=12 2> /dev/null || echo "not a git checkout")
+commit=$(git -C "$top" describe --always --dirty --abbrev=12 2> /dev/null)
+# A private tree (git archive) has no history: name it and its sources.
+[ -n "$commit" ] || commit="$top (no git; sources sha1 $(cd "$top" &&
+	find drivers include -name '*.[ch]' | sort | xargs cat | sha1sum | cut -c1-12))"
 load() { cut -d' ' -f1-3 /proc/loadavg; }
+load0=$(load)
+busy() { awk -v x="$1" -v lim="$2" 'BEGIN { exit !(x > lim) }'; }
 
 if [ -n "${BENCH:-}" ]; then
 	benches=()
@@ -26,8 +39,14 @@ else
 	# rdma_bench first: its table is the one most runs are for.
 	benches=(selftests/bench/rdma_bench.sh)
 	for b in "$top"/selftests/bench/*.sh; do
-		[ "${b##*/}" = rdma_bench.sh ] || benches+=("${b#"$top"/}")
+		[ "${b##*/}" = rdma_bench.sh ] && continue
+		[ "${b##*/}" = nvmeof_bench.sh ] && [ "${BENCH_NVMEOF:-1}" = 0 ] && continue
+		benches+=("${b#"$top"/}")
 	done
+fi
+if busy "${load0%% *}" 1.5; then
+	echo "bench: WARNING: the host is busy (load average $load0 before the build):" \
+		"TCG results on a shared host are NOT trustworthy; run under /work/team/vmrun --perf or wait" >&2
 fi
 
 echo "bench: commit $commit; building mroce.ko for $kver (build/modules.log)"
@@ -36,22 +55,53 @@ if ! "$top/scripts/build-module.sh" "$kver" > /dev/null; then
 	exit 1
 fi
 t0=$(date +%s)
-load0=$(load)
 echo "bench: ${benches[*]##*/}; host: $(nproc) CPUs, load $load0; booting the VM" \
-	"(TCG; the full set takes 30-40 min)"
+	"(TCG; the default set takes about 30 min)"
+mkdir -p "$run"
+# Who else uses the host while the VM runs (this script's process tree is
+# the bench; the sampler warns at once when others take over 1 CPU).
+python3 "$top/scripts/hostload.py" $$ "$run/hostload.txt" 10 &
+sampler=$!
 python3 "$top/selftests/qemu/vmrun.py" --kver "$kver" --plain --out "$run" "$@" "${benches[@]}"
 rc=$?
-"$top/selftests/bench/collect-results" "$run" "$dest" || rc=1
+kill "$sampler" 2> /dev/null
+wait "$sampler"
+load1=$(load)
+others=$(cat "$run/hostload.txt" 2> /dev/null)
+oavg=$(echo "$others" | sed -n 's/.*others_avg=\([0-9.]*\).*/\1/p')
+omax=$(echo "$others" | sed -n 's/.*others_max=\([0-9.]*\).*/\1/p')
 secs=$(( $(date +%s) - t0 ))
+hostline="host: $(nproc) CPUs; 1-min load average ${load0%% *} before the bench, ${load1%% *} at the end"
+hostline+=" (this VM's vCPUs count up to 2 of it); other processes used ${oavg:-?} CPUs on average,"
+hostline+=" ${omax:-?} at most (10 s samples)"
+warn=
+busy "${load0%% *}" 1.5 && warn="the load average was ${load0%% *} before the bench"
+busy "${oavg:-0}" 0.5 && warn+="${warn:+; }other processes used ${oavg} CPUs on average"
+busy "${omax:-0}" 1.5 && warn+="${warn:+; }other processes used up to ${omax} CPUs at times"
+[ -n "$warn" ] && warn="WARNING: HOST WAS BUSY ($warn): these numbers are NOT trustworthy"
+"$top/selftests/bench/collect-results" "$run" "$dest" || rc=1
+head="make bench at $commit, $(date -u -d "@$t0" '+%F %H:%M UTC'), ${secs}s; $hostline"
+for f in "$dest"/*.txt "$dest"/*.md; do
+	[ -f "$f" ] || continue
+	{
+		echo "$head"
+		[ -z "$warn" ] || echo "$warn"
+		cat "$f"
+	} > "$f.new" && mv "$f.new" "$f"
+done
 {
 	echo "commit:      $commit"
 	echo "VM run:      $(date -u -d "@$t0" '+%F %T UTC'), ${secs}s"
 	echo "VM kernel:   $kver (QEMU TCG, 2 vCPUs)"
-	echo "host:        $(nproc) CPUs, load average $load0 at the start, $(load) at the end"
+	echo "host:        $(nproc) CPUs, load average $load0 before the bench, $load1 at the end"
+	echo "others:      ${others:-not sampled} (CPUs used by all but this bench)"
+	[ -z "$warn" ] || echo "$warn"
 	echo "benchmarks:  ${benches[*]##*/}"
+	echo "knobs:       $(env | grep -E '^BENCH_[A-Z0-9_]+=' | sort | tr '\n' ' ')"
 	echo "VM logs:     $run"
 } > "$dest/run.txt"
-echo "bench: ${secs}s; host load $(load) at the end (was $load0); results in $dest:" \
-	"$(cd "$dest" && ls | tr '\n' ' ')"
+echo "bench: ${secs}s; $hostline"
+[ -z "$warn" ] || echo "bench: $warn" >&2
+echo "bench: results in $dest: $(cd "$dest" && ls | tr '\n' ' ')"
 [ $rc -eq 0 ] || echo "bench: a benchmark failed or the VM did not finish (see above)" >&2
 exit $rc

@@ -17,7 +17,8 @@
 #   exited PID                the process is gone or a zombie (wait_for 10 exited $pid)
 #   tcp_listening PORT [NETNS] a TCP socket listens on PORT (wait_for 30 tcp_listening ...)
 # Module and devices:
-#   mroce_load / mroce_unload / mroce_loaded
+#   mroce_load [ko=PATH] [PARAM=VALUE...] / mroce_unload / mroce_loaded
+#                             (ko=PATH: that module file, another build)
 #   mroce_link_add NAME NETDEV [NETNS] / mroce_link_del NAME / rdma_dev_exists NAME
 #   port_attr DEV ATTR        /sys/class/infiniband/DEV/ports/1/ATTR
 #   port_active DEV           the port's state is ACTIVE
@@ -173,7 +174,23 @@ require_root() {
 
 mroce_loaded() { grep -q '^mroce ' /proc/modules; }
 rxe_loaded() { grep -q '^rdma_rxe ' /proc/modules; }
-mroce_load() { modprobe mroce; }
+# mroce_load [ko=PATH] [PARAM=VALUE...]: the installed mroce with those
+# parameters, or the module file PATH (another build of it, for an A/B of
+# code in one boot; its dependencies come from the installed tree).
+mroce_load() {
+	local w ko='' deps a=()
+	for w in "$@"; do
+		case $w in
+		ko=*) ko=${w#ko=} ;;
+		*) a+=("$w") ;;
+		esac
+	done
+	[ -n "$ko" ] || { modprobe mroce "${a[@]}"; return; }
+	deps=$(modinfo -F depends "$ko") || return 1
+	# shellcheck disable=SC2086 # one word per module
+	[ -z "$deps" ] || modprobe -a ${deps//,/ } || return 1
+	insmod "$ko" "${a[@]}"
+}
 mroce_unload() { ! mroce_loaded || rmmod mroce; }
 # mroce_param NAME: a module parameter's value; mroce_param NAME VALUE sets it.
 mroce_param() {

@@ -3,63 +3,117 @@
 #
 # make bench: mroce against rdma_rxe in ONE VM boot, same veth pair, same
 # MTU, same topology (both veth ends in init_net, policy-routed onto the
-# wire: the only way rxe works on 6.1). rdma_rxe runs first and is unloaded,
-# then mroce, then kernel TCP (iperf3) as a reference row.
+# wire: the only way rxe works on 6.1), plus kernel TCP (iperf3) as a
+# reference. Rows ("TEST:LOSS"):
 #
-#   ib_write_bw, ib_send_bw, ib_read_bw   64 KiB, RC, 1 QP, -D $DURATION
-#   ib_write_lat                          64 B, 1000 iterations
-#   iperf3                                TCP, one stream
-# at 0, 1 and 10 % netem loss (TCP at 0 and 1 %). Loss is applied on the
-# data direction of each test (requester -> responder for write/send,
-# responder -> requester for read) and on both directions for the latency
-# ping-pong. Write and read also run with a netem qdisc at 0 % loss (the
-# "0% netem" control row): the qdisc alone costs something (a queue where
-# the veth had none; mroce's GSO bursts need a queueless device), so a lossy
-# row's "/netem0" ratio is what loss recovery keeps, apart from netem.
+#   write:L send:L read:L   ib_{write,send,read}_bw, 64 KiB, RC, 1 QP, -D $DURATION
+#   lat:L                   ib_write_lat, 64 B, 1000 iterations
+#   tcp:L                   iperf3, TCP, one stream, $DURATION s
+#
+# L is the netem loss in % on the data direction (requester -> responder
+# for write/send, responder -> requester for read, both directions for the
+# latency ping-pong), or n0: a netem qdisc at 0 % loss (the control row:
+# the qdisc alone costs something, e.g. it turns mroce's GSO bursts off, so
+# a lossy row's "/n0" ratio is what loss recovery keeps, apart from netem).
+#
+# One sample of a row on an emulated 2-core host moves by up to 3.5x from
+# minute to minute, so every row runs in $ROUNDS interleaved rounds and the
+# tables show the median with the min-max spread; every ratio is one of
+# medians. A round loads each driver in turn (mroce refuses to coexist with
+# rdma_rxe), runs all its rows, unloads it; odd rounds go in the given
+# order, even rounds reversed (drivers, parameter sets and rows), so slow
+# drift in the host's speed hits both sides of a ratio alike. Kernel TCP
+# runs at the end of each round with no RDMA driver loaded.
 #
 # Goodput = iterations perftest completed in its measured window x size /
-# window, window = DURATION - 2 x perftest's margin (2 s): perftest's own BW
-# column reads 0 when its clock calibration fails (lib_traffic.sh,
-# PERFTEST_OPTS). A row that fails (no result, or a latency perftest could
-# not convert to time) runs once more; the table says so and why. Progress
-# lines are printed as it goes, the table and a bar chart at the end, CSV
-# in $MROCE_TEST_OUT (copied to build/bench/ by scripts/bench.sh).
+# window, window = DURATION - 2 x MARGIN: perftest's own BW column reads 0
+# when its clock calibration fails (lib_traffic.sh, PERFTEST_OPTS). A round
+# whose row fails (no result, or a latency perftest could not convert to
+# time) is left out of that row's median; the table says which and why.
+# Progress lines (with an estimate of the time left) as it goes; tables
+# and a bar chart at the end; in $MROCE_TEST_OUT (copied to build/bench/ by
+# scripts/bench.sh): rdma_bench.txt (the tables plus the mroce hw counters
+# each row moved, median per round: resends, RTOs, PTOs, SACK gaps, NAKs,
+# RNR NAKs, duplicate requests), rdma_bench.md (a markdown table),
+# rdma_bench.csv (medians, min, max) and rdma_bench_rounds.csv (every round).
 #
-# The full table (build/bench/rdma_bench.txt) adds the mroce hw counters
-# each row moved on both devices: resends, RTOs, PTOs, SACK gaps, NAKs, RNR
-# NAKs, duplicate requests.
-#
-# Knobs, from the host's environment (make bench BENCH_LOSSES="0 1"):
-# BENCH_DURATION (default 10), BENCH_LOSSES ("0 1 10"), BENCH_DRIVERS
-# ("rxe mroce"), BENCH_TESTS ("write send read lat tcp"), BENCH_CONTROL (1:
-# the 0 % netem rows; 0: none), BENCH_MROCE_PARAMS: mroce module parameters,
-# e.g. "tx_burst=32"; several sets separated by "|" (e.g. "tx_burst=1 |
-# tx_burst=32") make an A/B in this boot: columns mroce, mroce2, ..., each
-# row run once per set back to back (parameters written to sysfs when all
-# are writable at run time, else mroce reloaded with them).
-# vm-timeout: 4800
+# Knobs, from the host's environment (make bench BENCH_ROWS="write:0 lat:0"):
+#   BENCH_ROUNDS     rounds (default 3)
+#   BENCH_ROWS       the rows, e.g. "write:0 write:1 read:n0 lat:0 tcp:0";
+#                    default: write, send, read at each of BENCH_LOSSES
+#                    ("0 1 10"), lat and tcp at 0 and 1 (those of
+#                    BENCH_LOSSES), and with BENCH_CONTROL=1 (default 0)
+#                    write:n0 and read:n0; BENCH_TESTS ("write send read lat
+#                    tcp") picks tests for the default
+#   BENCH_DRIVERS    "rxe mroce" (default), or one of them
+#   BENCH_DURATION   seconds per perftest/iperf3 run (default 6),
+#   BENCH_MARGIN     perftest's --margin (default 1): 4 s measured
+#   BENCH_MROCE_PARAMS  mroce module parameters, e.g. "tx_burst=32"; several
+#                    sets separated by "|" ("tx_burst=1 | tx_burst=32") make
+#                    an A/B in this boot: columns mroce, mroce2, ..., each
+#                    row run once per set back to back in every round
+#                    (parameters written to sysfs when all are writable at
+#                    run time, else mroce reloaded with each set, the sets
+#                    then running one after the other within the round).
+#                    A set's word ko=PATH loads the module file PATH (built
+#                    for the VM's kernel, readable in the VM: the host's
+#                    root is) instead of the installed mroce: an A/B of two
+#                    builds, e.g. " | ko=/tmp/me/base.ko"
+# vm-timeout: 5400
 . "$(dirname "$0")/../lib.sh"
 . "$(dirname "$0")/../lib_traffic.sh"
 require_root
 require_cmd ib_write_bw ib_send_bw ib_read_bw ib_write_lat tc rdma
 
-DURATION=${BENCH_DURATION:-10}
-MARGIN=2
+DURATION=${BENCH_DURATION:-6}
+MARGIN=${BENCH_MARGIN:-1}
 WINDOW=$((DURATION - 2 * MARGIN))
+ROUNDS=${BENCH_ROUNDS:-3}
 SIZE=65536
-LOSSES=${BENCH_LOSSES:-"0 1 10"}
+LAT_ITERS=1000
 DRIVERS=${BENCH_DRIVERS:-"rxe mroce"}
-TESTS=${BENCH_TESTS:-"write send read lat tcp"}
-CONTROL=${BENCH_CONTROL:-1}
 csv=$MROCE_TEST_OUT/rdma_bench.csv
+rcsv=$MROCE_TEST_OUT/rdma_bench_rounds.csv
 table=$MROCE_TEST_OUT/rdma_bench.txt
+md=$MROCE_TEST_OUT/rdma_bench.md
 out=$MROCE_TEST_OUT/runs
 mkdir -p "$out"
-[ "$WINDOW" -ge 2 ] || { echo "BENCH_DURATION must be at least $((2 * MARGIN + 2))"; exit 1; }
+[ "$WINDOW" -ge 2 ] || { echo "BENCH_DURATION must be at least 2 x BENCH_MARGIN + 2"; exit 1; }
+[[ $ROUNDS =~ ^[1-9][0-9]*$ ]] || { echo "BENCH_ROUNDS must be a positive number"; exit 1; }
 
-declare -A val note iters txp retx cnt vparams
+if [ -n "${BENCH_ROWS:-}" ]; then
+	ROWS=$BENCH_ROWS
+else
+	ROWS=
+	for t in ${BENCH_TESTS:-write send read lat tcp}; do
+		for l in ${BENCH_LOSSES:-0 1 10}; do
+			[[ $t == lat || $t == tcp ]] && [ "$l" != 0 ] && [ "$l" != 1 ] && continue
+			ROWS+=" $t:$l"
+			[ "$l" = 0 ] && [ "${BENCH_CONTROL:-0}" = 1 ] && [[ $t == write || $t == read ]] &&
+				ROWS+=" $t:n0"
+		done
+	done
+fi
+# shellcheck disable=SC2086 # one word per row
+set -- $ROWS
+rows=("$@")
+for row in "${rows[@]}"; do
+	[[ $row =~ ^(write|send|read|lat|tcp):(n0|[0-9]+(\.[0-9]+)?)$ ]] ||
+		{ echo "rdma_bench: bad row '$row' (TEST:LOSS, TEST one of write send read lat tcp, LOSS a % or n0)"; exit 1; }
+done
+[ ${#rows[@]} -gt 0 ] || { echo "rdma_bench: no rows"; exit 1; }
+has_row() { [[ " ${rows[*]} " == *" $1 "* ]]; }
+rdma_rows=()
+tcp_rows=()
+for row in "${rows[@]}"; do
+	if [[ $row == tcp:* ]]; then tcp_rows+=("$row"); else rdma_rows+=("$row"); fi
+done
+
+declare -A rv note vparams cnt txp retx
 # mroce's parameter sets: one column each (mroce, mroce2, ...).
 IFS='|' read -ra psets <<< "${BENCH_MROCE_PARAMS:-}"
+# "a |": the second set is empty (mroce as installed), read drops it.
+[[ ${BENCH_MROCE_PARAMS:-} =~ \|[[:space:]]*$ ]] && psets+=("")
 [ ${#psets[@]} -gt 0 ] || psets=("")
 mcols=()
 for i in "${!psets[@]}"; do
@@ -71,30 +125,35 @@ for i in "${!psets[@]}"; do
 done
 cols_of() { if [ "$1" = mroce ]; then echo "${mcols[*]}"; else echo "$1"; fi; }
 cols=()
-for drv in $DRIVERS; do read -ra c <<< "$(cols_of "$drv")"; cols+=("${c[@]}"); done
+for drv in $DRIVERS; do
+	[[ $drv == rxe || $drv == mroce ]] || { echo "rdma_bench: unknown driver $drv (rxe, mroce)"; exit 1; }
+	read -ra c <<< "$(cols_of "$drv")"
+	cols+=("${c[@]}")
+done
+[ ${#rdma_rows[@]} -eq 0 ] && cols=()
+has_col() { [[ " ${cols[*]} " == *" $1 "* ]]; }
 
-# Loss levels of a test: write and read get the 0 % netem control row.
-levels_of() {
-	local l
-	for l in $LOSSES; do
-		echo "$l"
-		[ "$l" = 0 ] && [ "$CONTROL" = 1 ] && [[ $1 == write || $1 == read ]] && echo n0
-	done
-}
 loss_label() { if [ "$1" = n0 ]; then echo "0% netem"; else echo "$1%"; fi; }
+tool_of() { case $1 in lat) echo ib_write_lat ;; tcp) echo iperf3 ;; *) echo "ib_$1_bw" ;; esac; }
+# reversed WORD...: the words in reverse order.
+reversed() { local i; for ((i = $#; i > 0; i--)); do echo "${!i}"; done; }
+# in_round_order R WORD...: odd rounds as given, even rounds reversed.
+in_round_order() {
+	local r=$1
+	shift
+	if [ $((r % 2)) -eq 1 ]; then printf '%s\n' "$@"; else reversed "$@"; fi
+}
 
 t0=$(date +%s)
 nrun=0
-total=0
-for c in "${cols[@]}"; do
-	for t in $TESTS; do
-		[ "$t" = tcp ] && continue
-		for l in $(levels_of "$t"); do total=$((total + 1)); done
-	done
-done
-[[ " $TESTS " == *" tcp "* ]] && total=$((total + 2))
-
-progress() { printf '[%3ds %2d/%d] %s\n' $(( $(date +%s) - t0 )) "$nrun" "$total" "$*"; }
+total=$(( ROUNDS * (${#cols[@]} * ${#rdma_rows[@]} + ${#tcp_rows[@]}) ))
+round=0
+progress() {
+	local el=$(( $(date +%s) - t0 )) eta=
+	[ "$nrun" -gt 0 ] && [ "$nrun" -lt "$total" ] &&
+		eta=", ~$(( (el * (total - nrun) / nrun + 30) / 60 )) min left"
+	printf '[%4ds r%s/%s %3d/%d%s] %s\n' "$el" "$round" "$ROUNDS" "$nrun" "$total" "$eta" "$*"
+}
 
 # Counters that explain a row: packets the data sender sent, and
 # retransmissions: mroce counts the packets it resent (on the data sender;
@@ -111,6 +170,11 @@ retx_of() { # retx_of DRV SENDER
 # The mroce counters a row's table shows, summed over both devices.
 MCTRS="retrans_pkts rto_timeouts pto_timeouts sack_gaps naks_rcvd rcvd_rnr_err duplicate_request"
 mctrs() { local c; for c in $MCTRS; do echo $(( $(ctr dev0 "$c") + $(ctr dev1 "$c") )); done; }
+# mctr_delta BEFORE AFTER: the counters' differences, one line.
+mctr_delta() {
+	printf '%s\n' "$1" "$2" | awk '{ v[NR] = $1 } END { n = NR / 2
+		for (i = 1; i <= n; i++) printf "%s%s", (i > 1 ? " " : ""), v[n + i] - v[i] }'
+}
 
 set_loss() { # set_loss LEVEL DEV...: 0 clears, n0 is netem at 0 %, else PCT
 	local lvl=$1 d
@@ -142,86 +206,57 @@ why_failed() {
 	echo "${why:-no result row}"
 }
 
-# twice KEY LOG LABEL MEASURE...: run MEASURE, which sets $got (empty: no
-# result), and once more if it failed, keeping the first attempt's logs as
-# LOG.try1.{client,server}. The row's note says why an attempt failed;
-# returns 1 (and the row reads "fail") if both did.
-twice() {
-	local key=$1 log=$2 label=$3 try why c0
-	shift 3
-	for try in 1 2; do
-		got=
-		[[ $key == mroce* ]] && c0=$(mctrs)
-		"$@"
-		# (no <(...) here: the guest has no /dev/fd)
-		[[ $key == mroce* ]] &&
-			cnt[$key]=$(printf '%s\n' "$c0" "$(mctrs)" |
-				awk '{ v[NR] = $1 } END { n = NR / 2
-					for (i = 1; i <= n; i++) printf "%s%s", (i > 1 ? " " : ""), v[n + i] - v[i] }')
-		[ -n "$got" ] && break
-		why=$(why_failed "$log")
-		[ $try = 2 ] && break
-		progress "$label: failed ($why); once more"
-		mv "$log.client" "$log.try1.client" 2> /dev/null
-		mv "$log.server" "$log.try1.server" 2> /dev/null
-	done
-	if [ -n "$got" ]; then
-		[ $try = 2 ] && note[$key]="second attempt; the first failed: $why"
-		return 0
-	fi
-	val[$key]=fail
-	note[$key]="failed twice: $why"
-	return 1
+failed() { # failed KEY ROUND WHY: the round is left out of KEY's median
+	note[$1]+="${note[$1]:+; }round $2: $3"
 }
 
-bw_once() { # bw_once DRV TEST LOSS LOG SENDER
-	local drv=$1 t=$2 loss=$3 log=$4 sender=$5 p0 r0
-	if [ "$sender" = dev1 ]; then set_loss "$loss" veth01; else set_loss "$loss" veth00; fi
+# run_row COL TEST LOSS ROUND: one sample into rv[COL,TEST,LOSS,ROUND].
+run_row() {
+	local c=$1 t=$2 l=$3 r=$4 drv=mroce sender=dev0 log got='' c0 p0 r0 k=$1,$2,$3
+	[ "$c" = rxe ] && drv=rxe
+	log=$out/$c-$t-loss$l-r$r
+	[ "$t" = read ] && sender=dev1	# READ data flows responder -> requester
+	c0=$(mctrs)
 	p0=$(ctr "$sender" sent_pkts)
 	r0=$(retx_of "$drv" "$sender")
-	if perftest "ib_${t}_bw" "$log" -s $SIZE -D "$DURATION" --margin $MARGIN --report_gbits; then
-		got=$(awk -v s=$SIZE '$1 == s && NF >= 5 { print $2; exit }' "$log.client")
+	if [ "$t" = lat ]; then
+		set_loss "$l" veth00 veth01
+		if perftest ib_write_lat "$log" -s 64 -n $LAT_ITERS; then
+			# bytes iters t_min t_max t_typical t_avg t_stdev p99 p99.9
+			got=$(awk '$1 == 64 && NF >= 8 && ($5 $6 $8) ~ /^[0-9.]+$/ { print $5, $6, $8; exit }' \
+				"$log.client")
+		fi
+	else
+		if [ "$sender" = dev1 ]; then set_loss "$l" veth01; else set_loss "$l" veth00; fi
+		if perftest "ib_${t}_bw" "$log" -s $SIZE -D "$DURATION" --margin "$MARGIN" --report_gbits; then
+			got=$(awk -v s=$SIZE '$1 == s && NF >= 5 { print $2; exit }' "$log.client")
+		fi
 	fi
 	set_loss 0 veth00 veth01
-	txp[$drv,$t,$loss]=$(( $(ctr "$sender" sent_pkts) - p0 ))
-	retx[$drv,$t,$loss]=$(( $(retx_of "$drv" "$sender") - r0 ))
-}
-
-run_bw() { # run_bw DRV TEST LOSS
-	local drv=$1 t=$2 loss=$3 log=$out/$1-$2-loss$3 sender=dev0 got
-	local key=$drv,$t,$loss
-	[ "$t" = read ] && sender=dev1	# READ data flows responder -> requester
-	if twice "$key" "$log" "$drv ib_${t}_bw loss $loss%" \
-		bw_once "$drv" "$t" "$loss" "$log" "$sender"; then
-		iters[$key]=$got
-		val[$key]=$(awk -v i="$got" -v s=$SIZE -v w="$WINDOW" 'BEGIN { printf "%.1f", i * s * 8 / w / 1e6 }')
-	fi
+	[ "$drv" = mroce ] && cnt[$k,$r]=$(mctr_delta "$c0" "$(mctrs)")
+	txp[$k,$r]=$(( $(ctr "$sender" sent_pkts) - p0 ))
+	retx[$k,$r]=$(( $(retx_of "$drv" "$sender") - r0 ))
 	nrun=$((nrun + 1))
-	progress "$drv ib_${t}_bw loss $(loss_label "$loss"): ${val[$key]} Mb/s (${iters[$key]:-?} it, ${txp[$key]} pkts, ${retx[$key]} retx)"
-}
-
-lat_once() { # lat_once LOSS LOG
-	set_loss "$1" veth00 veth01
-	if perftest ib_write_lat "$2" -s 64 -n 1000; then
-		# bytes iters t_min t_max t_typical t_avg t_stdev p99 p99.9
-		got=$(awk '$1 == 64 && NF >= 8 && ($5 $6 $8) ~ /^[0-9.]+$/ { print $5, $6, $8; exit }' \
-			"$2.client")
+	if [ -z "$got" ]; then
+		failed "$k" "$r" "$(why_failed "$log")"
+		progress "$c $(tool_of "$t") loss $(loss_label "$l"): failed ($(why_failed "$log"))"
+		return
 	fi
-	set_loss 0 veth00 veth01
+	if [ "$t" = lat ]; then
+		read -r "rv[$k,$r]" "rv[$k,$r,avg]" "rv[$k,$r,p99]" <<< "$got"
+		progress "$c ib_write_lat 64 B loss $(loss_label "$l"): typical ${rv[$k,$r]} us," \
+			"avg ${rv[$k,$r,avg]} us, p99 ${rv[$k,$r,p99]} us"
+	else
+		rv[$k,$r,it]=$got
+		rv[$k,$r]=$(awk -v i="$got" -v s=$SIZE -v w="$WINDOW" 'BEGIN { printf "%.1f", i * s * 8 / w / 1e6 }')
+		progress "$c ib_${t}_bw loss $(loss_label "$l"): ${rv[$k,$r]} Mb/s ($got it," \
+			"${txp[$k,$r]} pkts, ${retx[$k,$r]} retx)"
+	fi
 }
 
-run_lat() { # run_lat DRV LOSS
-	local drv=$1 loss=$2 log=$out/$1-lat-loss$2 got
-	local key=$drv,lat,$loss
-	twice "$key" "$log" "$drv ib_write_lat loss $loss%" lat_once "$loss" "$log" &&
-		read -r "val[$key]" "val[$key,avg]" "val[$key,p99]" <<< "$got"
-	nrun=$((nrun + 1))
-	progress "$drv ib_write_lat 64 B loss $loss%: typical ${val[$key]} us, avg ${val[$key,avg]:-?} us, p99 ${val[$key,p99]:-?} us"
-}
-
-run_tcp() { # run_tcp LOSS
-	local loss=$1 log=$out/tcp-loss$1 spid bps
-	set_loss "$loss" veth00
+run_tcp() { # run_tcp LOSS ROUND
+	local l=$1 r=$2 log=$out/tcp-loss$1-r$2 spid bps k=tcp,tcp,$1
+	set_loss "$l" veth00
 	iperf3 -s -B 10.0.0.2 -1 > "$log.server" 2>&1 &
 	spid=$!
 	wait_for 10 tcp_listening 5201
@@ -229,12 +264,17 @@ run_tcp() { # run_tcp LOSS
 	wait "$spid"
 	set_loss 0 veth00
 	bps=$(python3 -c 'import json,sys; print("%.1f" % (json.load(open(sys.argv[1]))["end"]["sum_received"]["bits_per_second"] / 1e6))' "$log.json" 2>/dev/null)
-	val[tcp,tcp,$loss]=${bps:-fail}
 	nrun=$((nrun + 1))
-	progress "kernel TCP (iperf3) loss $loss%: ${val[tcp,tcp,$loss]} Mb/s"
+	if [ -n "$bps" ]; then
+		rv[$k,$r]=$bps
+		progress "kernel TCP (iperf3) loss $(loss_label "$l"): $bps Mb/s"
+	else
+		failed "$k" "$r" "iperf3 gave no result"
+		progress "kernel TCP (iperf3) loss $(loss_label "$l"): failed"
+	fi
 }
 
-setup() {
+setup() { # setup DRV [MODULE PARAMETERS...]
 	case $1 in
 	rxe)
 		mroce_unload
@@ -244,332 +284,529 @@ setup() {
 		;;
 	mroce)
 		rmmod rdma_rxe 2> /dev/null
-		modprobe mroce "${@:2}" || return 1
+		mroce_load "${@:2}" || return 1
 		mroce_link_add dev0 veth00 && mroce_link_add dev1 veth01
 		;;
 	esac || return 1
-	wait_for 5 has_gid dev0 "$(gid_of_ip 10.0.0.1)" && wait_for 5 has_gid dev1 "$(gid_of_ip 10.0.0.2)"
+	wait_for 5 has_gid dev0 "$(gid_of_ip 10.0.0.1)" && wait_for 5 has_gid dev1 "$(gid_of_ip 10.0.0.2)" ||
+		return 1
+	[ "$1" = rxe ] || transport_ready "" dev0 > /dev/null
 }
 
 teardown() {
 	rdma link delete dev0 2> /dev/null
 	rdma link delete dev1 2> /dev/null
 	rmmod rdma_rxe mroce 2> /dev/null
+	mloaded=
 	return 0
 }
 
-echo "rdma_bench: $DRIVERS, tests: $TESTS, losses: $LOSSES %, ${DURATION}s runs (${WINDOW}s measured)"
-topo_policy 1 || exit 1
-echo "rdma_bench: veth pair veth00/veth01, MTU $(cat /sys/class/net/veth00/mtu), $(nproc) vCPUs"
-# mroce's parameters: each set names some; the others keep their defaults
-# (read once at the first load), so switching sets is exact.
+# mroce's parameters: each set names some; the others keep their defaults.
+# ko=PATH is no parameter: another module file, loaded by each such set.
 pnames=$(for c in "${mcols[@]}"; do for kv in ${vparams[$c]}; do echo "${kv%%=*}"; done; done |
-	sort -u)
+	grep -vx ko | sort -u)
+has_ko=0
+for c in "${mcols[@]}"; do [[ " ${vparams[$c]} " == *" ko="* ]] && has_ko=1; done
 declare -A pdef
-mcur=
+mrw=	# 1: every named parameter is writable at run time
+mloaded=	# the parameter set mroce was loaded with
 pfile() { echo "/sys/module/mroce/parameters/$1"; }
+# mroce_probe: at the first load (no parameters given): the defaults, and
+# whether sets can be switched through sysfs. Sets why if mroce is not usable.
+mroce_probe() {
+	local n
+	[ -n "$mrw" ] && return 0
+	mrw=1
+	for n in $pnames; do
+		[ -e "$(pfile "$n")" ] || { why="mroce has no parameter $n"; mrw=; return 1; }
+		pdef[$n]=$(cat "$(pfile "$n")")
+		[ $(( 0$(stat -c %a "$(pfile "$n")") & 0200 )) -ne 0 ] || mrw=0
+	done
+	[ $has_ko = 0 ] || mrw=0
+	return 0
+}
 # mroce_use COL: the loaded mroce runs with COL's parameter set.
 mroce_use() {
-	local c=$1 n v kv rw=1 want=()
+	local c=$1 n kv
 	declare -A set=()
-	for kv in ${vparams[$c]}; do set[${kv%%=*}]=${kv#*=}; done
-	for n in $pnames; do
-		want+=("$n=${set[$n]-${pdef[$n]}}")
-		[ $(( 0$(stat -c %a "$(pfile "$n")") & 0200 )) -ne 0 ] || rw=0
-	done
-	[ ${#want[@]} -gt 0 ] || return 0
-	if [ $rw = 1 ]; then
-		for kv in "${want[@]}"; do echo "${kv#*=}" > "$(pfile "${kv%%=*}")" || return 1; done
-	elif [ "$mcur" != "$c" ]; then
+	[ -n "$pnames" ] || [ $has_ko = 1 ] || return 0
+	for kv in ${vparams[$c]}; do [[ $kv == ko=* ]] || set[${kv%%=*}]=${kv#*=}; done
+	if [ "$mrw" = 1 ]; then
+		for n in $pnames; do echo "${set[$n]-${pdef[$n]}}" > "$(pfile "$n")" || return 1; done
+	elif [ "$mloaded" != "${vparams[$c]}" ]; then
 		teardown
-		setup mroce "${want[@]}" && transport_ready "" dev0 > /dev/null || return 1
+		# shellcheck disable=SC2086 # one word per parameter
+		setup mroce ${vparams[$c]} || return 1
+		mloaded=${vparams[$c]}
 	fi
-	mcur=$c
-	for kv in "${want[@]}"; do
-		[ "$(cat "$(pfile "${kv%%=*}")")" = "${kv#*=}" ] || return 1
+	for n in "${!set[@]}"; do
+		[ "$(cat "$(pfile "$n")")" = "${set[$n]}" ] || return 1
 	done
 }
 
-dmesg_mark
-for drv in $DRIVERS; do
-	why=
+# run_driver DRV ROUND: load DRV, every RDMA row of each of its columns, unload.
+run_driver() {
+	local drv=$1 r=$2 why='' c row t l dcols order=() rorder=()
+	read -ra dcols <<< "$(cols_of "$drv")"
+	# (no <(...): the guest has no /dev/fd)
+	mapfile -t order <<< "$(in_round_order "$r" "${dcols[@]}")"
+	mapfile -t rorder <<< "$(in_round_order "$r" "${rdma_rows[@]}")"
 	if ! setup "$drv"; then
 		why="setup failed"
-	elif [ "$drv" = mroce ] && ! why=$(transport_ready "" dev0); then
-		:
-	else
-		why=
+	elif [ "$drv" = mroce ]; then
+		mroce_probe
 	fi
-	if [ -z "$why" ] && [ "$drv" = mroce ]; then
-		for n in $pnames; do
-			[ -e "$(pfile "$n")" ] || why="mroce has no parameter $n"
-			pdef[$n]=$(cat "$(pfile "$n")" 2> /dev/null)
-		done
-		for c in "${mcols[@]}"; do
-			echo "rdma_bench: $c: mroce ${vparams[$c]:-with its default parameters}"
-		done
-	fi
-	read -ra dcols <<< "$(cols_of "$drv")"
 	if [ -n "$why" ]; then
-		echo "rdma_bench: $drv skipped: $why"
-		for c in "${dcols[@]}"; do
-			for t in $TESTS; do
-				[ "$t" = tcp ] && continue
-				for l in $(levels_of "$t"); do val[$c,$t,$l]="n/a"; nrun=$((nrun + 1)); done
+		progress "$drv: $why; its rows are left out of round $r"
+		for c in "${order[@]}"; do
+			for row in "${rorder[@]}"; do
+				failed "$c,${row%%:*},${row#*:}" "$r" "$drv $why"
+				nrun=$((nrun + 1))
 			done
-			note[$c]=$why
 		done
 		teardown
-		continue
+		return
 	fi
-	echo "rdma_bench: $drv: $(ibv_devinfo -d dev0 | awk '/active_mtu/ { print "active MTU", $2 }')"
-	for t in $TESTS; do
-		for l in $(levels_of "$t"); do
-			# An A/B runs each row once per set, back to back.
-			for c in "${dcols[@]}"; do
+	progress "$drv loaded: $(ibv_devinfo -d dev0 | awk '/active_mtu/ { print "active MTU", $2 }')"
+	# A/B: row by row when the sets switch through sysfs, else set by set.
+	if [ "$drv" = rxe ] || [ "$mrw" = 1 ] || [ ${#order[@]} -eq 1 ]; then
+		for row in "${rorder[@]}"; do
+			t=${row%%:*} l=${row#*:}
+			for c in "${order[@]}"; do
 				if [ "$drv" = mroce ] && ! mroce_use "$c"; then
-					val[$c,$t,$l]=fail
-					note[$c,$t,$l]="could not set mroce ${vparams[$c]}"
+					failed "$c,$t,$l" "$r" "could not set mroce ${vparams[$c]}"
 					nrun=$((nrun + 1))
 					continue
 				fi
-				case $t in
-				write|send|read) run_bw "$c" "$t" "$l" ;;
-				lat) run_lat "$c" "$l" ;;
-				esac
+				run_row "$c" "$t" "$l" "$r"
 			done
 		done
-	done
-	teardown
-done
-if [[ " $TESTS " == *" tcp "* ]]; then
-	if command -v iperf3 > /dev/null; then
-		for l in 0 1; do run_tcp "$l"; done
 	else
-		echo "rdma_bench: iperf3 not installed: no TCP reference (make deps)"
+		for c in "${order[@]}"; do
+			if ! mroce_use "$c"; then
+				for row in "${rorder[@]}"; do
+					failed "$c,${row%%:*},${row#*:}" "$r" "could not load mroce ${vparams[$c]}"
+					nrun=$((nrun + 1))
+				done
+				continue
+			fi
+			for row in "${rorder[@]}"; do run_row "$c" "${row%%:*}" "${row#*:}" "$r"; done
+		done
 	fi
-fi
+	teardown
+}
+
+echo "rdma_bench: $ROUNDS rounds of: ${cols[*]:-(no RDMA driver)} x ${rdma_rows[*]:-(no RDMA row)}" \
+	"${tcp_rows[*]}; ${DURATION}s runs (${WINDOW}s measured)"
+for c in "${mcols[@]}"; do
+	has_col "$c" && echo "rdma_bench: $c: mroce ${vparams[$c]:-with its default parameters}"
+done
+[ ${#tcp_rows[@]} -eq 0 ] || command -v iperf3 > /dev/null || {
+	echo "rdma_bench: iperf3 not installed: no TCP reference (make deps)"
+	tcp_rows=()
+}
+topo_policy 1 || exit 1
+echo "rdma_bench: veth pair veth00/veth01, MTU $(cat /sys/class/net/veth00/mtu), $(nproc) vCPUs"
+dmesg_mark
+for round in $(seq "$ROUNDS"); do
+	# shellcheck disable=SC2086 # one word per driver
+	[ ${#cols[@]} -gt 0 ] && for drv in $(in_round_order "$round" $DRIVERS); do
+		run_driver "$drv" "$round"
+	done
+	for row in "${tcp_rows[@]}"; do run_tcp "${row#*:}" "$round"; done
+done
 topo_policy_cleanup 1
 
 # --- report ------------------------------------------------------------------
-# bars: the goodput rows as a bar chart, one scale for all of them.
-bars() {
-	local t l c v max=0
-	for t in write send read; do
-		for l in $(levels_of "$t"); do
-			for c in "${cols[@]}"; do
-				v=${val[$c,$t,$l]}
-				[[ $v =~ ^[0-9.]+$ ]] && awk -v a="$v" -v b="$max" 'BEGIN { exit !(a > b) }' &&
-					max=$v
-			done
+# Under TCG every process costs tens of milliseconds: the report computes the
+# rounds' statistics in one awk run and builds the tables with builtins.
+#
+# S[KEY] = "median min max n" of the rounds' values of KEY = COL,TEST,LOSS
+# (goodput, latency typical) or COL,TEST,LOSS,FIELD (avg, p99: latency;
+# retx; ctr1..ctr7: the mroce counters of MCTRS).
+declare -A S
+stats() {
+	local key a b c r f v i
+	{
+		for key in "${!rv[@]}"; do
+			IFS=, read -r a b c r f <<< "$key"
+			[ "$f" = it ] || echo "$a,$b,$c${f:+,$f} ${rv[$key]}"
 		done
-	done
-	[ "$max" != 0 ] || return 0
-	echo
-	echo "Goodput, Mb/s (# = $(awk -v m="$max" 'BEGIN { printf "%.2f", m / 50 }') Mb/s)"
-	for t in write send read; do
-		[[ " $TESTS " == *" $t "* ]] || continue
-		for l in $(levels_of "$t"); do
-			for c in "${cols[@]}"; do
-				v=${val[$c,$t,$l]:--}
-				awk -v lbl="$(printf '%-12s %8s %-6s' "ib_${t}_bw" "$(loss_label "$l")" "$c")" \
-					-v v="$v" -v m="$max" '
-					BEGIN { n = (v ~ /^[0-9.]+$/) ? int(v * 50 / m + 0.5) : 0
-						s = ""; for (i = 0; i < n; i++) s = s "#"
-						printf "%s |%-50s %s\n", lbl, s, v }'
-			done
+		for key in "${!retx[@]}"; do echo "${key%,*},retx ${retx[$key]}"; done
+		for key in "${!cnt[@]}"; do
+			i=0
+			for v in ${cnt[$key]}; do i=$((i + 1)); echo "${key%,*},ctr$i $v"; done
 		done
-	done
+	} | sort -k1,1 -k2,2g | awk '
+		function fmt(x) { return (k ~ /,(retx|ctr[0-9])$/) ? sprintf("%d", x) : sprintf("%.1f", x) }
+		function flush() {
+			if (n) {
+				m = (n % 2) ? v[(n + 1) / 2] : (v[n / 2] + v[n / 2 + 1]) / 2
+				printf "%s %s %s %s %d\n", k, fmt(m), fmt(v[1]), fmt(v[n]), n
+			}
+			n = 0
+		}
+		$1 != k { flush(); k = $1 }
+		{ v[++n] = $2 }
+		END { flush() }' > "$MROCE_TEST_OUT/.stats"
+	while read -r key v; do S[$key]=$v; done < "$MROCE_TEST_OUT/.stats"
+	rm -f "$MROCE_TEST_OUT/.stats"
 }
 
-ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (a ~ /^[0-9.]+$/ && b ~ /^[0-9.]+$/ && b > 0) printf "%.3f", a / b; else printf "-" }'; }
-
-# cells W TEXT...: each TEXT right-aligned in at least W columns (wider
-# if its header is): one table row, groups split by a lone "|".
-cells() {
-	local w=$1 x
-	shift
-	for x in "$@"; do
-		if [ "$x" = "|" ]; then printf ' |'; else printf " %${w}s" "$x"; fi
-	done
+# med KEY [FIELD]: M = the median, or "-".
+med() { M=${S[$1${2:+,$2}]:--}; M=${M%% *}; }
+# spread KEY [FIELD]: C = "median (min-max)", * if some rounds gave none.
+spread() {
+	local st=${S[$1${2:+,$2}]}
+	if [ -z "$st" ]; then C=-; return; fi
+	# shellcheck disable=SC2086 # four words
+	set -- $st
+	C="$1 ($2-$3)"
+	[ "$4" -gt 1 ] || C=$1
+	[ "$4" -ge "$ROUNDS" ] || C+="*"
 }
+# tenths NUMBER: T = NUMBER x 10, rounded down; fails if not a number.
+tenths() {
+	[[ $1 =~ ^([0-9]+)(\.([0-9]))?[0-9]*$ ]] || return 1
+	T=$(( 10#${BASH_REMATCH[1]} * 10 + 10#${BASH_REMATCH[3]:-0} ))
+}
+# ratio A B: R = A / B with two decimals, "-" if either is not a number.
+ratio() {
+	local a
+	R=-
+	tenths "$1" || return 0
+	a=$T
+	tenths "$2" && [ "$T" -gt 0 ] || return 0
+	T=$(( (a * 1000 / T + 5) / 10 ))
+	printf -v R '%d.%02d' $((T / 100)) $((T % 100))
+}
+# mratio KEY1 KEY2 [FIELD]: R = median of KEY1 / median of KEY2.
+mratio() { local a; med "$1" "$3"; a=$M; med "$2" "$3"; ratio "$a" "$M"; }
 
 has_rxe=0
-[[ " ${cols[*]} " == *" rxe "* ]] && has_rxe=1
-# The goodput table's columns: goodput of each column, each mroce column
-# against rxe, each against its own 0 %, each against its own 0 % netem
-# row (what loss recovery keeps, netem apart), the later parameter sets
-# against the first, the mroce columns' resends.
+has_col rxe && has_col mroce && has_rxe=1
+has_n0=0
+for row in "${rows[@]}"; do [[ $row == *:n0 ]] && has_n0=1; done
+gp_mcols=()
+for c in "${mcols[@]}"; do has_col "$c" && gp_mcols+=("$c"); done
+bw_rows=()
+lat_rows=()
+for row in "${rdma_rows[@]}"; do
+	if [[ $row == lat:* ]]; then lat_rows+=("$row"); else bw_rows+=("$row"); fi
+done
+
+# Table functions append their cells to F; a lone "|" separates groups.
+# The goodput table: each column's median (min-max), each mroce column
+# against rxe, each column against its own 0 % and 0 % netem rows (what it
+# keeps), the later parameter sets against the first, mroce's resends.
 gp_head() {
 	local c
-	for c in "${cols[@]}"; do echo "$c"; done
-	echo "|"
+	F+=("${cols[@]}" "|")
 	if [ $has_rxe = 1 ]; then
-		for c in "${mcols[@]}"; do [[ " ${cols[*]} " == *" $c "* ]] && echo "$c/rxe"; done
-		echo "|"
+		for c in "${gp_mcols[@]}"; do F+=("$c/rxe"); done
+		F+=("|")
 	fi
-	for c in "${cols[@]}"; do echo "$c/0%"; done
-	if [ "$CONTROL" = 1 ]; then
-		echo "|"
-		for c in "${cols[@]}"; do echo "$c/n0"; done
+	for c in "${cols[@]}"; do F+=("$c/0%"); done
+	if [ $has_n0 = 1 ]; then
+		F+=("|")
+		for c in "${cols[@]}"; do F+=("$c/n0"); done
 	fi
-	if [ ${#mcols[@]} -gt 1 ]; then
-		echo "|"
-		for c in "${mcols[@]:1}"; do echo "$c/mroce"; done
+	if [ ${#gp_mcols[@]} -gt 1 ]; then
+		F+=("|")
+		for c in "${gp_mcols[@]:1}"; do F+=("$c/${gp_mcols[0]}"); done
 	fi
-	echo "|"
-	for c in "${mcols[@]}"; do [[ " ${cols[*]} " == *" $c "* ]] && echo "$c retx"; done
+	if [ ${#gp_mcols[@]} -gt 0 ]; then
+		F+=("|")
+		for c in "${gp_mcols[@]}"; do F+=("$c retx"); done
+	fi
 }
 gp_row() { # gp_row TEST LEVEL
-	local t=$1 l=$2 c n0=-
-	for c in "${cols[@]}"; do echo "${val[$c,$t,$l]:--}"; done
-	echo "|"
+	local t=$1 l=$2 c
+	for c in "${cols[@]}"; do spread "$c,$t,$l"; F+=("$C"); done
+	F+=("|")
 	if [ $has_rxe = 1 ]; then
-		for c in "${mcols[@]}"; do
-			[[ " ${cols[*]} " == *" $c "* ]] && ratio "${val[$c,$t,$l]}" "${val[rxe,$t,$l]}" && echo
-		done
-		echo "|"
+		for c in "${gp_mcols[@]}"; do mratio "$c,$t,$l" "rxe,$t,$l"; F+=("$R"); done
+		F+=("|")
 	fi
-	for c in "${cols[@]}"; do ratio "${val[$c,$t,$l]}" "${val[$c,$t,0]}"; echo; done
-	if [ "$CONTROL" = 1 ]; then
-		echo "|"
+	for c in "${cols[@]}"; do mratio "$c,$t,$l" "$c,$t,0"; F+=("$R"); done
+	if [ $has_n0 = 1 ]; then
+		F+=("|")
 		for c in "${cols[@]}"; do
-			[ "$l" != 0 ] && [ "$l" != n0 ] && n0=${val[$c,$t,n0]}
-			ratio "${val[$c,$t,$l]}" "$n0"
-			echo
+			R=-
+			[ "$l" != 0 ] && [ "$l" != n0 ] && mratio "$c,$t,$l" "$c,$t,n0"
+			F+=("$R")
 		done
 	fi
-	if [ ${#mcols[@]} -gt 1 ]; then
-		echo "|"
-		for c in "${mcols[@]:1}"; do ratio "${val[$c,$t,$l]}" "${val[mroce,$t,$l]}"; echo; done
+	if [ ${#gp_mcols[@]} -gt 1 ]; then
+		F+=("|")
+		for c in "${gp_mcols[@]:1}"; do mratio "$c,$t,$l" "${gp_mcols[0]},$t,$l"; F+=("$R"); done
 	fi
-	echo "|"
-	for c in "${mcols[@]}"; do [[ " ${cols[*]} " == *" $c "* ]] && echo "${retx[$c,$t,$l]:--}"; done
+	if [ ${#gp_mcols[@]} -gt 0 ]; then
+		F+=("|")
+		for c in "${gp_mcols[@]}"; do med "$c,$t,$l" retx; F+=("$M"); done
+	fi
 }
-
-goodput_table() {
-	local t l head w=10
-	mapfile -t head <<< "$(gp_head)"
-	for t in "${head[@]}"; do [ ${#t} -le "$w" ] || w=${#t}; done
-	echo
-	echo "Goodput in Mb/s (64 KiB RC, 1 QP, ${WINDOW}s window; loss on the data direction)"
-	printf '%-12s %8s |' test loss
-	cells "$w" "${head[@]}"
-	echo
-	for t in write send read; do
-		[[ " $TESTS " == *" $t "* ]] || continue
-		for l in $(levels_of "$t"); do
-			printf '%-12s %8s |' "ib_${t}_bw" "$(loss_label "$l")"
-			mapfile -t head <<< "$(gp_row "$t" "$l")"
-			cells "$w" "${head[@]}"
-			echo
-		done
+lat_head() {
+	local c
+	for c in "${cols[@]}"; do F+=("$c typ" "$c avg" "$c p99" "|"); done
+	if [ $has_rxe = 1 ]; then
+		for c in "${gp_mcols[@]}"; do F+=("avg $c/rxe"); done
+		for c in "${gp_mcols[@]}"; do F+=("typ $c/rxe"); done
+	else
+		unset 'F[-1]'
+	fi
+}
+lat_row() { # lat_row lat LEVEL
+	local k c
+	for c in "${cols[@]}"; do
+		k=$c,lat,$2
+		med "$k"
+		F+=("$M")
+		spread "$k" avg
+		F+=("$C")
+		med "$k" p99
+		F+=("$M" "|")
 	done
-	echo "(X/0%: of X's own 0 % row; X/n0: of X's own 0 % netem row, i.e. what loss recovery keeps;" \
-		"retx = retrans_pkts of the data sender; rxe: requester's completer_retry_err + rcvd_seq_err in the CSV)"
-}
-
-lat_table() {
-	local l c row=()
-	echo
-	echo "ib_write_lat, 64 B, 1000 iterations, us (loss on both directions)"
-	for c in "${cols[@]}"; do row+=("$c typ" "$c avg" "$c p99" "|"); done
-	[ $has_rxe = 1 ] || unset 'row[-1]'
 	if [ $has_rxe = 1 ]; then
-		for c in "${mcols[@]}"; do [[ " ${cols[*]} " == *" $c "* ]] && row+=("avg $c/rxe"); done
+		for c in "${gp_mcols[@]}"; do mratio "$c,lat,$2" "rxe,lat,$2" avg; F+=("$R"); done
+		for c in "${gp_mcols[@]}"; do mratio "$c,lat,$2" "rxe,lat,$2"; F+=("$R"); done
+	else
+		unset 'F[-1]'
 	fi
-	printf '%-6s |' loss
-	cells 10 "${row[@]}"
-	echo
-	for l in $LOSSES; do
-		row=()
-		for c in "${cols[@]}"; do
-			row+=("${val[$c,lat,$l]:--}" "${val[$c,lat,$l,avg]:--}" "${val[$c,lat,$l,p99]:--}" "|")
-		done
-		[ $has_rxe = 1 ] || unset 'row[-1]'
-		if [ $has_rxe = 1 ]; then
-			for c in "${mcols[@]}"; do
-				[[ " ${cols[*]} " == *" $c "* ]] &&
-					row+=("$(ratio "${val[$c,lat,$l,avg]}" "${val[rxe,lat,$l,avg]}")")
-			done
+}
+tcp_head() { F+=(TCP "TCP/0%"); }
+tcp_row() { spread "tcp,tcp,$2"; mratio "tcp,tcp,$2" tcp,tcp,0; F+=("$C" "$R"); }
+
+# print_table HEADER-FUNC ROW-FUNC ROWS...: the header and one line per
+# row, each column right-aligned in its widest cell's width.
+print_table() {
+	local hf=$1 rf=$2 row x i j lines=() w=() F
+	shift 2
+	F=()
+	"$hf"
+	lines+=("$(IFS=$'\t'; echo "${F[*]}")")
+	for row in "$@"; do
+		F=()
+		"$rf" "${row%%:*}" "${row#*:}"
+		lines+=("$(IFS=$'\t'; echo "${F[*]}")")
+	done
+	for x in "${lines[@]}"; do
+		IFS=$'\t' read -ra F <<< "$x"
+		for j in "${!F[@]}"; do [ ${#F[$j]} -le "${w[$j]:-0}" ] || w[j]=${#F[$j]}; done
+	done
+	for i in "${!lines[@]}"; do
+		IFS=$'\t' read -ra F <<< "${lines[$i]}"
+		if [ "$i" = 0 ]; then
+			printf '%-12s %8s |' test loss
+		else
+			row=${*:$i:1}
+			printf '%-12s %8s |' "$(tool_of "${row%%:*}")" "$(loss_label "${row#*:}")"
 		fi
-		printf '%5s%% |' "$l"
-		cells 10 "${row[@]}"
+		for j in "${!F[@]}"; do
+			if [ "${F[$j]}" = "|" ]; then printf ' |'; else printf " %${w[$j]}s" "${F[$j]}"; fi
+		done
 		echo
 	done
 }
 
-# The mroce counters each row moved: for the full table in the file.
+# The mroce counters each row moved (median over the rounds).
 counter_table() {
-	local t l c levels
+	local row c k i s
 	echo
-	echo "mroce hw counters each row moved, both devices summed"
+	echo "mroce hw counters each row moved, both devices summed, median over the rounds"
 	printf '%-13s %8s %-7s | %8s %8s %8s %8s %8s %8s %8s\n' test loss column resends RTOs PTOs \
 		"SACK gap" "NAKs" "RNR NAKs" "dup req"
-	for t in write send read lat; do
-		[[ " $TESTS " == *" $t "* ]] || continue
-		levels=$(levels_of "$t")
-		for l in $levels; do
-			for c in "${mcols[@]}"; do
-				[ -n "${cnt[$c,$t,$l]}" ] || continue
-				# shellcheck disable=SC2086 # the counters, one word each
-				printf '%-13s %8s %-7s | %8s %8s %8s %8s %8s %8s %8s\n' \
-					"$([ "$t" = lat ] && echo ib_write_lat || echo "ib_${t}_bw")" \
-					"$(loss_label "$l")" "$c" ${cnt[$c,$t,$l]}
-			done
+	for row in "${rdma_rows[@]}"; do
+		for c in "${gp_mcols[@]}"; do
+			k=$c,${row%%:*},${row#*:}
+			s=()
+			for i in 1 2 3 4 5 6 7; do med "$k" "ctr$i"; s+=("$M"); done
+			printf '%-13s %8s %-7s | %8s %8s %8s %8s %8s %8s %8s\n' \
+				"$(tool_of "${row%%:*}")" "$(loss_label "${row#*:}")" "$c" "${s[@]}"
 		done
 	done
 	echo "(resends: retrans_pkts; RTOs/PTOs: rto_timeouts/pto_timeouts; SACK gap: sack_gaps;" \
-		"NAKs: naks_rcvd; RNR NAKs: rcvd_rnr_err; dup req: duplicate_request)"
+		"NAKs: naks_rcvd; RNR NAKs: rcvd_rnr_err; dup req: duplicate_request; every round's" \
+		"values in rdma_bench_rounds.csv)"
 }
 
-echo "driver,test,loss_pct,size,window_s,goodput_mbps,iterations,lat_typical_us,lat_avg_us,lat_p99_us,sender_pkts,retransmissions,netem,mroce_params,resends,rto,pto,sack_gaps,naks,rnr_naks,dup_requests" > "$csv"
-{
-	goodput_table
-	[[ " $TESTS " == *" lat "* ]] && lat_table
-	if [ -n "${val[tcp,tcp,0]}" ]; then
-		echo
-		echo "Reference: kernel TCP (iperf3, one stream, ${DURATION}s), Mb/s"
-		printf '%-6s | %10s %10s\n' loss TCP "TCP/0%"
-		for l in 0 1; do
-			printf '%5s%% | %10s %10s\n' "$l" "${val[tcp,tcp,$l]}" "$(ratio "${val[tcp,tcp,$l]}" "${val[tcp,tcp,0]}")"
+# bars: the goodput medians as a bar chart, one scale for all of them.
+bars() {
+	local row c max=0 n bar lbl
+	for row in "${bw_rows[@]}"; do
+		for c in "${cols[@]}"; do
+			med "$c,${row%%:*},${row#*:}"
+			tenths "$M" && [ "$T" -gt "$max" ] && max=$T
 		done
-	fi
-	for c in "${mcols[@]}"; do
-		[ -n "${vparams[$c]}" ] && echo "($c: mroce with ${vparams[$c]})"
 	done
-	for c in "${cols[@]}"; do
-		[ -n "${note[$c]}" ] && echo "($c: ${note[$c]})"
+	[ "$max" -gt 0 ] || return 0
+	echo
+	ratio "$max" 500
+	echo "Goodput medians, Mb/s (# = $R Mb/s)"
+	for row in "${bw_rows[@]}"; do
+		for c in "${cols[@]}"; do
+			med "$c,${row%%:*},${row#*:}"
+			n=0
+			tenths "$M" && n=$(( (T * 50 + max / 2) / max ))
+			printf -v bar '%*s' "$n" ''
+			printf -v lbl '%-12s %8s %-6s' "$(tool_of "${row%%:*}")" "$(loss_label "${row#*:}")" "$c"
+			printf '%s |%-50s %s\n' "$lbl" "${bar// /#}" "$M"
+		done
+	done
+}
+
+# The markdown table (README-ready): medians (min-max), ratios of medians.
+md_cell() { # md_cell KEY [FIELD]: C for markdown
+	local st=${S[$1${2:+,$2}]}
+	if [ -z "$st" ]; then C="—"; return; fi
+	# shellcheck disable=SC2086 # four words
+	set -- $st
+	C="$1 ($2–$3)"
+	[ "$4" -gt 1 ] || C=$1
+	[ "$4" -ge "$ROUNDS" ] || C+=" [$4 of $ROUNDS]"
+}
+md_loss() { case $1 in n0) echo "0 %, netem qdisc" ;; *) echo "$1 %" ;; esac; }
+markdown() {
+	local c row t l f head line
+	head="| row | loss |"
+	for c in "${cols[@]}"; do head+=" $c |"; done
+	if [ $has_rxe = 1 ]; then for c in "${gp_mcols[@]}"; do head+=" $c/rxe |"; done; fi
+	if [ ${#gp_mcols[@]} -gt 1 ]; then for c in "${gp_mcols[@]:1}"; do head+=" $c/${gp_mcols[0]} |"; done; fi
+	for c in "${cols[@]}"; do head+=" $c kept |"; done
+	if [ $has_n0 = 1 ]; then for c in "${cols[@]}"; do head+=" $c kept vs n0 |"; done; fi
+	echo "$head"
+	line=${head//[^|]/}
+	line=${line//|/|---}
+	echo "${line%---}"
+	for row in "${rdma_rows[@]}"; do
+		t=${row%%:*} l=${row#*:} f=''
+		if [ "$t" = lat ]; then
+			f=avg
+			line="| 64 B write latency, avg µs |"
+		else
+			line="| $t Mb/s |"
+		fi
+		line+=" $(md_loss "$l") |"
+		for c in "${cols[@]}"; do md_cell "$c,$t,$l" $f; line+=" $C |"; done
+		if [ $has_rxe = 1 ]; then
+			for c in "${gp_mcols[@]}"; do mratio "$c,$t,$l" "rxe,$t,$l" $f; line+=" $R |"; done
+		fi
+		if [ ${#gp_mcols[@]} -gt 1 ]; then
+			for c in "${gp_mcols[@]:1}"; do
+				mratio "$c,$t,$l" "${gp_mcols[0]},$t,$l" $f
+				line+=" $R |"
+			done
+		fi
+		for c in "${cols[@]}"; do
+			R=
+			[ "$t" = lat ] || mratio "$c,$t,$l" "$c,$t,0"
+			line+=" $R |"
+		done
+		if [ $has_n0 = 1 ]; then
+			for c in "${cols[@]}"; do
+				R=
+				[ "$t" = lat ] || [ "$l" = 0 ] || [ "$l" = n0 ] || mratio "$c,$t,$l" "$c,$t,n0"
+				line+=" $R |"
+			done
+		fi
+		line=${line// - |/ — |}
+		echo "${line//  |/ |}"
+	done
+	echo
+	echo "Median of $ROUNDS interleaved rounds (min–max); ratios are of medians; kept: of the" \
+		"same column's 0 % row; 64 KiB RC, 1 QP, ${WINDOW} s measured per sample; latency 64 B," \
+		"$LAT_ITERS iterations; [n of $ROUNDS]: only n rounds gave a result."
+	for row in "${tcp_rows[@]}"; do
+		md_cell "tcp,tcp,${row#*:}"
+		echo "Kernel TCP (iperf3, one stream), $(md_loss "${row#*:}") loss: $C Mb/s."
+	done
+	for c in "${gp_mcols[@]}"; do
+		if [ -n "${vparams[$c]}" ]; then
+			echo "$c: mroce with ${vparams[$c]}."
+		elif [ ${#gp_mcols[@]} -gt 1 ]; then
+			echo "$c: mroce as built, default parameters."
+		fi
+	done
+	return 0
+}
+
+notes() {
+	local k c t l
+	for c in "${gp_mcols[@]}"; do
+		if [ -n "${vparams[$c]}" ]; then
+			echo "($c: mroce with ${vparams[$c]})"
+		elif [ ${#gp_mcols[@]} -gt 1 ]; then
+			echo "($c: mroce as built, default parameters)"
+		fi
 	done
 	for k in $(printf '%s\n' "${!note[@]}" | sort); do
-		[[ $k == *,* ]] || continue
-		IFS=, read -r d t l <<< "$k"
-		[ "$t" = lat ] && t=write_lat || t=${t}_bw
-		echo "($d ib_$t $(loss_label "$l"): ${note[$k]})"
+		IFS=, read -r c t l <<< "$k"
+		echo "($c $(tool_of "$t") $(loss_label "$l"): left out of the median: ${note[$k]})"
 	done
+	return 0
+}
+
+stats
+{
+	echo
+	echo "rdma_bench: median of $ROUNDS interleaved rounds (min-max); * = some rounds gave no result (why below)"
+	if [ ${#bw_rows[@]} -gt 0 ] && [ ${#cols[@]} -gt 0 ]; then
+		echo
+		echo "Goodput in Mb/s (64 KiB RC, 1 QP, ${WINDOW}s measured; loss on the data direction)"
+		print_table gp_head gp_row "${bw_rows[@]}"
+		echo "(X/0%: of X's own 0 % row; X/n0: of X's own 0 % netem row, i.e. what loss recovery" \
+			"keeps; ratios of medians; retx = median retrans_pkts of the data sender)"
+	fi
+	if [ ${#lat_rows[@]} -gt 0 ] && [ ${#cols[@]} -gt 0 ]; then
+		echo
+		echo "ib_write_lat, 64 B, $LAT_ITERS iterations, us, median of the rounds (loss on both directions)"
+		print_table lat_head lat_row "${lat_rows[@]}"
+	fi
+	if [ ${#tcp_rows[@]} -gt 0 ]; then
+		echo
+		echo "Reference: kernel TCP (iperf3, one stream, ${DURATION}s), Mb/s"
+		print_table tcp_head tcp_row "${tcp_rows[@]}"
+	fi
+	notes
 	bars
 } | tee "$table"
-counter_table >> "$table"
-echo "rdma_bench: per-row mroce counters in the full table (build/bench/rdma_bench.txt)"
-for c in "${cols[@]}"; do
-	for t in write send read lat; do
-		for l in $(levels_of "$t"); do
-			k=$c,$t,$l
-			[ -n "${val[$k]}" ] || continue
-			loss=${l#n} netem=0
-			[ "$l" != 0 ] && netem=1
+[ ${#gp_mcols[@]} -gt 0 ] && counter_table >> "$table"
+markdown > "$md"
+echo
+cat "$md"
+
+echo "driver,test,loss_pct,netem,size,window_s,rounds,ok_rounds,median,min,max,unit,lat_typical_us,lat_p99_us,mroce_params,note" > "$csv"
+echo "driver,test,loss_pct,netem,round,size,window_s,goodput_mbps,iterations,lat_typical_us,lat_avg_us,lat_p99_us,sender_pkts,retransmissions,mroce_params,resends,rto,pto,sack_gaps,naks,rnr_naks,dup_requests" > "$rcsv"
+for c in "${cols[@]}" tcp; do
+	for row in "${rows[@]}"; do
+		t=${row%%:*} l=${row#*:}
+		if [ "$c" = tcp ]; then [ "$t" = tcp ] || continue; else [ "$t" != tcp ] || continue; fi
+		k=$c,$t,$l
+		loss=${l#n} netem=0
+		[ "$l" != 0 ] && netem=1
+		f='' unit=Mb/s size=$SIZE win=$WINDOW typ='' p99=''
+		case $t in
+		lat)
+			f=avg unit=us size=64 win=''
+			med "$k"
+			typ=$M
+			med "$k" p99
+			p99=$M
+			;;
+		tcp) size='' win=$DURATION ;;
+		esac
+		read -r m lo hi n <<< "${S[$k${f:+,$f}]}"
+		echo "$c,$(tool_of "$t"),$loss,$netem,$size,$win,$ROUNDS,${n:-0},$m,$lo,$hi,$unit,$typ,$p99,\"${vparams[$c]}\",\"${note[$k]}\"" >> "$csv"
+		for r in $(seq "$ROUNDS"); do
 			ctrs=,,,,,,
-			[ -n "${cnt[$k]}" ] && ctrs=${cnt[$k]// /,}
-			if [ "$t" = lat ]; then
-				echo "$c,ib_write_lat,$loss,64,,,1000,${val[$k]},${val[$k,avg]},${val[$k,p99]},,,$netem,\"${vparams[$c]}\",$ctrs" >> "$csv"
-			else
-				echo "$c,ib_${t}_bw,$loss,$SIZE,$WINDOW,${val[$k]},${iters[$k]},,,,${txp[$k]},${retx[$k]},$netem,\"${vparams[$c]}\",$ctrs" >> "$csv"
-			fi
-		done
+			[ -n "${cnt[$k,$r]}" ] && ctrs=${cnt[$k,$r]// /,}
+			case $t in
+			lat) echo "$c,ib_write_lat,$loss,$netem,$r,64,,,,${rv[$k,$r]},${rv[$k,$r,avg]},${rv[$k,$r,p99]},${txp[$k,$r]},${retx[$k,$r]},\"${vparams[$c]}\",$ctrs" ;;
+			tcp) echo "tcp,iperf3,$loss,$netem,$r,,$DURATION,${rv[$k,$r]},,,,,,,,,,,,,," ;;
+			*) echo "$c,ib_${t}_bw,$loss,$netem,$r,$SIZE,$WINDOW,${rv[$k,$r]},${rv[$k,$r,it]},,,,${txp[$k,$r]},${retx[$k,$r]},\"${vparams[$c]}\",$ctrs" ;;
+			esac
+		done >> "$rcsv"
 	done
 done
-for l in 0 1; do
-	[ -n "${val[tcp,tcp,$l]}" ] && echo "tcp,iperf3,$l,,$DURATION,${val[tcp,tcp,$l]},,,,,,,$((l > 0)),,,,,,,," >> "$csv"
-done
-echo "rdma_bench: CSV $csv; $(( $(date +%s) - t0 ))s"
+echo "rdma_bench: CSV $csv (medians) and $rcsv (every round); $(( $(date +%s) - t0 ))s"
 dmesg_clean || echo "rdma_bench: WARNING: the kernel log shows problems (above)"
