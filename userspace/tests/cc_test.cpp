@@ -244,6 +244,25 @@ TEST_F(ConnCc, OnePromptSampleClearsTheRound) {
   EXPECT_EQ(cc.cwnd, w + kMss);
 }
 
+TEST_F(ConnCc, SpreadOutDelayIsJitterNotAQueue) {
+  // Every sample late, but by amounts that vary more than the smallest
+  // excess: a busy or descheduled receiver, not a standing queue.
+  p.dcc_target = 20000;
+  round(10, 0);
+  round(10, 1);
+  uint32_t w = cc.cwnd;
+  mroce_cc_conn_rtt(&cc, min_rtt + 100000);
+  mroce_cc_conn_rtt(&cc, min_rtt + 400000);
+  round(10, 0);
+  EXPECT_EQ(cc.cwnd, w + kMss);
+  // A single sample tells nothing about the spread: no cut either.
+  w = cc.cwnd;
+  mroce_cc_conn_rtt(&cc, min_rtt + 400000);
+  round(10, 0);
+  EXPECT_EQ(cc.cwnd, w + kMss);
+  EXPECT_EQ(cc.dcc_cuts, 0u);
+}
+
 TEST_F(ConnCc, DelayCutIsBoundedByMaxMdfAndFloor) {
   p.dcc_target = 20000;
   cc.cwnd = 4 << 20;

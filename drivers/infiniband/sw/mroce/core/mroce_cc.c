@@ -118,8 +118,13 @@ void mroce_cc_conn_init(struct mroce_cc_conn *cc, const struct mroce_params *p,
 
 void mroce_cc_conn_rtt(struct mroce_cc_conn *cc, u32 sample)
 {
-	if (sample && (!cc->r_min_rtt || sample < cc->r_min_rtt))
+	if (!sample)
+		return;
+	if (!cc->r_min_rtt || sample < cc->r_min_rtt)
 		cc->r_min_rtt = sample;
+	if (sample > cc->r_max_rtt)
+		cc->r_max_rtt = sample;
+	cc->r_samples++;
 }
 
 /*
@@ -127,9 +132,11 @@ void mroce_cc_conn_rtt(struct mroce_cc_conn *cc, u32 sample)
  * over the connection's min RTT. The smallest, not srtt: a standing queue
  * delays every packet of the round, while a receiver that was descheduled
  * (a VM) or an ACK held back delays some, and one prompt sample clears the
- * round. The cut grows with the excess (beta x excess / delay, at most
- * max_mdf) and stops at dcc_floor, so jitter that does persist costs
- * throughput, never the connection.
+ * round. A standing queue is also steady: the excess must exceed twice the
+ * round's own spread (largest - smallest sample, of at least two), or it
+ * is jitter, which a window cut does not shorten and which otherwise holds
+ * the window at the floor. The cut grows with the excess (beta x excess /
+ * delay, at most max_mdf) and stops at dcc_floor.
  */
 static bool delay_step(struct mroce_cc_conn *cc, const struct mroce_params *p,
 		       u32 min_rtt)
@@ -139,8 +146,9 @@ static bool delay_step(struct mroce_cc_conn *cc, const struct mroce_params *p,
 
 	floor = p->dcc_floor > p->min_cwnd ? p->dcc_floor : p->min_cwnd;
 	/* At or below the floor the other signals alone move the window. */
-	if (!p->dcc_target || !d || !min_rtt || d <= min_rtt ||
-	    d - min_rtt <= p->dcc_target || cc->cwnd <= floor)
+	if (!p->dcc_target || cc->r_samples < 2 || !min_rtt ||
+	    d <= min_rtt || d - min_rtt <= p->dcc_target ||
+	    d - min_rtt <= 2 * (u64)(cc->r_max_rtt - d) || cc->cwnd <= floor)
 		return false;
 	f = mroce_div_u64((u64)(d - min_rtt - p->dcc_target) * p->dcc_beta, d);
 	if (f > p->dcc_max_mdf)
@@ -188,6 +196,8 @@ bool mroce_cc_conn_on_ack(struct mroce_cc_conn *cc,
 	cc->r_ce = 0;
 	cc->r_lost = 0;
 	cc->r_min_rtt = 0;
+	cc->r_max_rtt = 0;
+	cc->r_samples = 0;
 	cc->cut = false;
 	cc->round_end = now + period;
 	return true;

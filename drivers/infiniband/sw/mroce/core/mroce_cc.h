@@ -29,6 +29,8 @@ struct mroce_cc_conn {
 	u32 r_ce;
 	u32 r_lost;
 	u32 r_min_rtt;		/* smallest RTT sample of this round, 0 = none */
+	u32 r_max_rtt;		/* ... largest */
+	u32 r_samples;
 	u16 alpha;
 	bool cut;
 	u32 dcc_cuts;		/* rounds the delay signal cut the window */
