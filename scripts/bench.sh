@@ -11,11 +11,12 @@
 #   rdma_bench.png             goodput against loss (if gnuplot is installed)
 #   run.txt                    what was measured: commit, kernel, host load
 # Every table file starts with the commit and how busy the host was: the
-# 1-minute load average before the build and at the end, and the CPUs other
-# processes (everything but this bench's VM) used meanwhile; a busy host
-# makes TCG numbers meaningless, and the header and the terminal then say
-# so loudly. The module build's output stays in build/modules.log unless
-# it fails.
+# 1-minute load average before the build (with the CPUs busy over 2 s then:
+# the average lags minutes behind, e.g. after another run's VM) and at the
+# end, and the CPUs other processes (everything but this bench's VM) used
+# meanwhile; a busy host makes TCG numbers meaningless, and the header and
+# the terminal then say so loudly. The module build's output stays in
+# build/modules.log unless it fails.
 # Usage: bench.sh KVER [vmrun.py options...]
 set -uo pipefail
 
@@ -31,6 +32,16 @@ commit=$(git -C "$top" describe --always --dirty --abbrev=12 2> /dev/null)
 load() { cut -d' ' -f1-3 /proc/loadavg; }
 load0=$(load)
 busy() { awk -v x="$1" -v lim="$2" 'BEGIN { exit !(x > lim) }'; }
+# The CPUs in use now, over 2 s: the load average lags by minutes (after
+# another run's VM it reads 1.5-2 on a host that is idle again).
+cpus_busy() {
+	local a b
+	a=$(awk '/^cpu / { print $2 + $3 + $4 + $7 + $8 + $9 }' /proc/stat)
+	sleep 2
+	b=$(awk '/^cpu / { print $2 + $3 + $4 + $7 + $8 + $9 }' /proc/stat)
+	awk -v a="$a" -v b="$b" -v hz="$(getconf CLK_TCK)" 'BEGIN { printf "%.2f", (b - a) / hz / 2 }'
+}
+busy0=$(cpus_busy)
 
 if [ -n "${BENCH:-}" ]; then
 	benches=()
@@ -44,8 +55,8 @@ else
 		benches+=("${b#"$top"/}")
 	done
 fi
-if busy "${load0%% *}" 1.5; then
-	echo "bench: WARNING: the host is busy (load average $load0 before the build):" \
+if busy "${load0%% *}" 1.5 && busy "$busy0" 0.5; then
+	echo "bench: WARNING: the host is busy (load average $load0, $busy0 CPUs busy before the build):" \
 		"TCG results on a shared host are NOT trustworthy; run under /work/team/vmrun --perf or wait" >&2
 fi
 
@@ -56,7 +67,7 @@ if ! "$top/scripts/build-module.sh" "$kver" > /dev/null; then
 fi
 t0=$(date +%s)
 echo "bench: ${benches[*]##*/}; host: $(nproc) CPUs, load $load0; booting the VM" \
-	"(TCG; the default set takes about 30 min)"
+	"(TCG; the default set takes about 25 min on a quiet host)"
 mkdir -p "$run"
 # Who else uses the host while the VM runs (this script's process tree is
 # the bench; the sampler warns at once when others take over 1 CPU).
@@ -71,11 +82,13 @@ others=$(cat "$run/hostload.txt" 2> /dev/null)
 oavg=$(echo "$others" | sed -n 's/.*others_avg=\([0-9.]*\).*/\1/p')
 omax=$(echo "$others" | sed -n 's/.*others_max=\([0-9.]*\).*/\1/p')
 secs=$(( $(date +%s) - t0 ))
-hostline="host: $(nproc) CPUs; 1-min load average ${load0%% *} before the bench, ${load1%% *} at the end"
+hostline="host: $(nproc) CPUs; 1-min load average ${load0%% *} before the bench ($busy0 CPUs busy then),"
+hostline+=" ${load1%% *} at the end"
 hostline+=" (this VM's vCPUs count up to 2 of it); other processes used ${oavg:-?} CPUs on average,"
 hostline+=" ${omax:-?} at most (10 s samples)"
 warn=
-busy "${load0%% *}" 1.5 && warn="the load average was ${load0%% *} before the bench"
+busy "${load0%% *}" 1.5 && busy "$busy0" 0.5 &&
+	warn="the load average was ${load0%% *} and $busy0 CPUs were busy before the bench"
 busy "${oavg:-0}" 0.5 && warn+="${warn:+; }other processes used ${oavg} CPUs on average"
 busy "${omax:-0}" 1.5 && warn+="${warn:+; }other processes used up to ${omax} CPUs at times"
 [ -n "$warn" ] && warn="WARNING: HOST WAS BUSY ($warn): these numbers are NOT trustworthy"
