@@ -13,7 +13,8 @@
 #   dev A = $ULP_DEV_A on veth00 10.0.0.1   <-- veth -->   dev B = $ULP_DEV_B on veth01 10.0.0.2
 #   (client / host / initiator)                            (server / target)
 #
-#   ulp_setup                 topology, module, both devices, GIDs
+#   ulp_setup                 topology, module (mroce: with $ULP_MROCE_PARAMS), both
+#                             devices, GIDs
 #   ulp_teardown              undo it (also safe after a partial setup)
 #   ulp_need_cm               skip_all unless DEV_TYPE can run RDMA CM
 #   ulp_loss PCT              netem loss on both directions (0 clears)
@@ -70,7 +71,9 @@ ulp_setup() {
 		;;
 	mroce)
 		rmmod rdma_rxe 2> /dev/null
-		mroce_load || return 1
+		# ULP_MROCE_PARAMS: module parameters (or ko=PATH), for benchmarks
+		# shellcheck disable=SC2086 # one word per parameter
+		mroce_load ${ULP_MROCE_PARAMS:-} || return 1
 		mroce_link_add "$ULP_DEV_A" "$ULP_NDEV_A" &&
 			mroce_link_add "$ULP_DEV_B" "$ULP_NDEV_B" || return 1
 		;;

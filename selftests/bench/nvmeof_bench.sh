@@ -11,21 +11,26 @@
 #   write 128k      128 KiB sequential writes, queue depth 16: MB/s
 #
 # fio runs $BENCH_DURATION seconds (default 10) per row after a 2 s ramp; a
-# run that does not end within 60 s more (an I/O stalled in a controller
-# reset) is cut off and counts what fio reported, or "stall". The table
+# run that does not end within 30 s more (an I/O stalled in a controller
+# reset: rxe at 1 % loss, every round) is cut off and counts what fio
+# reported, or "stall". The table
 # gives mroce/rxe at each loss and each driver's 1 % result against its
 # own lossless one (the goal: mroce keeps >= 0.8 of its lossless IOPS).
 # CSV and table in $MROCE_TEST_OUT (copied to build/bench/).
 #
 # The 4 KiB row is a ratio of two short runs on a shared, emulated host,
 # where the load can halve or double from one minute to the next: it runs
-# $BENCH_ROUNDS times (default 3), the loss levels in alternating order
-# (0 1, 1 0, 0 1), a fresh connection each time, and the table shows the
-# median; every round's value is in the CSV's note. The 128 KiB rows run in
-# the first round only.
+# in $BENCH_ROUNDS interleaved rounds (default 3). A round sets up each
+# column in turn (driver loaded, target up), runs the loss levels, tears it
+# down; even rounds reverse the order of the columns and of the loss
+# levels, a fresh connection each time. The table shows the median; every
+# round's value is in the CSV's note. The 128 KiB rows run in the first
+# round only.
 #
 # Knobs: BENCH_DURATION, BENCH_LOSSES ("0 1"), BENCH_DRIVERS ("rxe mroce"),
-# BENCH_ROUNDS.
+# BENCH_ROUNDS, BENCH_MROCE_PARAMS: mroce module parameters; sets separated
+# by "|" make an A/B (columns mroce, mroce2, ...), a set's word ko=PATH
+# loads that module file instead (as in rdma_bench.sh).
 # vm-timeout: 2400
 . "$(dirname "$0")/../lib.sh"
 . "$(dirname "$0")/../lib_traffic.sh"
@@ -38,6 +43,7 @@ DURATION=${BENCH_DURATION:-10}
 LOSSES=${BENCH_LOSSES:-"0 1"}
 DRIVERS=${BENCH_DRIVERS:-"rxe mroce"}
 ROUNDS=${BENCH_ROUNDS:-3}
+CUTOFF=30
 JOBS="randread4k read128k write128k"
 csv=$MROCE_TEST_OUT/nvmeof_bench.csv
 table=$MROCE_TEST_OUT/nvmeof_bench.txt
@@ -46,14 +52,35 @@ mkdir -p "$out"
 cd "$MROCE_TEST_OUT" || exit 1
 nvmeof_need_modules
 
-declare -A val note rval
+declare -A val note rval vparams
 t0=$(date +%s)
 progress() { printf '[%4ds] %s\n' $(( $(date +%s) - t0 )) "$*"; }
 
-use_driver() {
-	DEV_TYPE=$1
-	ULP_DEV_A=${DEV_TYPE}_a
-	ULP_DEV_B=${DEV_TYPE}_b
+# Columns: rxe, and mroce once per parameter set (mroce, mroce2, ...).
+IFS='|' read -ra psets <<< "${BENCH_MROCE_PARAMS:-}"
+[[ ${BENCH_MROCE_PARAMS:-} =~ \|[[:space:]]*$ ]] && psets+=("")
+[ ${#psets[@]} -gt 0 ] || psets=("")
+cols=()
+for drv in $DRIVERS; do
+	if [ "$drv" != mroce ]; then
+		cols+=("$drv")
+		continue
+	fi
+	for i in "${!psets[@]}"; do
+		c=mroce
+		[ "$i" -gt 0 ] && c=mroce$((i + 1))
+		cols+=("$c")
+		read -ra c_words <<< "${psets[$i]}"
+		vparams[$c]=${c_words[*]}
+	done
+done
+
+# use_column COL: lib_ulp.sh's setup will load COL's driver (and set).
+use_column() {
+	DEV_TYPE=rxe
+	[[ $1 == mroce* ]] && DEV_TYPE=mroce
+	# shellcheck disable=SC2034 # for lib_ulp.sh and lib_nvmeof.sh
+	ULP_DEV_A=${DEV_TYPE}_a ULP_DEV_B=${DEV_TYPE}_b ULP_MROCE_PARAMS=${vparams[$1]}
 }
 
 # run_job DRV LOSS JOB ROUND: one fio row on the host's namespace, into
@@ -68,13 +95,13 @@ run_job() {
 	write128k) rw=write bs=128k qd=16 f=bw ;;
 	esac
 	dev=$(host_disk) || { rval[$key]=fail; note[$key]="no host disk"; return; }
-	timeout -s INT $((DURATION + 60)) fio --filename="$dev" --name="$job" --rw="$rw" \
+	timeout -s INT $((DURATION + CUTOFF)) fio --filename="$dev" --name="$job" --rw="$rw" \
 		--bs="$bs" --iodepth="$qd" --ioengine=libaio --direct=1 --size=512M \
 		--time_based --runtime="$DURATION" --ramp_time=2 \
 		--output-format=terse --output="$log.terse" > "$log" 2>&1
 	case $? in
 	0) ;;
-	124) note[$key]="cut off after $((DURATION + 60)) s" ;;
+	124) note[$key]="cut off after $((DURATION + CUTOFF)) s" ;;
 	*) note[$key]="fio failed: $(tail -n 1 "$log")" ;;
 	esac
 	v=$(fio_stat "$log" 1 "${rw#rand}" "$f")
@@ -89,11 +116,12 @@ run_job() {
 	progress "$drv $job loss $loss% (round $round): ${rval[$key]} $([ "$f" = bw ] && echo MB/s || echo IOPS)${note[$key]:+ (${note[$key]})}"
 }
 
-# The loss levels of round N: odd rounds in the given order, even reversed.
-round_losses() {
-	local l order=()
-	for l in $LOSSES; do
-		if [ $(($1 % 2)) -eq 1 ]; then order+=("$l"); else order=("$l" "${order[@]}"); fi
+# in_round_order R WORD...: odd rounds as given, even rounds reversed.
+in_round_order() {
+	local r=$1 w order=()
+	shift
+	for w in "$@"; do
+		if [ $((r % 2)) -eq 1 ]; then order+=("$w"); else order=("$w" "${order[@]}"); fi
 	done
 	echo "${order[@]}"
 }
@@ -118,44 +146,39 @@ settle() { # settle DRV JOB LOSS
 	note[$k]="rounds: ${all[*]}${note[$k]:+; ${note[$k]}}"
 }
 
-run_driver() { # run_driver DRV
-	local drv=$1 l j r jobs why
-	use_driver "$drv"
-	if ! ulp_setup > "$out/$drv-setup.log" 2>&1; then
-		why="setup failed: $(tail -n 1 "$out/$drv-setup.log")"
+# run_column COL ROUND: COL's driver up, the round's loss levels (the
+# 128 KiB jobs too in round 1), everything down again.
+run_column() {
+	local c=$1 r=$2 l j jobs why
+	use_column "$c"
+	if ! ulp_setup > "$out/$c-setup-r$r.log" 2>&1; then
+		why="setup failed: $(tail -n 1 "$out/$c-setup-r$r.log")"
 	elif why=$(ulp_cm_missing); then
 		:
-	elif ! target_up > "$out/$drv-target.log" 2>&1; then
-		why="nvmet target failed: $(tail -n 1 "$out/$drv-target.log")"
+	elif ! target_up > "$out/$c-target-r$r.log" 2>&1; then
+		why="nvmet target failed: $(tail -n 1 "$out/$c-target-r$r.log")"
 	else
 		why=
 	fi
 	if [ -z "$why" ]; then
-		for r in $(seq "$ROUNDS"); do
-			for l in $(round_losses "$r"); do
-				jobs=randread4k
-				[ "$r" = 1 ] && jobs=$JOBS
-				ulp_loss "$l"
-				if connect > "$out/$drv-connect-$l-r$r.log" 2>&1; then
-					for j in $jobs; do run_job "$drv" "$l" "$j" "$r"; done
-				else
-					for j in $jobs; do rval[$drv,$j,$l,$r]=fail; done
-					note[$drv,connect,$l]="nvme connect failed at $l% loss"
-					progress "$drv loss $l% (round $r): nvme connect failed"
-				fi
-				ulp_loss 0
-				disconnect > /dev/null 2>&1
-			done
-		done
-		for l in $LOSSES; do
-			for j in $JOBS; do settle "$drv" "$j" "$l"; done
+		# shellcheck disable=SC2086 # one word per level
+		for l in $(in_round_order "$r" $LOSSES); do
+			jobs=randread4k
+			[ "$r" = 1 ] && jobs=$JOBS
+			ulp_loss "$l"
+			if connect > "$out/$c-connect-$l-r$r.log" 2>&1; then
+				for j in $jobs; do run_job "$c" "$l" "$j" "$r"; done
+			else
+				for j in $jobs; do rval[$c,$j,$l,$r]=fail; done
+				note[$c,connect,$l]="nvme connect failed at $l% loss"
+				progress "$c loss $l% (round $r): nvme connect failed"
+			fi
+			ulp_loss 0
+			disconnect > /dev/null 2>&1
 		done
 	else
-		progress "$drv skipped: $why"
-		note[$drv]=$why
-		for l in $LOSSES; do
-			for j in $JOBS; do val[$drv,$j,$l]="n/a"; done
-		done
+		progress "$c skipped in round $r: $why"
+		note[$c]=$why
 	fi
 	disconnect > /dev/null 2>&1
 	target_down
@@ -164,45 +187,124 @@ run_driver() { # run_driver DRV
 	rmmod rdma_rxe mroce 2> /dev/null
 }
 
-echo "nvmeof_bench: $DRIVERS, losses $LOSSES %, ${DURATION}s per row, 4 KiB row: median of $ROUNDS rounds"
+echo "nvmeof_bench: ${cols[*]}, losses $LOSSES %, ${DURATION}s per row, 4 KiB row: median of" \
+	"$ROUNDS interleaved rounds"
+for c in "${cols[@]}"; do
+	[ -n "${vparams[$c]}" ] && echo "nvmeof_bench: $c: mroce ${vparams[$c]}"
+done
 dmesg_mark
-for drv in $DRIVERS; do
-	run_driver "$drv"
+for r in $(seq "$ROUNDS"); do
+	for c in $(in_round_order "$r" "${cols[@]}"); do run_column "$c" "$r"; done
+done
+for c in "${cols[@]}"; do
+	for l in $LOSSES; do
+		for j in $JOBS; do settle "$c" "$j" "$l"; done
+	done
 done
 
 # --- report ------------------------------------------------------------------
-ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (a ~ /^[0-9.]+$/ && b ~ /^[0-9.]+$/ && b > 0) printf "%.3f", a / b; else printf "-" }'; }
+ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (a ~ /^[0-9.]+$/ && b ~ /^[0-9.]+$/ && b > 0) printf "%.2f", a / b; else printf "-" }'; }
 
-echo "driver,job,loss_pct,value,unit,note" > "$csv"
+has_rxe=0
+[[ " ${cols[*]} " == *" rxe "* ]] && has_rxe=1
+mcols=()
+for c in "${cols[@]}"; do [[ $c == mroce* ]] && mcols+=("$c"); done
+job_name() {
+	case $1 in
+	randread4k) echo "4 KiB randread IOPS" ;;
+	read128k) echo "128 KiB read MB/s" ;;
+	write128k) echo "128 KiB write MB/s" ;;
+	esac
+}
+# One table row's cells: each column's value, each mroce column against
+# rxe, the later parameter sets against the first, each column against its
+# own 0 % row (what it keeps).
+cells_of() { # cells_of JOB LOSS
+	local j=$1 l=$2 c
+	for c in "${cols[@]}"; do echo "${val[$c,$j,$l]:--}"; done
+	echo "|"
+	if [ $has_rxe = 1 ]; then
+		for c in "${mcols[@]}"; do ratio "${val[$c,$j,$l]}" "${val[rxe,$j,$l]}"; echo; done
+		echo "|"
+	fi
+	if [ ${#mcols[@]} -gt 1 ]; then
+		for c in "${mcols[@]:1}"; do ratio "${val[$c,$j,$l]}" "${val[mroce,$j,$l]}"; echo; done
+		echo "|"
+	fi
+	for c in "${cols[@]}"; do ratio "${val[$c,$j,$l]}" "${val[$c,$j,0]}"; echo; done
+}
+head_cells() {
+	local c
+	printf '%s\n' "${cols[@]}" "|"
+	if [ $has_rxe = 1 ]; then
+		for c in "${mcols[@]}"; do echo "$c/rxe"; done
+		echo "|"
+	fi
+	if [ ${#mcols[@]} -gt 1 ]; then
+		for c in "${mcols[@]:1}"; do echo "$c/mroce"; done
+		echo "|"
+	fi
+	for c in "${cols[@]}"; do echo "$c/0%"; done
+}
+line() { # line NAME LOSS CELL...
+	local x
+	printf '%-22s %5s |' "$1" "$2"
+	shift 2
+	for x in "$@"; do
+		if [ "$x" = "|" ]; then printf ' |'; else printf ' %11s' "$x"; fi
+	done
+	echo
+}
+
+echo "driver,job,loss_pct,value,unit,mroce_params,note" > "$csv"
 {
 	echo
-	echo "NVMe-oF over RDMA (nvmet-rdma on null_blk, nvme-rdma host, fio ${DURATION}s; loss on both directions)"
-	printf '%-22s %5s | %10s %10s | %9s | %8s %8s\n' job loss rxe mroce mroce/rxe "rxe/0%" "mroce/0%"
+	echo "NVMe-oF over RDMA (nvmet-rdma on null_blk, nvme-rdma host, fio ${DURATION}s; loss on both" \
+		"directions; 4 KiB: median of $ROUNDS rounds, 128 KiB: round 1)"
+	mapfile -t f <<< "$(head_cells)"
+	line job loss "${f[@]}"
 	for j in $JOBS; do
-		case $j in
-		randread4k) name="4 KiB randread IOPS" ;;
-		read128k) name="128 KiB read MB/s" ;;
-		write128k) name="128 KiB write MB/s" ;;
-		esac
 		for l in $LOSSES; do
-			a=${val[rxe,$j,$l]:--} b=${val[mroce,$j,$l]:--}
-			printf '%-22s %4s%% | %10s %10s | %9s | %8s %8s\n' "$name" "$l" "$a" "$b" \
-				"$(ratio "$b" "$a")" "$(ratio "$a" "${val[rxe,$j,0]}")" \
-				"$(ratio "$b" "${val[mroce,$j,0]}")"
+			mapfile -t f <<< "$(cells_of "$j" "$l")"
+			line "$(job_name "$j")" "$l%" "${f[@]}"
 		done
 	done
-	for k in "${!note[@]}"; do
+	for c in "${mcols[@]}"; do
+		[ -n "${vparams[$c]}" ] && echo "($c: mroce with ${vparams[$c]})"
+	done
+	for k in $(printf '%s\n' "${!note[@]}" | sort); do
 		echo "($k: ${note[$k]})"
 	done
 } | tee "$table"
-for drv in $DRIVERS; do
+{
+	printf '| row | loss |'
+	printf ' %s |' "${cols[@]}"
+	[ $has_rxe = 0 ] || printf ' %s/rxe |' "${mcols[@]}"
+	[ ${#mcols[@]} -lt 2 ] || printf ' %s/mroce |' "${mcols[@]:1}"
+	printf ' %s kept |' "${cols[@]}"
+	echo
+	printf '|---|---|'
+	mapfile -t f <<< "$(head_cells | grep -vx '|')"
+	for x in "${f[@]}"; do printf -- '---|'; done
+	echo
 	for j in $JOBS; do
 		for l in $LOSSES; do
-			k=$drv,$j,$l
+			mapfile -t f <<< "$(cells_of "$j" "$l" | grep -vx '|')"
+			printf '| NVMe-oF %s%s | %s %% |' "$(job_name "$j")" \
+				"$([ "$j" = randread4k ] && echo " (median of $ROUNDS)")" "$l"
+			printf ' %s |' "${f[@]}"
+			echo
+		done
+	done
+} > "$MROCE_TEST_OUT/nvmeof_bench.md"
+for c in "${cols[@]}"; do
+	for j in $JOBS; do
+		for l in $LOSSES; do
+			k=$c,$j,$l
 			[ -n "${val[$k]}" ] || continue
 			unit=MB/s
 			[ "$j" = randread4k ] && unit=IOPS
-			echo "$drv,$j,$l,${val[$k]},$unit,${note[$k]}" >> "$csv"
+			echo "$c,$j,$l,${val[$k]},$unit,\"${vparams[$c]}\",${note[$k]}" >> "$csv"
 		done
 	done
 done
