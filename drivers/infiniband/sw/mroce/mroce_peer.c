@@ -424,8 +424,17 @@ static void mroce_peer_xmit_work(struct work_struct *work)
  */
 #define MROCE_PEER_TIMER_SLACK_NS	(100 * NSEC_PER_USEC)
 
-/* Arm the timer for the earliest deadline anybody has (peer->lock held). */
-void mroce_peer_arm(struct mroce_peer *peer, u64 now)
+/*
+ * Arm the timer for the earliest deadline anybody has (peer->lock held).
+ * Runs on every unlock, so it reads no clock: in a VM the clocksource may be
+ * an emulated HPET, where each read is a trip to the device model. A
+ * deadline already past needs none -- the hrtimer core fires an expiry in
+ * the past at once -- except from the timer's own callback: the softirq
+ * runs every expiry up to the time it read before the callbacks, so a
+ * deadline still due there (an ACK that found no memory) would run again in
+ * that loop, and again. The callback's clock (timer_floor) bounds it.
+ */
+void mroce_peer_arm(struct mroce_peer *peer)
 {
 	u64 t;
 
@@ -457,8 +466,7 @@ void mroce_peer_arm(struct mroce_peer *peer, u64 now)
 	if (t >= peer->timer_at &&
 	    t - peer->timer_at < MROCE_PEER_TIMER_SLACK_NS)
 		return;
-	/* A deadline already past fires from softirq, not from here. */
-	peer->timer_at = max(t, now + NSEC_PER_USEC);
+	peer->timer_at = max(t, peer->timer_floor);
 	hrtimer_start(&peer->timer, ns_to_ktime(peer->timer_at),
 		      HRTIMER_MODE_ABS_SOFT);
 }
@@ -474,7 +482,7 @@ void mroce_peer_unlock(struct mroce_peer *peer)
 	bool send;
 
 	for (rounds = 0;; rounds++) {
-		mroce_peer_arm(peer, mroce_now());
+		mroce_peer_arm(peer);
 		send = mroce_peer_queued(peer);
 		spin_unlock_bh(&peer->lock);
 		if (send)
@@ -580,6 +588,7 @@ static void mroce_peer_timer_fn(struct hrtimer *timer)
 	}
 	now = mroce_now();
 	peer->timer_at = U64_MAX;
+	peer->timer_floor = now + NSEC_PER_USEC;
 	if (peer->pace_at && peer->pace_at <= now)
 		peer->pace_at = 0;
 

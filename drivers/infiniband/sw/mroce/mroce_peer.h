@@ -186,6 +186,7 @@ struct mroce_peer {
 	u32			n_qps;
 	u32			backlog;	/* bytes queued, not yet sent */
 	u64			timer_at;	/* armed expiry, U64_MAX = none */
+	u64			timer_floor;	/* no expiry before: mroce_peer_arm() */
 	u64			wake_at;	/* earliest QP hold expiry */
 	u64			pace_at;	/* paced: resume transmitting */
 	u8			hs_state;	/* last state seen, for tracing */
@@ -270,7 +271,7 @@ bool mroce_peer_idle(const struct mroce_peer *peer);
 void mroce_peer_queue_path(struct mroce_peer *peer, struct sk_buff *skb,
 			   u8 path, u16 sport);
 void mroce_peer_queue_ctl(struct mroce_peer *peer, struct sk_buff *skb);
-void mroce_peer_arm(struct mroce_peer *peer, u64 now);
+void mroce_peer_arm(struct mroce_peer *peer);
 void mroce_peer_stats_begin(struct mroce_peer *peer);
 void mroce_peer_stats_end(struct mroce_peer *peer);
 void mroce_peer_hs_result(struct mroce_peer *peer, u32 act, u64 now);
