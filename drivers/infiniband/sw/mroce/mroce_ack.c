@@ -8,6 +8,10 @@
  * PROBE, otherwise after every few packets or a short delay, whichever
  * comes first. One ACK reports every path with news, so a receive burst
  * spread over all paths costs one ACK per few packets, not one per path.
+ * The receive path adds one rule (mroce_ack_flush()): a receive burst
+ * that ends with no more of its connection's packets right behind it
+ * acknowledges what it left unacknowledged at once, rather than on the
+ * delayed-ACK timer.
  *
  * The rate hint every ACK carries is the device's: a water-fill of its
  * receive capacity over the connections it serves (docs/protocol.md §6.4),
@@ -37,20 +41,27 @@ u32 mroce_rnr_timer_us(u8 min_rnr_timer)
 	return mroce_rnr_us[min_rnr_timer & 31];
 }
 
-/* Send the ACKs that are due (peer->lock held). */
-void mroce_ack_maybe(struct mroce_peer *peer, u64 now)
+/*
+ * Queue the ACKs that are due, or with @all whatever is unreported
+ * (peer->lock held). One ACK carries every path; more only if it ran out
+ * of blocks.
+ */
+static void mroce_ack_send(struct mroce_peer *peer, u64 now, bool all)
 {
 	struct sk_buff *skb;
 	unsigned int i;
 	u32 len;
 
 	lockdep_assert_held(&peer->lock);
-	/* One ACK carries every path; more only if it ran out of blocks. */
-	for (i = 0; i < 4 && mroce_conn_ack_due(&peer->conn, now); i++) {
+	if (all && !peer->conn.ack_dirty && !peer->conn.hint_push)
+		return;
+	for (i = 0; i < 4 && (all || mroce_conn_ack_due(&peer->conn, now));
+	     i++) {
 		skb = mroce_net_alloc_skb(peer->mdev, MROCE_ACK_LEN_MAX,
 					  GFP_ATOMIC);
 		if (!skb)
 			return;	/* still due: the timer tries again */
+		/* Nothing left to report ends the loop here. */
 		len = mroce_conn_build_ack(&peer->conn, now, skb_tail_pointer(skb),
 					   MROCE_ACK_LEN_MAX);
 		if (!len) {
@@ -61,6 +72,25 @@ void mroce_ack_maybe(struct mroce_peer *peer, u64 now)
 		mroce_counter_inc(peer->mdev, MROCE_CNT_ACKS_SENT);
 		mroce_peer_queue_ctl(peer, skb);
 	}
+}
+
+/* Send the ACKs that are due (peer->lock held). */
+void mroce_ack_maybe(struct mroce_peer *peer, u64 now)
+{
+	mroce_ack_send(peer, now, false);
+}
+
+/*
+ * A receive burst ended and the next packet, if any, is not this peer's: send
+ * what it left unacknowledged now instead of at the delayed-ACK deadline.
+ * That deadline rides the peer's timer, which in a busy or virtualised
+ * host fires milliseconds late, long enough for the sender to take the
+ * silence for loss. The burst already spread the ACK's cost over its
+ * packets.
+ */
+void mroce_ack_flush(struct mroce_peer *peer, u64 now)
+{
+	mroce_ack_send(peer, now, true);
 }
 
 static struct sk_buff *mroce_ack_nak_skb(struct mroce_dev *mdev,

@@ -155,7 +155,7 @@ static bool mroce_comp_answer(struct mroce_peer *peer, struct mroce_qp *qp,
 	    w->xport.resp_psn != psn)
 		return false;
 	/* The answer proves the request arrived, whatever its ACK says. */
-	mroce_stx_ack(&xp->stx, w->xport.first_psn);
+	mroce_xport_stream_ack(xp, w->xport.first_psn);
 	xp->rd_done++;
 	mroce_comp_one(peer, qp, w);
 	mroce_comp_mark(peer, qp);

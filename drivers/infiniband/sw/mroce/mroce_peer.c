@@ -878,13 +878,7 @@ void mroce_peer_probes(struct mroce_peer *peer, u64 mask, u64 now)
  * A chunk arrived: by the ACK of its latest transmission, or by a late ACK
  * block (late_acked) proving that a transmission already reported lost got
  * there after all. In the late case the chunk usually still waits in the
- * resend queue, which is indexed by stream PSN modulo the stream window:
- * left there once una passed the chunk, its bit would name the PSN a
- * window later -- a chunk not yet assigned, which mroce_tx_pick_resend()
- * would then rebuild from this chunk's record and send under that PSN. The
- * receiver would take it for the later chunk and drop the real one as a
- * duplicate (the corruption mroce_verify showed when late_acked was first
- * wired). So every new acknowledgement takes the chunk off the queue.
+ * resend queue; mroce_xport_stream_ack() takes it off.
  */
 static void mroce_peer_acked(void *ctx, u64 cookie, u32 len, u8 path)
 {
@@ -896,11 +890,8 @@ static void mroce_peer_acked(void *ctx, u64 cookie, u32 len, u8 path)
 	if (!qp)
 		return;
 	xp = &qp->xport;
-	if (mroce_stx_ack(&xp->stx, psn) != MROCE_STX_ACK_NEW)
+	if (!mroce_xport_stream_ack(xp, psn))
 		return;
-	if (xp->n_resend &&
-	    __test_and_clear_bit(psn & MROCE_STREAM_MASK, xp->resend))
-		xp->n_resend--;
 	if (!xp->bound_nonce)
 		xp->bound_nonce = peer->conn.hs.remote.nonce;
 	mroce_comp_mark(peer, qp);

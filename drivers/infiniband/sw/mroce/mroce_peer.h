@@ -299,6 +299,8 @@ u32 mroce_tx_mss(const struct mroce_peer *peer, u8 opcode);
 
 /* mroce_rx.c */
 void mroce_rx_skb(struct sk_buff *skb, const struct mroce_rx_meta *meta);
+void mroce_rx_init(void);
+void mroce_rx_exit(void);
 void mroce_rx_conn_req(struct mroce_dev *mdev, struct sk_buff *skb);
 void mroce_rx_tomb_add(struct mroce_peer *peer, struct mroce_qp *qp);
 void mroce_rx_tomb_clear(struct mroce_peer *peer, u32 qpn);
@@ -317,6 +319,7 @@ void mroce_comp_release(struct mroce_peer *peer, struct mroce_qp *qp);
 
 /* mroce_ack.c */
 void mroce_ack_maybe(struct mroce_peer *peer, u64 now);
+void mroce_ack_flush(struct mroce_peer *peer, u64 now);
 void mroce_ack_nak(struct mroce_peer *peer, const struct mroce_pkt *pkt,
 		   u8 code, u32 arg);
 void mroce_ack_nak_unknown(struct mroce_dev *mdev,
@@ -331,5 +334,6 @@ void mroce_ack_hint_fini(struct mroce_dev *mdev);
 /* mroce_xport.c */
 struct mroce_qp *mroce_xport_find_qp(struct mroce_peer *peer, u32 qpn);
 struct mroce_qp *mroce_xport_cookie_qp(struct mroce_peer *peer, u64 cookie);
+bool mroce_xport_stream_ack(struct mroce_qp_xport *xp, u32 psn);
 
 #endif /* MROCE_PEER_H */

@@ -17,9 +17,14 @@
  * PSNs de-duplicate; completions and READ/ATOMIC execution wait for stream
  * order (mroce_comp_pop()).
  *
- * Everything after the connection lookup runs under peer->lock.
+ * Everything after the connection lookup runs under peer->lock. With
+ * rx_burst > 1 packets are handled in bursts (mroce_rx_skb()): a run of
+ * packets for one connection takes the lock once and pays once for what
+ * follows them (ACKs, completions, transmitting, the timer, the flush).
  */
 #include <linux/inetdevice.h>
+#include <linux/interrupt.h>
+#include <linux/moduleparam.h>
 #include <net/addrconf.h>
 
 #include "mroce_counters.h"
@@ -46,6 +51,26 @@ struct mroce_rx_ctx {
 	u8			code;	/* NAK code */
 	u32			arg;	/* NAK argument */
 };
+
+/*
+ * Receive in bursts: packets are collected per CPU as they arrive and
+ * handled after the stack's receive batch (a tasklet, same softirq pass
+ * as a rule), each run of packets for one connection under one hold of
+ * its lock. 0 or 1: each packet on arrival, alone -- the default until an
+ * A/B shows bursts win. Likely why they did not yet: the tasklet is a
+ * second softirq; when the first ran long (2 ms, easily reached under TCG)
+ * it waits for ksoftirqd, so an ACK can come late enough for a spurious
+ * RTO (docs/transport.md).
+ */
+static uint mroce_rx_burst = 1;
+module_param_named(rx_burst, mroce_rx_burst, uint, 0644);
+MODULE_PARM_DESC(rx_burst,
+		 "packets of one connection per receive burst, 0/1 = none (default 1)");
+
+static bool mroce_rx_ack_flush = true;
+module_param_named(rx_ack_flush, mroce_rx_ack_flush, bool, 0644);
+MODULE_PARM_DESC(rx_ack_flush,
+		 "acknowledge at the end of a receive burst, not at the delayed-ACK deadline (default on)");
 
 /* The device a packet was addressed to (held: ib_device_put()). */
 static struct mroce_dev *mroce_rx_dev(const struct mroce_rx_meta *meta)
@@ -772,10 +797,59 @@ static void mroce_rx_trace_ack(struct mroce_peer *peer,
 	}
 }
 
-/* Everything addressed to an existing connection (peer->lock held). */
+/*
+ * A run of packets for one connection handled under one hold of its lock:
+ * the work that follows a packet -- ACKs, completions, transmitting what
+ * the packets released, re-arming the timer, the flush -- is done once
+ * per burst (mroce_rx_burst_end()).
+ */
+struct mroce_rx_burst {
+	struct mroce_peer	*peer;	/* locked; NULL between bursts */
+	unsigned int		n;	/* packets handled in this burst */
+	bool			data;	/* data accepted: an ACK may be owed */
+	bool			cut;	/* an ACK is due: end the burst now */
+	unsigned int		max;	/* packets per burst */
+};
+
+/*
+ * The epilogue of a burst: ACKs, completions, what the packets released for
+ * sending, then mroce_peer_unlock() (timer, flush). @idle: the next packet,
+ * if any, is not this peer's, so an ACK it owes goes now rather than at the
+ * delayed-ACK deadline (mroce_ack_flush()).
+ */
+static void mroce_rx_burst_end(struct mroce_rx_burst *bu, bool idle)
+{
+	struct mroce_peer *peer = bu->peer;
+	u64 now;
+
+	if (!peer)
+		return;
+	now = mroce_now();
+	if (bu->data) {
+		if (idle && bu->max > 1 && READ_ONCE(mroce_rx_ack_flush))
+			mroce_ack_flush(peer, now);
+		else
+			mroce_ack_maybe(peer, now);
+	}
+	mroce_comp_run(peer);
+	/* What a packet at a time would have had, within reason. */
+	mroce_tx_run(peer, now, MROCE_TX_BUDGET * clamp(bu->n, 1U, 4U));
+	mroce_peer_unlock(peer);
+	mroce_ack_hint_tick(peer->mdev);
+	bu->peer = NULL;
+	bu->n = 0;
+	bu->data = false;
+	bu->cut = false;
+}
+
+/*
+ * Everything addressed to an existing connection (peer->lock held); the
+ * epilogue is the caller's.
+ */
 static void mroce_rx_conn(struct mroce_peer *peer, struct sk_buff *skb,
 			  const struct mroce_rx_meta *meta,
-			  const struct mroce_pkt *pkt)
+			  const struct mroce_pkt *pkt,
+			  struct mroce_rx_burst *bu)
 {
 	u64 now = mroce_now();
 	struct mroce_ack_res res;
@@ -809,11 +883,12 @@ static void mroce_rx_conn(struct mroce_peer *peer, struct sk_buff *skb,
 		break;
 	default:
 		mroce_rx_data(peer, skb, meta, pkt, now);
-		mroce_ack_maybe(peer, now);
+		bu->data = true;
+		/* The ACK ratio (or AR, reordering, a PROBE) ends the burst. */
+		bu->cut = mroce_conn_ack_due(&peer->conn, now);
 		break;
 	}
-	mroce_comp_run(peer);
-	mroce_tx_run(peer, now, MROCE_TX_BUDGET);
+	bu->n++;
 }
 
 struct mroce_accept_cb {
@@ -952,14 +1027,14 @@ static u32 mroce_rx_hdr_len(struct sk_buff *skb)
 	return mroce_wire_hdr_len(skb->data, skb->len);
 }
 
-/**
- * mroce_rx_skb() - one received mroce packet
- * @skb: data at the mroce header (UDP stripped, checksum verified)
- * @meta: outer addresses, ECN, namespace, ingress device
- *
- * Softirq context. Consumes @skb.
+/*
+ * One packet. Packets for the connection @bu holds are handled without
+ * letting go of its lock; a packet for another connection, or one for a
+ * slow path below (they take peer locks of their own), ends that burst
+ * first. The caller holds the RCU read lock across the burst.
  */
-void mroce_rx_skb(struct sk_buff *skb, const struct mroce_rx_meta *meta)
+static void mroce_rx_one(struct sk_buff *skb, const struct mroce_rx_meta *meta,
+			 struct mroce_rx_burst *bu)
 {
 	enum mroce_wire_err err;
 	struct mroce_peer *peer;
@@ -985,10 +1060,12 @@ void mroce_rx_skb(struct sk_buff *skb, const struct mroce_rx_meta *meta)
 
 	switch (pkt.c.opcode) {
 	case MROCE_OP_CONN_REQ:
+		mroce_rx_burst_end(bu, true);
 		mroce_rx_req(skb, meta, &pkt);
 		return;
 	case MROCE_OP_NAK:
 		if (!pkt.c.dst_conn) {
+			mroce_rx_burst_end(bu, true);
 			mroce_rx_unknown(meta, &pkt);
 			goto free;
 		}
@@ -996,9 +1073,11 @@ void mroce_rx_skb(struct sk_buff *skb, const struct mroce_rx_meta *meta)
 	case MROCE_OP_UD_SEND:
 	case MROCE_OP_UD_SEND_IMM:
 	case MROCE_OP_MAD: {
-		struct mroce_dev *mdev = mroce_rx_dev(meta);
+		struct mroce_dev *mdev;
 
 		/* Datagrams and the QP1 MAD tunnel: mroce_ud.c. */
+		mroce_rx_burst_end(bu, true);
+		mdev = mroce_rx_dev(meta);
 		if (mdev) {
 			mroce_ud_rx(mdev, skb, meta, &pkt);
 			ib_device_put(&mdev->ibdev);
@@ -1035,16 +1114,153 @@ void mroce_rx_skb(struct sk_buff *skb, const struct mroce_rx_meta *meta)
 		rcu_read_unlock();
 		goto free;
 	}
-	spin_lock_bh(&peer->lock);
-	if (peer->dead) {
-		spin_unlock_bh(&peer->lock);
-		rcu_read_unlock();
-		goto free;
+	if (peer != bu->peer) {
+		mroce_rx_burst_end(bu, true);
+		spin_lock_bh(&peer->lock);
+		if (peer->dead) {
+			spin_unlock_bh(&peer->lock);
+			rcu_read_unlock();
+			goto free;
+		}
+		bu->peer = peer;
 	}
-	mroce_rx_conn(peer, skb, meta, &pkt);
-	mroce_peer_unlock(peer);
-	mroce_ack_hint_tick(peer->mdev);
+	mroce_rx_conn(peer, skb, meta, &pkt, bu);
+	if (bu->cut || bu->n >= bu->max)
+		mroce_rx_burst_end(bu, false);
 	rcu_read_unlock();
 free:
 	consume_skb(skb);
+}
+
+/* ------------------------------------------------------ receive bursts */
+
+#define MROCE_RX_QLEN	1024	/* packets waiting per CPU, at most */
+#define MROCE_RX_RUN	256	/* packets per tasklet run */
+
+struct mroce_rx_cpu {
+	struct sk_buff_head	q;
+	struct tasklet_struct	run;
+};
+
+static DEFINE_PER_CPU(struct mroce_rx_cpu, mroce_rx_cpu);
+
+/* struct mroce_rx_meta while the packet waits; the device is skb->dev. */
+struct mroce_rx_cb {
+	struct in6_addr	saddr;
+	struct in6_addr	daddr;
+	__be16		sport;
+	bool		v6;
+	bool		ce;
+};
+
+static struct mroce_rx_cb *mroce_rx_cb(struct sk_buff *skb)
+{
+	BUILD_BUG_ON(sizeof(struct mroce_rx_cb) > sizeof_field(struct sk_buff,
+								cb));
+	return (struct mroce_rx_cb *)skb->cb;
+}
+
+static void mroce_rx_run(struct tasklet_struct *t)
+{
+	struct mroce_rx_cpu *rxc = from_tasklet(rxc, t, run);
+	struct mroce_rx_burst bu = {
+		.max = max(READ_ONCE(mroce_rx_burst), 1U),
+	};
+	struct mroce_rx_meta meta;
+	struct sk_buff *skb;
+	unsigned int n;
+
+	rcu_read_lock();
+	for (n = 0; n < MROCE_RX_RUN && (skb = __skb_dequeue(&rxc->q)); n++) {
+		const struct mroce_rx_cb *cb = mroce_rx_cb(skb);
+
+		meta.saddr = cb->saddr;
+		meta.daddr = cb->daddr;
+		meta.sport = cb->sport;
+		meta.v6 = cb->v6;
+		meta.ce = cb->ce;
+		meta.dev = skb->dev;
+		/* A live device's namespace is live: no reference of its own. */
+		meta.net = dev_net(meta.dev);
+		mroce_rx_one(skb, &meta, &bu);
+		dev_put(meta.dev);
+	}
+	mroce_rx_burst_end(&bu, true);
+	rcu_read_unlock();
+	if (!skb_queue_empty(&rxc->q))
+		tasklet_schedule(t);
+}
+
+/**
+ * mroce_rx_skb() - one received mroce packet
+ * @skb: data at the mroce header (UDP stripped, checksum verified)
+ * @meta: outer addresses, ECN, namespace, ingress device (skb->dev)
+ *
+ * Softirq context. Consumes @skb.
+ */
+void mroce_rx_skb(struct sk_buff *skb, const struct mroce_rx_meta *meta)
+{
+	struct mroce_rx_burst bu = { .max = 1 };
+
+	/*
+	 * Queued on this CPU: only this CPU's softirqs (or BH-disabled
+	 * sections) touch its queue, and they never run at once. The device
+	 * reference keeps skb->dev and its namespace until the tasklet ran.
+	 */
+	if (READ_ONCE(mroce_rx_burst) > 1 && in_softirq()) {
+		struct mroce_rx_cpu *rxc = this_cpu_ptr(&mroce_rx_cpu);
+		struct mroce_rx_cb *cb = mroce_rx_cb(skb);
+
+		if (skb_queue_len(&rxc->q) >= MROCE_RX_QLEN) {
+			/* Behind by a whole queue: not the time to reorder. */
+			mroce_rx_drop(meta, MROCE_CNT_DROP_NOMEM, NULL, skb);
+			kfree_skb(skb);
+			return;
+		}
+		cb->saddr = meta->saddr;
+		cb->daddr = meta->daddr;
+		cb->sport = meta->sport;
+		cb->v6 = meta->v6;
+		cb->ce = meta->ce;
+		skb->dev = meta->dev;
+		dev_hold(skb->dev);
+		__skb_queue_tail(&rxc->q, skb);
+		if (skb_queue_len(&rxc->q) == 1)
+			tasklet_schedule(&rxc->run);
+		return;
+	}
+	rcu_read_lock();
+	mroce_rx_one(skb, meta, &bu);
+	mroce_rx_burst_end(&bu, true);
+	rcu_read_unlock();
+}
+
+void mroce_rx_init(void)
+{
+	unsigned int cpu;
+
+	for_each_possible_cpu(cpu) {
+		struct mroce_rx_cpu *rxc = per_cpu_ptr(&mroce_rx_cpu, cpu);
+
+		skb_queue_head_init(&rxc->q);
+		tasklet_setup(&rxc->run, mroce_rx_run);
+	}
+}
+
+/* After the sockets closed: nothing queues any more. */
+void mroce_rx_exit(void)
+{
+	struct sk_buff *skb;
+	unsigned int cpu;
+
+	synchronize_net();
+	for_each_possible_cpu(cpu) {
+		struct mroce_rx_cpu *rxc = per_cpu_ptr(&mroce_rx_cpu, cpu);
+
+		tasklet_kill(&rxc->run);
+		while ((skb = __skb_dequeue(&rxc->q))) {
+			dev_put(skb->dev);
+			kfree_skb(skb);
+		}
+	}
 }

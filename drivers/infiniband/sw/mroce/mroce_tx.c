@@ -164,7 +164,12 @@ static bool mroce_tx_pick_resend(struct mroce_qp *qp, struct mroce_txck *ck)
 		}
 		psn = xp->stx.una + ((idx - start) & MROCE_STREAM_MASK);
 		c = &xp->chunks[idx];
-		/* Beyond the last PSN assigned: a stale bit, never a chunk. */
+		/*
+		 * Defensive only: every acknowledgement clears its bit
+		 * (mroce_xport_stream_ack()), so no bit should name a PSN
+		 * beyond the last one assigned; if one ever did, sending it
+		 * would put an old chunk under a new PSN.
+		 */
 		ok = psn - xp->stx.una < xp->stx.next - xp->stx.una &&
 		     !mroce_stx_is_acked(&xp->stx, psn);
 		if (ok && c->kind == MROCE_CK_REQ) {

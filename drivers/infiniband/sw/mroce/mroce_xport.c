@@ -45,6 +45,27 @@ struct mroce_qp *mroce_xport_cookie_qp(struct mroce_peer *peer, u64 cookie)
 	return qp;
 }
 
+/*
+ * Stream PSN @psn of @xp reached the peer (peer->lock held): record it and
+ * take the chunk off the resend queue. Every acknowledgement goes through
+ * here -- the ACK of a transmission, a late ACK block, a READ/ATOMIC answer
+ * proving its request arrived -- because the queue is a bitmap indexed by
+ * PSN modulo the stream window: a bit left behind once una passes the chunk
+ * names the PSN a window later, a chunk not yet assigned, which
+ * mroce_tx_pick_resend() would otherwise rebuild from this chunk's record
+ * and the receiver would take for the real one. Returns true if the
+ * acknowledgement is news.
+ */
+bool mroce_xport_stream_ack(struct mroce_qp_xport *xp, u32 psn)
+{
+	if (mroce_stx_ack(&xp->stx, psn) != MROCE_STX_ACK_NEW)
+		return false;
+	if (xp->n_resend &&
+	    __test_and_clear_bit(psn & MROCE_STREAM_MASK, xp->resend))
+		xp->n_resend--;
+	return true;
+}
+
 /* ------------------------------------------------------------ QP hooks */
 
 static void mroce_xport_free(struct mroce_qp_xport *xp)
@@ -548,6 +569,7 @@ int mroce_xport_init(void)
 	mroce_wq = alloc_workqueue("mroce", WQ_HIGHPRI | WQ_MEM_RECLAIM, 0);
 	if (!mroce_wq)
 		return -ENOMEM;
+	mroce_rx_init();
 	err = mroce_net_init();
 	if (err)
 		destroy_workqueue(mroce_wq);
@@ -557,5 +579,6 @@ int mroce_xport_init(void)
 void mroce_xport_exit(void)
 {
 	mroce_net_exit();
+	mroce_rx_exit();
 	destroy_workqueue(mroce_wq);
 }
