@@ -14,7 +14,7 @@ require_cmd rdma ip tc
 
 # The interface (docs/telemetry.md); a rename is an incompatible change.
 COUNTERS="sent_pkts rcvd_pkts sent_bytes rcvd_bytes rdma_sends rdma_recvs
-send_err link_downed acks_sent acks_rcvd naks_sent naks_rcvd probes_sent
+send_err link_downed cq_overflow acks_sent acks_rcvd naks_sent naks_rcvd probes_sent
 retrans_pkts sack_gaps rto_timeouts pto_timeouts send_rnr_err rcvd_rnr_err
 retry_exceeded_err retry_rnr_exceeded_err duplicate_request out_of_window
 ecn_ce_rcvd rate_hints_rcvd path_rekeys conn_opened conn_failed conn_lost

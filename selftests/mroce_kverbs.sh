@@ -4,8 +4,9 @@
 #
 # Kernel verbs as kernel ULPs use them: tools/kverbs/mroce_kverbs_test.ko
 # drives an mroce device through the RDMA core's kernel API only -- local
-# DMA lkey, kernel QPs/CQs/SRQs, posting with bad_wr, ib_drain_qp(), FRWR
-# for 1 MiB I/Os, address handles from atomic context, the GSI QP -- and,
+# DMA lkey, kernel QPs/CQs/SRQs, posting with bad_wr, ib_drain_qp() (also
+# with its CQ full of flushes), FRWR for 1 MiB I/Os, address handles from
+# atomic context, the GSI QP -- and,
 # with the transport, RC traffic to a second device: 1 MiB WRITE/READ
 # through an FRWR MR, Send with Invalidate, local invalidation. It logs one
 # line per check, which become the subtests here.

@@ -944,6 +944,73 @@ static void test_flush(void)
 	ibv_destroy_cq(rcq);
 }
 
+/*
+ * A CQ exactly full of flushes, and one flush more: the IB spec lets a full
+ * CQ overflow, but the last completion of a QP in ERR is the one a drain
+ * waits for (a marker WR posted in ERR, as ib_drain_qp() does). It must
+ * wait for room instead: no CQ_ERR, and it arrives, in order, once the
+ * consumer polls -- user polls never enter the kernel, so the kernel
+ * retries on its own.
+ */
+static void test_cq_full_flush(void)
+{
+	struct ibv_cq *cq = mk_cq(8, NULL), *other = mk_cq(8, NULL);
+	int i, n, cap = cq->cqe, err = 0;
+	struct ibv_sge sge = { 0 };
+	struct ibv_wc wc[64];
+	struct ibv_qp *qp;
+	bool good;
+
+	if (cap + 1 > 64)
+		die("CQ full of flushes: CQ larger than expected");
+	/* Sends: the last one posted in ERR, when the CQ is already full. */
+	qp = mk_qp(IBV_QPT_RC, cq, other, cap + 1, 1);
+	if (to_sqd(qp))
+		die("QP to SQD");
+	drain_async();
+	for (i = 0; i < cap; i++)
+		err |= post_send1(qp, i, IBV_WR_SEND, IBV_SEND_SIGNALED, &sge, 0);
+	if (err || set_state(qp, IBV_QPS_ERR))
+		die("CQ full of flushes: post and ERR");
+	err = post_send1(qp, cap, IBV_WR_SEND, IBV_SEND_SIGNALED, &sge, 0);
+	CHECK(!err && !wait_async(IBV_EVENT_CQ_ERR, cq, 300),
+	      "a send posted in ERR onto a CQ full of %d flushes: no CQ overflow (%s)",
+	      cap, strerror(err));
+	n = poll_n(cq, wc, cap + 1, 5000);
+	for (i = 0, good = n == cap + 1; good && i < n; i++)
+		good = wc[i].wr_id == (uint64_t)i &&
+		       wc[i].status == IBV_WC_WR_FLUSH_ERR;
+	CHECK(good, "... its flush waits for room and arrives last, busy-polled (%d/%d in order)",
+	      n, cap + 1);
+	ibv_destroy_qp(qp);
+	ibv_destroy_cq(cq);
+
+	/* Receives: one more than a fresh CQ holds, flushed together. */
+	cq = mk_cq(8, NULL);
+	qp = mk_qp(IBV_QPT_RC, other, cq, 1, cap + 1);
+	if (to_init(qp))
+		die("QP to INIT");
+	for (i = 0; i <= cap; i++)
+		err |= post_recv1(qp, 100 + i, &sge);
+	if (err || set_state(qp, IBV_QPS_ERR))
+		die("CQ full of flushes: receives and ERR");
+	CHECK(!wait_async(IBV_EVENT_CQ_ERR, cq, 300),
+	      "%d receives flushed into a %d-entry CQ: no CQ overflow", cap + 1, cap);
+	n = poll_n(cq, wc, cap, 2000);
+	CHECK(!ibv_req_notify_cq(cq, 0), "arm the CQ once the flushes that fit are polled");
+	n += poll_n(cq, wc + n, cap + 1 - n, 5000);
+	for (i = 0, good = n == cap + 1; good && i < n; i++)
+		good = wc[i].wr_id == (uint64_t)(100 + i) &&
+		       wc[i].status == IBV_WC_WR_FLUSH_ERR &&
+		       wc[i].opcode == IBV_WC_RECV;
+	CHECK(good, "... the last receive's flush waited for room and arrives last (%d/%d in order)",
+	      n, cap + 1);
+	CHECK(ibv_poll_cq(cq, 1, wc) == 0, "... and nothing more");
+	ibv_destroy_qp(qp);
+	ibv_destroy_cq(cq);
+	ibv_destroy_cq(other);
+}
+
 static void test_notify(void)
 {
 	struct ibv_comp_channel *ch = ibv_create_comp_channel(ctx);
@@ -1226,7 +1293,11 @@ static void test_hostile(void)
 	ibv_destroy_cq(big);
 	ibv_destroy_cq(cq);
 
-	/* A CQ consumer index that makes the CQ look full: overflow. */
+	/*
+	 * A CQ consumer index that makes the CQ look full: the flush waits
+	 * for room (an error completion never overflows a CQ), and arrives
+	 * once the index is sane again.
+	 */
 	cq = mk_cq_ring(16, &cqr);
 	s.scq = s.rcq = cq;
 	qp = mk_qp(IBV_QPT_RC, cq, cq, 8, 8);
@@ -1237,8 +1308,13 @@ static void test_hostile(void)
 			 __ATOMIC_RELEASE);
 	post_send1(qp, 5, IBV_WR_SEND, IBV_SEND_SIGNALED, &sge, 0);
 	set_state(qp, IBV_QPS_ERR);
-	CHECK(wait_async(IBV_EVENT_CQ_ERR, cq, 2000),
-	      "CQ consumer index garbage: the CQ overflows with a CQ_ERR event");
+	CHECK(!wait_async(IBV_EVENT_CQ_ERR, cq, 500) &&
+	      __atomic_load_n(&cqr->producer_index, __ATOMIC_ACQUIRE) == p,
+	      "CQ consumer index garbage (CQ looks full): the flush waits, no overflow");
+	__atomic_store_n(&cqr->consumer_index, p, __ATOMIC_RELEASE);
+	n = poll_n(cq, wc, 2, 3000);
+	CHECK(n == 1 && wc[0].wr_id == 5 && wc[0].status == IBV_WC_WR_FLUSH_ERR,
+	      "... and arrives once the index is sane again (%d)", n);
 	ibv_destroy_qp(qp);
 	ibv_destroy_cq(cq);
 }
@@ -1373,7 +1449,8 @@ static void peer_free(struct ibv_context *ctx2, struct ibv_pd *pd2,
 		ibv_destroy_srq(srq);
 	for (i = 0; i < 2; i++) {
 		ibv_destroy_cq(cq[i]);
-		ibv_dereg_mr(mr[i]);
+		if (mr[i])
+			ibv_dereg_mr(mr[i]);
 	}
 	ibv_dealloc_pd(pd2);
 	ibv_close_device(ctx2);
@@ -1590,6 +1667,64 @@ static void test_one_deep(const char *peer)
 	      "one-deep queues: %d x %d B sent and received in order, every byte checked (%d/%d done, %d bad completions, %d bad payloads)",
 	      ITERS, LEN, sent, rcvd, bad_wc, bad_data);
 	rc_pair_close(&p, rmr, smr);
+}
+
+/* A hw counter of the device under test, -1 if unreadable. */
+static long long hw_counter(const char *dev, const char *name)
+{
+	char path[256];
+	long long v = -1;
+	FILE *f;
+
+	snprintf(path, sizeof(path),
+		 "/sys/class/infiniband/%s/ports/1/hw_counters/%s", dev, name);
+	f = fopen(path, "r");
+	if (!f)
+		return -1;
+	if (fscanf(f, "%lld", &v) != 1)
+		v = -1;
+	fclose(f);
+	return v;
+}
+
+/*
+ * With a transport: successful completions do overflow a CQ sized too
+ * small for the traffic (the IB spec's CQ error), and every overflow is
+ * counted in hw counter cq_overflow.
+ */
+static void test_cq_overflow_counted(const char *dev, const char *peer)
+{
+	struct ibv_sge sge = { 0 };
+	long long before, after;
+	struct rc_pair p;
+	int i, err = 0;
+
+	rc_pair_open(&p, peer, 4, 4, "CQ overflow");
+	before = hw_counter(dev, "cq_overflow");
+	if (ibv_resize_cq(p.cq, 1) || p.cq->cqe != 1)
+		die("CQ overflow: resize the CQ to 1 entry");
+	drain_async();
+	for (i = 0; i < 2; i++)
+		err |= post_recv1(p.qp2, i, &sge);
+	for (i = 0; i < 2; i++)
+		err |= post_send1(p.qp, i, IBV_WR_SEND, IBV_SEND_SIGNALED, &sge, 0);
+	if (err)
+		die("CQ overflow: posts");
+	CHECK(wait_async(IBV_EVENT_CQ_ERR, p.cq, 10000),
+	      "two successful sends into a 1-entry CQ: CQ_ERR (overflow)");
+	/* The core caches hw counters for their lifespan (10 ms). */
+	for (i = 0; i < 100; i++) {
+		usleep(20000);
+		after = hw_counter(dev, "cq_overflow");
+		if (after != before)
+			break;
+	}
+	usleep(50000);
+	after = hw_counter(dev, "cq_overflow");
+	CHECK(before >= 0 && after == before + 1,
+	      "... counted once in hw counter cq_overflow (%lld -> %lld)",
+	      before, after);
+	rc_pair_close(&p, NULL, NULL);
 }
 
 /* Poll @cq for one completion for up to @ms milliseconds. */
@@ -1821,6 +1956,7 @@ int main(int argc, char **argv)
 	test_qp_states();
 	test_flush();
 	test_notify();
+	test_cq_full_flush();
 	test_bad_wqes();
 	test_hostile();
 	test_srq();
@@ -1830,6 +1966,7 @@ int main(int argc, char **argv)
 		test_one_deep(argv[3]);
 		test_sge_past_mr(argv[3]);
 		test_rkey_after_dereg(argv[3]);
+		test_cq_overflow_counted(argv[1], argv[3]);
 	}
 
 	ibv_dealloc_pd(pd);

@@ -9,7 +9,8 @@
  * "mroce_kverbs_test: FAIL: ...", then "mroce_kverbs_test: done N failed",
  * and stays loaded until rmmod (it holds nothing by then). On one device
  * the QPs are connected to themselves and parked, so the checks there are
- * about posting, flushing and ib_drain_qp(), fast registration bookkeeping,
+ * about posting, flushing and ib_drain_qp() (also with its CQ full of
+ * flushes, the teardown that hung cifs), fast registration bookkeeping,
  * address handles from atomic context and the GSI QP the core created.
  * With a peer device, RC traffic between the two exercises what the ULPs
  * rely on: 1 MiB RDMA WRITE and READ through a fast-registered MR and the
@@ -21,6 +22,7 @@
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
 #include <linux/completion.h>
+#include <linux/delay.h>
 #include <linux/module.h>
 #include <linux/scatterlist.h>
 #include <linux/slab.h>
@@ -590,6 +592,121 @@ out:
 	ib_destroy_cq(cq);
 }
 
+/* Poll an IB_POLL_DIRECT @cq until @r saw @n completions, or for 10 s. */
+static void poll_until(struct ib_cq *cq, struct rec *r, int n)
+{
+	unsigned long until = jiffies + 10 * HZ;
+
+	while (r->n < n && time_before(jiffies, until)) {
+		ib_process_cq_direct(cq, -1);
+		if (r->n < n)
+			msleep(20);
+	}
+}
+
+static int post_one(struct ib_qp *qp, bool send, struct tagged *t)
+{
+	struct ib_send_wr swr = {
+		.wr_cqe = &t->cqe,
+		.opcode = IB_WR_SEND,
+		.send_flags = IB_SEND_SIGNALED,
+	};
+	struct ib_recv_wr rwr = { .wr_cqe = &t->cqe };
+
+	return send ? ib_post_send(qp, &swr, NULL) : ib_post_recv(qp, &rwr, NULL);
+}
+
+/* The @n completions of @r are flushes with ids 0..n-1, in that order. */
+static bool rec_flushed(const struct rec *r, int n)
+{
+	int i;
+
+	if (r->n != n || n > ARRAY_SIZE(r->ids))
+		return false;
+	for (i = 0; i < n; i++)
+		if (r->ids[i] != i || r->status[i] != IB_WC_WR_FLUSH_ERR)
+			return false;
+	return true;
+}
+
+/*
+ * What hung cifs at teardown: its receive CQ holds exactly as many
+ * completions as it posts receives, so moving the QP to ERR fills the CQ
+ * with flushes, and the one completion more -- ib_drain_rq()'s marker,
+ * posted in ERR -- is the one it waits for. It must wait for room, not
+ * overflow the CQ and vanish. Checked with a WR of our own first (a
+ * timeout, not a hang, if it goes missing), then with ib_drain_rq() (or
+ * ib_drain_sq() for @send) itself on a CQ full again.
+ */
+static void test_cq_full_drain(struct ctx *c, bool send)
+{
+	const char *side = send ? "sq" : "rq";
+	struct ib_qp_init_attr a = {
+		.cap = { .max_send_wr = 64, .max_recv_wr = 64 },
+		.sq_sig_type = IB_SIGNAL_REQ_WR,
+		.qp_type = IB_QPT_RC,
+		.port_num = 1,
+	};
+	struct ib_qp_attr qa = { .qp_state = IB_QPS_ERR };
+	struct ib_qp *qp = ERR_PTR(-ENOMEM);
+	struct tagged *tags;
+	struct ib_cq *cq;
+	struct rec *rec;
+	int i, cap, err = 0;
+
+	tags = kcalloc(64, sizeof(*tags), GFP_KERNEL);
+	rec = kzalloc(sizeof(*rec), GFP_KERNEL);
+	cq = ib_alloc_cq(c->ibdev, NULL, 7, 0, IB_POLL_DIRECT);
+	if (!tags || !rec || IS_ERR(cq)) {
+		CHECK(false, "%s: a 7-entry CQ for the full-CQ drain", side);
+		goto out;
+	}
+	cap = cq->cqe;
+	a.send_cq = send ? cq : c->cq;
+	a.recv_cq = send ? c->cq : cq;
+	if (2 * cap + 1 <= 64)
+		qp = ib_create_qp(c->pd, &a);
+	if (IS_ERR(qp) || to_sqd(c, qp)) {
+		CHECK(false, "%s: QP for the full-CQ drain (CQ of %d)", side, cap);
+		goto out;
+	}
+	for (i = 0; i < 64; i++)
+		tags[i] = (struct tagged){ .cqe.done = rec_done, .rec = rec,
+					   .id = i };
+	for (i = 0; i < cap && !err; i++)
+		err = post_one(qp, send, &tags[i]);
+	err = err ?: ib_modify_qp(qp, &qa, IB_QP_STATE);
+	/* The CQ is full of flushes now; this one is one too many. */
+	err = err ?: post_one(qp, send, &tags[cap]);
+	poll_until(cq, rec, cap + 1);
+	CHECK(!err && rec_flushed(rec, cap + 1),
+	      "%s: a CQ full of %d flushes, then a WR posted in ERR: its flush waits for room and comes last (%d of %d)",
+	      side, cap, rec->n, cap + 1);
+	if (err || !rec_flushed(rec, cap + 1)) {
+		CHECK(false, "ib_drain_%s with its CQ full of flushes: not tried, it would hang",
+		      side);
+		goto out;
+	}
+
+	/* Full again, each flushed at once, then the drain's marker. */
+	for (i = 0; i < cap && !err; i++)
+		err = post_one(qp, send, &tags[cap + 1 + i]);
+	if (send)
+		ib_drain_sq(qp);	/* hangs if the marker's CQE is lost */
+	else
+		ib_drain_rq(qp);
+	CHECK(!err && rec_flushed(rec, 2 * cap + 1),
+	      "ib_drain_%s returns with its CQ full of %d flushes, every flush delivered in order (%d)",
+	      side, cap, rec->n);
+out:
+	if (!IS_ERR(qp))
+		ib_destroy_qp(qp);
+	if (!IS_ERR_OR_NULL(cq))
+		ib_free_cq(cq);
+	kfree(rec);
+	kfree(tags);
+}
+
 static void test_srq(struct ctx *c)
 {
 	struct ib_srq_init_attr sia = {
@@ -1119,6 +1236,8 @@ static int __init mroce_kverbs_test_init(void)
 	test_sq_full(&c);
 	test_ud_and_ah(&c);
 	test_cq_notify(&c);
+	test_cq_full_drain(&c, false);
+	test_cq_full_drain(&c, true);
 	test_srq(&c);
 	if (*peer_dev && !ctx_open(&peer, peer_dev)) {
 		while (ib_poll_cq(c.cq, 1, &wc) == 1)

@@ -18,6 +18,7 @@ static const struct rdma_stat_desc mroce_counter_descs[] = {
 	[MROCE_CNT_RDMA_RECVS].name		= "rdma_recvs",
 	[MROCE_CNT_SEND_ERR].name		= "send_err",
 	[MROCE_CNT_LINK_DOWNED].name		= "link_downed",
+	[MROCE_CNT_CQ_OVERFLOW].name		= "cq_overflow",
 
 	[MROCE_CNT_ACKS_SENT].name		= "acks_sent",
 	[MROCE_CNT_ACKS_RCVD].name		= "acks_rcvd",

@@ -33,6 +33,7 @@ enum mroce_counter {
 	MROCE_CNT_RDMA_RECVS,		/* receive work requests completed */
 	MROCE_CNT_SEND_ERR,		/* the IP layer refused a packet */
 	MROCE_CNT_LINK_DOWNED,		/* port went from ACTIVE to DOWN */
+	MROCE_CNT_CQ_OVERFLOW,		/* a CQ overflowed (went into error) */
 
 	/* Reliability. */
 	MROCE_CNT_ACKS_SENT,

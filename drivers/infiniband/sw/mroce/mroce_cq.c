@@ -10,7 +10,15 @@
  *
  * Overflow puts the CQ in error, as the IB spec says: the completion is
  * dropped, IB_EVENT_CQ_ERR is reported once, later posts fail too, and the
- * caller moves the affected QP to ERR.
+ * caller moves the affected QP to ERR. It is counted (hw counter
+ * cq_overflow) and logged, rate-limited, with the CQ's restrack id and
+ * owner. Only a successful completion can overflow a CQ: an error one
+ * (a flush, above all) that does not fit waits in its work queue, which
+ * parks on the CQ's waiters until the consumer made room (see
+ * mroce_wqe.c). ULPs size a CQ at exactly their queue depth, an RQ slot is
+ * free again once its CQE is posted (not polled), and ib_drain_qp() adds a
+ * CQE of its own: with a full CQ of flushes, that is the one a teardown
+ * waits for.
  *
  * Notification: req_notify_cq arms for the next completion or the next
  * solicited one (an unsuccessful completion counts as solicited); posting
@@ -18,6 +26,7 @@
  * posting path after it dropped its QP and CQ locks (mroce_cq_dispatch()).
  */
 #include "mroce.h"
+#include "mroce_counters.h"
 #include "mroce_verbs.h"
 
 /*
@@ -86,17 +95,7 @@ static int mroce_cq_ring_init(struct mroce_queue *q, int cqe,
 		return -EINVAL;
 	if (udata && udata->outlen < sizeof(mi))
 		return -EINVAL;
-	/*
-	 * A kernel CQ holds one completion more than asked. ULPs size a CQ at
-	 * exactly their receive depth (cifs: 255 buffers, 255 CQEs), but an RQ
-	 * slot is free once its CQE is posted, not once it is polled, and
-	 * ib_drain_rq() adds a CQE of its own. cifs reposts its buffers from
-	 * its receive handler while the QP is in ERR, each one is flushed into
-	 * the CQ at once, and the drain CQE can be the one past the end: the
-	 * CQ overflows (for good, see above), drops it, and smbd_destroy()
-	 * waits for it forever.
-	 */
-	err = mroce_queue_init(q, mroce_uctx(udata), udata ? cqe : cqe + 1,
+	err = mroce_queue_init(q, mroce_uctx(udata), cqe,
 			       udata ? sizeof(struct ib_uverbs_wc) :
 				       sizeof(struct ib_wc));
 	if (err || !udata)
@@ -108,6 +107,122 @@ static int mroce_cq_ring_init(struct mroce_queue *q, int cqe,
 		return -EFAULT;
 	}
 	return 0;
+}
+
+/* The consumer index: the user's, read once, or the kernel poller's. */
+static u32 mroce_cq_consumer(const struct mroce_cq *cq)
+{
+	return cq->is_user ? mroce_queue_user_consumer(&cq->q) : cq->cons;
+}
+
+/*
+ * Completions not yet polled, counted from consumer index @from. Masked:
+ * the user's index is published masked, and the count of a kernel CQ never
+ * exceeds the mask anyway.
+ */
+static u32 mroce_cq_count(const struct mroce_cq *cq, u32 from)
+{
+	return (cq->prod - from) & cq->q.mask;
+}
+
+/* A user CQ's own retries while completions wait: 1 jiffy up to this. */
+#define MROCE_CQ_ROOM_MAX_DELAY	(HZ / 10)
+
+/* Retire what waits for room, now (kernel polls, arms, resize). */
+static void mroce_cq_kick(struct mroce_cq *cq)
+{
+	mod_delayed_work(system_wq, &cq->room_work, 0);
+}
+
+/*
+ * The work queues waiting on the CQ retry, each under a reference on its
+ * QP (taken while it is listed: destroy_qp unlinks it only after its
+ * references drained). One that still finds no room parks again; that
+ * happens under cq->lock, like a kernel poll, so a poll either made its
+ * room visible to the retry or finds the work queue listed and kicks us.
+ */
+static void mroce_cq_room_work(struct work_struct *work)
+{
+	struct mroce_cq *cq = container_of(to_delayed_work(work),
+					   struct mroce_cq, room_work);
+	struct mroce_wq *wq;
+	struct mroce_qp *qp;
+	unsigned long flags;
+	LIST_HEAD(todo);
+	u32 prod;
+
+	spin_lock_irqsave(&cq->lock, flags);
+	prod = cq->prod;
+	list_splice_init(&cq->waiters, &todo);
+	while (!list_empty(&todo)) {
+		wq = list_first_entry(&todo, struct mroce_wq, cq_wait);
+		list_del_init(&wq->cq_wait);
+		qp = mroce_wq_qp(wq);
+		if (!refcount_inc_not_zero(&qp->ref))
+			continue;
+		spin_unlock_irqrestore(&cq->lock, flags);
+		mroce_wq_retire(qp, wq);
+		mroce_qp_put(qp);
+		spin_lock_irqsave(&cq->lock, flags);
+	}
+	/*
+	 * User polls are invisible: retry on our own, at once again after
+	 * progress, backing off while the consumer does not poll. (A queue
+	 * that parked again above queued us already, with the last delay.)
+	 */
+	if (cq->is_user && !list_empty(&cq->waiters)) {
+		cq->room_delay = cq->prod != prod ? 1 :
+				 min_t(unsigned long, cq->room_delay * 2,
+				       MROCE_CQ_ROOM_MAX_DELAY);
+		queue_delayed_work(system_wq, &cq->room_work, cq->room_delay);
+	}
+	spin_unlock_irqrestore(&cq->lock, flags);
+}
+
+/**
+ * mroce_cq_room_locked() - completions the CQ can take now
+ * @cq: the CQ, locked
+ *
+ * Return: the free slots (a lower bound for a user CQ, whose consumer may
+ * move on meanwhile); U32_MAX once the CQ overflowed, since its
+ * completions are dropped anyway and nothing should wait for room.
+ */
+u32 mroce_cq_room_locked(struct mroce_cq *cq)
+{
+	lockdep_assert_held(&cq->lock);
+	if (cq->overflow)
+		return U32_MAX;
+	return mroce_queue_capacity(&cq->q) -
+	       mroce_cq_count(cq, mroce_cq_consumer(cq));
+}
+
+/**
+ * mroce_cq_wait_locked() - park a work queue until the CQ has room
+ * @cq: the CQ, locked
+ * @wq: a QP's send or receive queue whose next completion did not fit
+ *
+ * mroce_wq_retire() runs for @wq once a kernel consumer polled or anyone
+ * armed the CQ; for a user CQ also on a timer, since its polls never
+ * enter the kernel.
+ */
+void mroce_cq_wait_locked(struct mroce_cq *cq, struct mroce_wq *wq)
+{
+	lockdep_assert_held(&cq->lock);
+	if (!list_empty(&wq->cq_wait))
+		return;
+	list_add_tail(&wq->cq_wait, &cq->waiters);
+	if (cq->is_user && !delayed_work_pending(&cq->room_work))
+		queue_delayed_work(system_wq, &cq->room_work, cq->room_delay);
+}
+
+/* Forget a work queue's wait (its QP is reset or destroyed). */
+void mroce_cq_unwait(struct mroce_cq *cq, struct mroce_wq *wq)
+{
+	unsigned long flags;
+
+	spin_lock_irqsave(&cq->lock, flags);
+	list_del_init(&wq->cq_wait);
+	spin_unlock_irqrestore(&cq->lock, flags);
 }
 
 int mroce_create_cq(struct ib_cq *ibcq, const struct ib_cq_init_attr *attr,
@@ -131,6 +246,9 @@ int mroce_create_cq(struct ib_cq *ibcq, const struct ib_cq_init_attr *attr,
 	}
 
 	spin_lock_init(&cq->lock);
+	INIT_LIST_HEAD(&cq->waiters);
+	INIT_DELAYED_WORK(&cq->room_work, mroce_cq_room_work);
+	cq->room_delay = 1;
 	cq->is_user = !!udata;
 	ibcq->cqe = mroce_queue_capacity(&cq->q);
 	return 0;
@@ -140,26 +258,11 @@ int mroce_destroy_cq(struct ib_cq *ibcq, struct ib_udata *udata)
 {
 	struct mroce_cq *cq = to_mcq(ibcq);
 
-	/* The core refuses while QPs or SRQs still use the CQ. */
+	/* The core refuses while QPs or SRQs still use the CQ: no waiters. */
+	cancel_delayed_work_sync(&cq->room_work);
 	mroce_queue_free(&cq->q);
 	atomic_dec(&to_mdev(ibcq->device)->num_cq);
 	return 0;
-}
-
-/* The consumer index: the user's, read once, or the kernel poller's. */
-static u32 mroce_cq_consumer(const struct mroce_cq *cq)
-{
-	return cq->is_user ? mroce_queue_user_consumer(&cq->q) : cq->cons;
-}
-
-/*
- * Completions not yet polled, counted from consumer index @from. Masked:
- * the user's index is published masked, and the count of a kernel CQ never
- * exceeds the mask anyway.
- */
-static u32 mroce_cq_count(const struct mroce_cq *cq, u32 from)
-{
-	return (cq->prod - from) & cq->q.mask;
 }
 
 /**
@@ -184,6 +287,7 @@ int mroce_resize_cq(struct ib_cq *ibcq, int cqe, struct ib_udata *udata)
 	struct mroce_queue nq = {}, old;
 	unsigned long flags;
 	u32 n, i, from;
+	bool kick;
 	int err;
 
 	if (!udata != !cq->is_user)
@@ -212,10 +316,28 @@ int mroce_resize_cq(struct ib_cq *ibcq, int cqe, struct ib_udata *udata)
 	if (cq->is_user)
 		mroce_queue_publish_producer(&cq->q, n);
 	ibcq->cqe = mroce_queue_capacity(&cq->q);
+	kick = !list_empty(&cq->waiters);
 	spin_unlock_irqrestore(&cq->lock, flags);
 
 	mroce_queue_free(&old);
+	if (kick)
+		mroce_cq_kick(cq);
 	return 0;
+}
+
+/* Make an overflow diagnosable: which CQ, whose, what it dropped first. */
+static void mroce_cq_overflowed(struct mroce_cq *cq, const struct ib_wc *wc)
+{
+	const struct rdma_restrack_entry *res = &cq->ibcq.res;
+	struct ib_device *ibdev = cq->ibcq.device;
+
+	mroce_counter_inc(to_mdev(ibdev), MROCE_CNT_CQ_OVERFLOW);
+	ibdev_warn_ratelimited(ibdev,
+			       "CQ %u (%s, %u entries) overflowed: lost a completion of QP %u (status %d), the CQ is in error\n",
+			       res->id,
+			       rdma_is_kernel_res(res) ? res->kern_name : "user",
+			       mroce_queue_capacity(&cq->q), wc->qp->qp_num,
+			       wc->status);
 }
 
 /**
@@ -242,6 +364,7 @@ int mroce_cq_post_locked(struct mroce_cq *cq, const struct ib_wc *wc,
 	    mroce_queue_capacity(&cq->q)) {
 		cq->overflow = true;
 		ev->overflow = true;
+		mroce_cq_overflowed(cq, wc);
 		return -EOVERFLOW;
 	}
 
@@ -294,6 +417,7 @@ int mroce_poll_cq(struct ib_cq *ibcq, int num, struct ib_wc *wc)
 {
 	struct mroce_cq *cq = to_mcq(ibcq);
 	unsigned long flags;
+	bool kick;
 	int n = 0;
 
 	/* User CQs are polled in user space; uverbs never gets here. */
@@ -306,7 +430,10 @@ int mroce_poll_cq(struct ib_cq *ibcq, int num, struct ib_wc *wc)
 		       sizeof(*wc));
 		cq->cons++;
 	}
+	kick = n && !list_empty(&cq->waiters);
 	spin_unlock_irqrestore(&cq->lock, flags);
+	if (kick)
+		mroce_cq_kick(cq);
 	return n;
 }
 
@@ -315,6 +442,7 @@ int mroce_req_notify_cq(struct ib_cq *ibcq, enum ib_cq_notify_flags flags)
 	struct mroce_cq *cq = to_mcq(ibcq);
 	u8 type = flags & IB_CQ_SOLICITED_MASK;
 	unsigned long irqflags;
+	bool kick;
 	int ret = 0;
 
 	spin_lock_irqsave(&cq->lock, irqflags);
@@ -324,6 +452,10 @@ int mroce_req_notify_cq(struct ib_cq *ibcq, enum ib_cq_notify_flags flags)
 	if ((flags & IB_CQ_REPORT_MISSED_EVENTS) &&
 	    mroce_cq_count(cq, mroce_cq_consumer(cq)))
 		ret = 1;
+	/* The one system call a user consumer makes: retry now. */
+	kick = !list_empty(&cq->waiters);
 	spin_unlock_irqrestore(&cq->lock, irqflags);
+	if (kick)
+		mroce_cq_kick(cq);
 	return ret;
 }

@@ -273,6 +273,7 @@ int mroce_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 	INIT_LIST_HEAD(&qp->srq_taken);
 	/* Guards srq_taken too when there is no RQ of our own. */
 	spin_lock_init(&qp->rq.lock);
+	INIT_LIST_HEAD(&qp->rq.cq_wait);
 	qp->state = IB_QPS_RESET;
 	qp->sq_sig_all = init->sq_sig_type == IB_SIGNAL_ALL_WR;
 	qp->scq = to_mcq(init->send_cq);
@@ -341,6 +342,17 @@ err_count:
 	return err;
 }
 
+/*
+ * Completions that waited for CQ room are dropped with their WQEs (reset,
+ * destroy). A CQ's room work that holds a reference may park a queue
+ * again before the reset empties it; it then finds nothing to retire.
+ */
+static void mroce_qp_unwait(struct mroce_qp *qp)
+{
+	mroce_cq_unwait(qp->scq, &qp->sq);
+	mroce_cq_unwait(qp->rcq, &qp->rq);
+}
+
 /* The transport has let go of the QP: nobody uses its rkey caches. */
 static void mroce_qp_unpin_rkeys(struct mroce_qp *qp)
 {
@@ -365,6 +377,7 @@ int mroce_destroy_qp(struct ib_qp *ibqp, struct ib_udata *udata)
 	wait_for_completion(&qp->released);
 
 	/* No completions on destroy; SRQ WQEs in progress are given back. */
+	mroce_qp_unwait(qp);
 	mroce_qp_release_srq(qp);
 	mroce_qp_unpin_rkeys(qp);
 	if (!qp->srq)
@@ -458,6 +471,7 @@ static void mroce_qp_store_attr(struct mroce_qp *qp,
 /* Back to an empty RESET QP; the transport already dropped it. */
 static void mroce_qp_reset(struct mroce_qp *qp)
 {
+	mroce_qp_unwait(qp);
 	mroce_qp_unpin_rkeys(qp);
 	mutex_lock(&qp->db_mutex);
 	mroce_wq_reset(&qp->sq);
@@ -488,7 +502,7 @@ static void mroce_qp_enter(struct mroce_qp *qp, enum ib_qp_state old,
 		break;
 	case IB_QPS_SQD:
 		if (old != IB_QPS_SQD)
-			mroce_sq_check_drained(qp);
+			mroce_wq_retire(qp, &qp->sq);
 		break;
 	case IB_QPS_RTS:
 		if (old == IB_QPS_RTS)

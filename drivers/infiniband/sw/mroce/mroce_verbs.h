@@ -302,6 +302,17 @@ struct mroce_cq {
 	u8			notify;	/* 0, IB_CQ_SOLICITED, IB_CQ_NEXT_COMP */
 	bool			overflow;
 	bool			is_user;
+
+	/*
+	 * Work queues whose next completion is an error that did not fit
+	 * (struct mroce_wq's cq_wait, under lock): room_work retires them
+	 * once the consumer made room. Kernel polls and every arm kick it;
+	 * user polls are invisible, so for a user CQ it also retries on its
+	 * own, backing off to room_delay.
+	 */
+	struct list_head	waiters;
+	struct delayed_work	room_work;
+	unsigned long		room_delay;	/* jiffies */
 };
 
 static inline struct mroce_cq *to_mcq(struct ib_cq *cq)
@@ -408,6 +419,7 @@ struct mroce_wq {
 	u32			tail;		/* retired */
 	bool			stopped;	/* SQ: a bad WQE blocks the rest */
 	bool			is_send;	/* mroce_swqe slots, else rwqe */
+	struct list_head	cq_wait;	/* on its CQ's waiters, cq->lock */
 };
 
 static inline void *mroce_wq_slot(const struct mroce_wq *wq, u32 idx)
@@ -486,6 +498,13 @@ static inline struct mroce_dev *mroce_qp_dev(const struct mroce_qp *qp)
 static inline u32 mroce_qpn(const struct mroce_qp *qp)
 {
 	return qp->ibqp.qp_num;
+}
+
+/* The QP of a send or receive queue (not of an SRQ's). */
+static inline struct mroce_qp *mroce_wq_qp(struct mroce_wq *wq)
+{
+	return wq->is_send ? container_of(wq, struct mroce_qp, sq) :
+			     container_of(wq, struct mroce_qp, rq);
 }
 
 /* Lookups (any context). */
@@ -588,6 +607,9 @@ int mroce_cq_post_locked(struct mroce_cq *cq, const struct ib_wc *wc,
 			 bool solicited, struct mroce_cq_ev *ev);
 void mroce_cq_publish_locked(struct mroce_cq *cq);
 void mroce_cq_dispatch(struct mroce_cq *cq, struct mroce_cq_ev *ev);
+u32 mroce_cq_room_locked(struct mroce_cq *cq);
+void mroce_cq_wait_locked(struct mroce_cq *cq, struct mroce_wq *wq);
+void mroce_cq_unwait(struct mroce_cq *cq, struct mroce_wq *wq);
 
 /* mroce_qp.c */
 int mroce_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
@@ -616,7 +638,7 @@ int mroce_post_srq_recv(struct ib_srq *ibsrq, const struct ib_recv_wr *wr,
 void mroce_sq_flush_pending(struct mroce_qp *qp);
 void mroce_sq_flush_all(struct mroce_qp *qp);
 void mroce_rq_flush_all(struct mroce_qp *qp);
-void mroce_sq_check_drained(struct mroce_qp *qp);
+void mroce_wq_retire(struct mroce_qp *qp, struct mroce_wq *wq);
 void mroce_qp_release_srq(struct mroce_qp *qp);
 
 /* mroce_srq.c */

@@ -70,6 +70,7 @@ int mroce_wq_init(struct mroce_wq *wq, struct ib_ucontext *uctx, u32 max_wr,
 	BUILD_BUG_ON(offsetof(struct rxe_send_wr, wr.ud.ah_num) != 36);
 
 	spin_lock_init(&wq->lock);
+	INIT_LIST_HEAD(&wq->cq_wait);
 	wq->is_send = is_send;
 	if (is_send) {
 		room = mroce_swqe_room(max_sge, max_inline);
@@ -515,10 +516,63 @@ static void mroce_wq_cqe_locked(struct mroce_cq *cq, const struct ib_wc *wc,
 		ev->overflow = true;
 }
 
+/* The pin of the WQE in slot @idx if it is done, else NULL. */
+static struct mroce_mr_pin *mroce_wq_done_pin(struct mroce_wq *wq, u32 idx)
+{
+	struct mroce_swqe *swqe;
+	struct mroce_rwqe *rwqe;
+
+	if (wq->is_send) {
+		swqe = mroce_wq_slot(wq, idx);
+		return swqe->done ? &swqe->pin : NULL;
+	}
+	rwqe = mroce_wq_slot(wq, idx);
+	return rwqe->done ? &rwqe->pin : NULL;
+}
+
+/* Whether the done WQE in slot @idx owes a CQE; @failed: an error one. */
+static bool mroce_wq_slot_owes(const struct mroce_qp *qp, struct mroce_wq *wq,
+			       u32 idx, bool *failed)
+{
+	struct mroce_swqe *swqe;
+
+	if (!wq->is_send) {
+		*failed = ((struct mroce_rwqe *)mroce_wq_slot(wq, idx))->wc.status !=
+			  IB_WC_SUCCESS;
+		return true;
+	}
+	swqe = mroce_wq_slot(wq, idx);
+	*failed = swqe->status != IB_WC_SUCCESS;
+	return *failed || qp->sq_sig_all || (swqe->send_flags & IB_SEND_SIGNALED);
+}
+
 /*
- * The WQEs in slots [@from, tail) just retired: give the slots back to user
- * space, then post their CQEs, in order, under one hold of the CQ lock and
- * publish them with one store.
+ * Whether a completion may retire now, given the CQ room left (@room, from
+ * mroce_cq_room_locked(), counted down here). A successful one always may:
+ * if it does not fit, the CQ overflows, as the IB spec says for a consumer
+ * that sized its CQ too small for its traffic. An error one -- most often
+ * a flush, the last thing a QP produces and what ib_drain_qp() and every
+ * teardown wait for -- only if it fits: otherwise its WQE keeps its slot
+ * and the queue waits on the CQ (mroce_cq_wait_locked()) until the
+ * consumer makes room, so no such completion is ever dropped. The queue
+ * has stopped anyway (an RC QP is in ERR, a UD SQ in SQE).
+ */
+static bool mroce_cqe_fits(bool failed, u32 *room)
+{
+	if (*room) {
+		(*room)--;
+		return true;
+	}
+	if (failed)
+		return false;
+	*room = U32_MAX;	/* the CQ overflows: nothing waits from here */
+	return true;
+}
+
+/*
+ * Retire the done WQEs at the tail of a send or receive queue (not an
+ * SRQ's), in order: give their slots back to user space, then post their
+ * CQEs under one hold of the CQ lock and publish them with one store.
  *
  * The slots go back first: an application that posts its next WR as soon
  * as it polled a completion (ibv_rc_pingpong, with a one-deep send queue)
@@ -528,26 +582,42 @@ static void mroce_wq_cqe_locked(struct mroce_cq *cq, const struct ib_wc *wc,
  * acquire, as librxe does. The shadow slots stay ours until wq->lock is
  * dropped: a doorbell or post reads the free room under that lock.
  */
-static void mroce_wq_retired(struct mroce_qp *qp, struct mroce_wq *wq,
-			     struct mroce_cq *cq, u32 from,
-			     struct mroce_wq_ev *ev)
+static void mroce_wq_retire_locked(struct mroce_qp *qp, struct mroce_wq *wq,
+				   struct mroce_cq *cq, struct mroce_wq_ev *ev)
 {
-	bool locked = false, solicited;
+	bool locked = false, failed, solicited;
+	struct mroce_mr_pin *pin;
+	u32 from = wq->tail, room = 0;
 	struct ib_wc wc;
 
 	lockdep_assert_held(&wq->lock);
-	if (from == wq->tail)
-		return;
-	if (qp->is_user)
-		mroce_queue_publish_consumer(&wq->uq, wq->tail);
-	for (; from != wq->tail; from++) {
-		if (!mroce_wq_slot_wc(qp, wq, from, &wc, &solicited, ev))
-			continue;
-		if (!locked) {
-			spin_lock(&cq->lock);
-			locked = true;
+	while (wq->tail != wq->fetch) {
+		pin = mroce_wq_done_pin(wq, wq->tail);
+		if (!pin)
+			break;
+		if (mroce_wq_slot_owes(qp, wq, wq->tail, &failed)) {
+			if (!locked) {
+				spin_lock(&cq->lock);
+				locked = true;
+				room = mroce_cq_room_locked(cq);
+			}
+			if (!mroce_cqe_fits(failed, &room)) {
+				/* Its error still stops the QP at once. */
+				mroce_wq_slot_wc(qp, wq, wq->tail, &wc,
+						 &solicited, ev);
+				mroce_cq_wait_locked(cq, wq);
+				break;
+			}
 		}
-		mroce_wq_cqe_locked(cq, &wc, solicited, ev);
+		mroce_mr_unpin(pin);
+		wq->tail++;
+	}
+	if (from != wq->tail && qp->is_user)
+		mroce_queue_publish_consumer(&wq->uq, wq->tail);
+	/* Every WQE that owes a CQE took the lock above. */
+	for (; from != wq->tail; from++) {
+		if (mroce_wq_slot_wc(qp, wq, from, &wc, &solicited, ev))
+			mroce_wq_cqe_locked(cq, &wc, solicited, ev);
 	}
 	if (locked) {
 		mroce_cq_publish_locked(cq);
@@ -559,19 +629,9 @@ static void mroce_wq_retired(struct mroce_qp *qp, struct mroce_wq *wq,
 static void mroce_sq_retire_locked(struct mroce_qp *qp, struct mroce_wq_ev *ev)
 {
 	struct mroce_wq *sq = &qp->sq;
-	struct mroce_swqe *swqe;
-	u32 from = sq->tail;
 
 	lockdep_assert_held(&sq->lock);
-
-	while (sq->tail != sq->fetch) {
-		swqe = mroce_wq_slot(sq, sq->tail);
-		if (!swqe->done)
-			break;
-		mroce_mr_unpin(&swqe->pin);
-		sq->tail++;
-	}
-	mroce_wq_retired(qp, sq, qp->scq, from, ev);
+	mroce_wq_retire_locked(qp, sq, qp->scq, ev);
 
 	if (qp->sqd_notify && sq->tail == sq->fetch &&
 	    READ_ONCE(qp->state) == IB_QPS_SQD) {
@@ -648,18 +708,6 @@ void mroce_sq_flush_all(struct mroce_qp *qp)
 
 	spin_lock_irqsave(&qp->sq.lock, flags);
 	mroce_sq_flush_locked(qp, qp->sq.tail, &ev);
-	spin_unlock_irqrestore(&qp->sq.lock, flags);
-	mroce_sq_after(qp, &ev);
-}
-
-/* Raise SQ_DRAINED now if the QP entered SQD with nothing in flight. */
-void mroce_sq_check_drained(struct mroce_qp *qp)
-{
-	struct mroce_wq_ev ev = {};
-	unsigned long flags;
-
-	spin_lock_irqsave(&qp->sq.lock, flags);
-	mroce_sq_retire_locked(qp, &ev);
 	spin_unlock_irqrestore(&qp->sq.lock, flags);
 	mroce_sq_after(qp, &ev);
 }
@@ -1013,47 +1061,52 @@ static void mroce_srq_release(struct mroce_srq *srq, struct mroce_rwqe *rwqe)
 /*
  * Post CQEs for done receive WQEs in RQ (or SRQ-take) order. As on the
  * send queue, each slot goes back to user space before its CQE is posted
- * (see mroce_wq_retired()). An SRQ slot may be taken by another QP as soon
- * as it is released, so its CQE is copied out first and posted on its own,
- * without the SRQ lock under the CQ lock; the CQ's producer index is still
- * published once, with the last CQE of the run.
+ * (see mroce_wq_retire_locked()). An SRQ slot may be taken by another QP as
+ * soon as it is released, so its CQE is copied out first and posted on its
+ * own, without the SRQ lock under the CQ lock; the CQ's producer index is
+ * still published once, with the last CQE of the run. A failed one is
+ * posted before its slot goes back instead: it must find room under the
+ * same hold of the CQ lock (mroce_cqe_fits()), and nobody waits for the
+ * slot of a receive that failed.
  */
 static void mroce_rq_retire_locked(struct mroce_qp *qp, struct mroce_wq_ev *ev)
 {
-	struct mroce_wq *rq = &qp->rq;
 	struct mroce_cq *cq = qp->rcq;
 	struct mroce_rwqe *rwqe, *next;
+	bool solicited, last, fits;
 	struct ib_wc wc;
-	bool solicited;
-	u32 from;
 
-	lockdep_assert_held(&rq->lock);
+	lockdep_assert_held(&qp->rq.lock);
 
-	if (qp->srq) {
-		list_for_each_entry_safe(rwqe, next, &qp->srq_taken, qp_node) {
-			if (!rwqe->done)
-				break;
-			solicited = mroce_rwqe_wc(qp, rwqe, &wc, ev);
-			mroce_srq_release(qp->srq, rwqe);
-			spin_lock(&cq->lock);
-			mroce_wq_cqe_locked(cq, &wc, solicited, ev);
-			if (list_entry_is_head(next, &qp->srq_taken, qp_node) ||
-			    !next->done)
-				mroce_cq_publish_locked(cq);
-			spin_unlock(&cq->lock);
-		}
+	if (!qp->srq) {
+		mroce_wq_retire_locked(qp, &qp->rq, cq, ev);
 		return;
 	}
-
-	from = rq->tail;
-	while (rq->tail != rq->fetch) {
-		rwqe = mroce_wq_slot(rq, rq->tail);
+	list_for_each_entry_safe(rwqe, next, &qp->srq_taken, qp_node) {
 		if (!rwqe->done)
 			break;
-		mroce_mr_unpin(&rwqe->pin);
-		rq->tail++;
+		solicited = mroce_rwqe_wc(qp, rwqe, &wc, ev);
+		last = list_entry_is_head(next, &qp->srq_taken, qp_node) ||
+		       !next->done;
+		if (wc.status != IB_WC_SUCCESS) {
+			spin_lock(&cq->lock);
+			fits = mroce_cq_room_locked(cq);
+			if (fits)
+				mroce_wq_cqe_locked(cq, &wc, solicited, ev);
+			else
+				mroce_cq_wait_locked(cq, &qp->rq);
+			spin_unlock(&cq->lock);
+			if (!fits)
+				break;
+		}
+		mroce_srq_release(qp->srq, rwqe);
+		spin_lock(&cq->lock);
+		if (wc.status == IB_WC_SUCCESS)
+			mroce_wq_cqe_locked(cq, &wc, solicited, ev);
+		if (last)
+			mroce_cq_publish_locked(cq);
+		spin_unlock(&cq->lock);
 	}
-	mroce_wq_retired(qp, rq, cq, from, ev);
 }
 
 static void mroce_rq_after(struct mroce_qp *qp, struct mroce_wq_ev *ev)
@@ -1061,6 +1114,32 @@ static void mroce_rq_after(struct mroce_qp *qp, struct mroce_wq_ev *ev)
 	mroce_cq_dispatch(qp->rcq, &ev->cq);
 	if (ev->overflow || ev->error)
 		mroce_qp_error_deferred(qp);
+}
+
+/**
+ * mroce_wq_retire() - retire what is done at the tail of a QP's queue
+ * @qp: the QP
+ * @wq: &qp->sq or &qp->rq (the SRQ WQEs the QP took, with an SRQ)
+ *
+ * Any context, no verbs lock held. For the CQ's room work once a consumer
+ * made room for the completions waiting, and for a QP entering SQD with
+ * nothing in flight (SQ_DRAINED is raised now).
+ */
+void mroce_wq_retire(struct mroce_qp *qp, struct mroce_wq *wq)
+{
+	struct mroce_wq_ev ev = {};
+	unsigned long flags;
+
+	spin_lock_irqsave(&wq->lock, flags);
+	if (wq->is_send)
+		mroce_sq_retire_locked(qp, &ev);
+	else
+		mroce_rq_retire_locked(qp, &ev);
+	spin_unlock_irqrestore(&wq->lock, flags);
+	if (wq->is_send)
+		mroce_sq_after(qp, &ev);
+	else
+		mroce_rq_after(qp, &ev);
 }
 
 static bool mroce_qp_receives(enum ib_qp_state state)
