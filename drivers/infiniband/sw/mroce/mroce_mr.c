@@ -623,16 +623,20 @@ bool mroce_mr_pin_covers(const struct mroce_mr_pin *pin, u32 key, int access,
  * @len: bytes
  * @fn: called for each piece, under rcu_read_lock() (it must not sleep)
  * @priv: passed to @fn
- * @why: on -EACCES or -EFAULT, the reason; may be NULL
+ * @why: on -ESTALE or -EFAULT, the reason; may be NULL
  *
  * No table lookup, no rights check and no atomic: only whether the MR's
  * generation is still the pin's, i.e. it was neither deregistered nor, for
- * FRWR MRs, invalidated or re-registered since the pin was taken. dereg_mr
- * keeps the pages until the walk's RCU read section ends.
+ * FRWR MRs, invalidated or re-registered since the pin was taken. That is
+ * the one generation check a use of a pin makes: it must be inside the
+ * walk's RCU read section, since dereg_mr keeps the pages only until that
+ * ends.
  *
  * Return: 0; -EFAULT if the range is outside the pin (MROCE_MR_BOUNDS);
- * -EACCES if the MR was deregistered (MROCE_MR_NO_KEY) or invalidated or
- * re-registered (MROCE_MR_INVALID); or what @fn returned.
+ * -ESTALE if the MR was deregistered (MROCE_MR_NO_KEY) or invalidated or
+ * re-registered (MROCE_MR_INVALID) since the pin was taken -- a WQE's pin
+ * fails its access then, an rkey cache looks the key up again; or what
+ * @fn returned.
  */
 int mroce_mr_pin_walk(struct mroce_mr_pin *pin, u64 iova, u64 len,
 		      mroce_chunk_fn fn, void *priv, enum mroce_mr_err *why)
@@ -658,7 +662,7 @@ int mroce_mr_pin_walk(struct mroce_mr_pin *pin, u64 iova, u64 len,
 	} else {
 		*why = READ_ONCE(mr->dead) ? MROCE_MR_NO_KEY :
 					     MROCE_MR_INVALID;
-		err = -EACCES;
+		err = -ESTALE;
 	}
 	rcu_read_unlock();
 	return err;
@@ -693,19 +697,20 @@ bool mroce_mr_pin_is_user(const struct mroce_mr_pin *pin)
  * @len: bytes (at least 1)
  * @why: on failure, the reason; may be NULL
  *
- * A hit costs a compare of key, rights, range and generation; a miss is
+ * A hit costs a compare of key, rights and range; a miss is
  * mroce_mr_get()'s lookup and checks, and pins the whole MR, so the rest of
- * the message (and later messages into the same MR) hit. A cached pin
- * whose MR was invalidated, re-registered or deregistered is looked up
- * again: the cache refuses exactly what a lookup per packet would.
+ * the message (and later messages into the same MR) hit. Whether the MR
+ * was invalidated, re-registered or deregistered since is checked once, by
+ * the walk that uses the pin: it returns -ESTALE, and the caller lets go
+ * of the pin and calls here again, which looks the key up again. So the
+ * cache refuses exactly what a lookup per packet would.
  *
  * Return: 0, or -EACCES (@pin is then empty).
  */
 int mroce_rkey_pin(struct mroce_qp *qp, struct mroce_mr_pin *pin, u32 rkey,
 		   int access, u64 iova, u64 len, enum mroce_mr_err *why)
 {
-	if (mroce_mr_pin_covers(pin, rkey, access, iova, len) &&
-	    mroce_mr_gen_ok(pin->mr, pin->gen)) {
+	if (mroce_mr_pin_covers(pin, rkey, access, iova, len)) {
 		if (why)
 			*why = MROCE_MR_OK;
 		return 0;
@@ -731,14 +736,21 @@ int mroce_rkey_copy_in_skb(struct mroce_qp *qp, u32 rkey, u64 iova,
 			   enum mroce_mr_err *why)
 {
 	struct mroce_copy c = { .skb = skb, .skb_off = skb_off };
-	int err;
+	int err, tries;
 
-	err = mroce_rkey_pin(qp, &qp->wr_pin, rkey, IB_ACCESS_REMOTE_WRITE,
-			     iova, len, why);
-	if (err)
-		return err;
-	return mroce_mr_pin_walk(&qp->wr_pin, iova, len, mroce_chunk_skb_to_mr,
-				 &c, why);
+	for (tries = 0; tries < 2; tries++) {
+		err = mroce_rkey_pin(qp, &qp->wr_pin, rkey,
+				     IB_ACCESS_REMOTE_WRITE, iova, len, why);
+		if (err)
+			return err;
+		err = mroce_mr_pin_walk(&qp->wr_pin, iova, len,
+					mroce_chunk_skb_to_mr, &c, why);
+		if (err != -ESTALE)
+			return err;
+		/* Stale since it was cached: look the rkey up again (once). */
+		mroce_mr_unpin(&qp->wr_pin);
+	}
+	return -EACCES;
 }
 
 int mroce_chunk_to_mr(void *priv, struct page *page, unsigned int off,

@@ -354,12 +354,13 @@ static struct sk_buff *mroce_tx_payload(struct mroce_peer *peer,
 	struct mroce_dev *mdev = peer->mdev;
 	u32 hdr = mroce_hdr_len(ck->opcode);
 	struct mroce_mr_pin *pin = NULL;
+	bool zc = false, repinned = false;
 	struct sk_buff *skb;
-	bool zc = false;
 	u64 va = 0;
 	int err;
 
 	*status = IB_WC_SUCCESS;
+again:
 	if (ck->kind == MROCE_CK_REQ)
 		zc = qp->is_user && !ck->swqe->is_inline;
 	else if (ck->len) {
@@ -434,6 +435,16 @@ out:
 	return skb;
 
 fault:
+	/*
+	 * The walk is what checks that the rkey cache's MR was not
+	 * invalidated, re-registered or deregistered since it was cached:
+	 * then look the rkey up again, as a lookup per chunk would.
+	 */
+	if (pin && err == -ESTALE && !repinned) {
+		mroce_mr_unpin(pin);
+		repinned = true;
+		goto again;
+	}
 	*status = ck->kind == MROCE_CK_REQ ? IB_WC_LOC_PROT_ERR :
 					     IB_WC_REM_ACCESS_ERR;
 	return NULL;

@@ -1429,7 +1429,9 @@ static int mroce_sge_walk(struct mroce_qp *qp, const struct mroce_sgl *l,
 			return err;
 		*l->pin_sge = i;
 	}
-	return mroce_mr_pin_walk(l->pin, addr, piece, fn, priv, why);
+	err = mroce_mr_pin_walk(l->pin, addr, piece, fn, priv, why);
+	/* A WQE's pin never re-pins: its message fails with the MR's rights. */
+	return err == -ESTALE ? -EACCES : err;
 }
 
 /*
