@@ -176,7 +176,8 @@ mroce_loaded() { grep -q '^mroce ' /proc/modules; }
 rxe_loaded() { grep -q '^rdma_rxe ' /proc/modules; }
 # mroce_load [ko=PATH] [PARAM=VALUE...]: the installed mroce with those
 # parameters, or the module file PATH (another build of it, for an A/B of
-# code in one boot; its dependencies come from the installed tree).
+# code in one boot; relative to the repository; its dependencies come from
+# the installed tree).
 mroce_load() {
 	local w ko='' deps a=()
 	for w in "$@"; do
@@ -186,6 +187,7 @@ mroce_load() {
 		esac
 	done
 	[ -n "$ko" ] || { modprobe mroce "${a[@]}"; return; }
+	[[ $ko == /* ]] || ko=$MROCE_REPO/$ko
 	deps=$(modinfo -F depends "$ko") || return 1
 	# shellcheck disable=SC2086 # one word per module
 	[ -z "$deps" ] || modprobe -a ${deps//,/ } || return 1

@@ -56,9 +56,10 @@
 #                    run time, else mroce reloaded with each set, the sets
 #                    then running one after the other within the round).
 #                    A set's word ko=PATH loads the module file PATH (built
-#                    for the VM's kernel, readable in the VM: the host's
-#                    root is) instead of the installed mroce: an A/B of two
-#                    builds, e.g. " | ko=/tmp/me/base.ko"
+#                    for the VM's kernel; relative to the repository, and
+#                    inside it if the repository is under /tmp: the VM has
+#                    its own /tmp) instead of the installed mroce: an A/B of
+#                    two builds, e.g. "ko=build/A.ko |"
 # vm-timeout: 5400
 . "$(dirname "$0")/../lib.sh"
 . "$(dirname "$0")/../lib_traffic.sh"
@@ -297,7 +298,7 @@ teardown() {
 	rdma link delete dev0 2> /dev/null
 	rdma link delete dev1 2> /dev/null
 	rmmod rdma_rxe mroce 2> /dev/null
-	mloaded=
+	mloaded=-
 	return 0
 }
 
@@ -309,7 +310,7 @@ has_ko=0
 for c in "${mcols[@]}"; do [[ " ${vparams[$c]} " == *" ko="* ]] && has_ko=1; done
 declare -A pdef
 mrw=	# 1: every named parameter is writable at run time
-mloaded=	# the parameter set mroce was loaded with
+mloaded=-	# the parameter set mroce was loaded with; - when not loaded
 pfile() { echo "/sys/module/mroce/parameters/$1"; }
 # mroce_probe: at the first load (no parameters given): the defaults, and
 # whether sets can be switched through sysfs. Sets why if mroce is not usable.
@@ -354,6 +355,7 @@ run_driver() {
 	if ! setup "$drv"; then
 		why="setup failed"
 	elif [ "$drv" = mroce ]; then
+		mloaded=''
 		mroce_probe
 	fi
 	if [ -n "$why" ]; then
@@ -384,6 +386,7 @@ run_driver() {
 	else
 		for c in "${order[@]}"; do
 			if ! mroce_use "$c"; then
+				progress "$c: could not load mroce ${vparams[$c]}; its rows are left out of round $r"
 				for row in "${rorder[@]}"; do
 					failed "$c,${row%%:*},${row#*:}" "$r" "could not load mroce ${vparams[$c]}"
 					nrun=$((nrun + 1))
