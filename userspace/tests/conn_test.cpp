@@ -176,6 +176,18 @@ class Conn : public ::testing::Test {
     ack(peer, s);
     ASSERT_EQ(s.paths[path].health.state, MROCE_PATH_ACTIVE);
   }
+  // a's timer fires at `at` and sends a PROBE on `path` (nothing else); the
+  // PROBE reaches b 100 us later and b's ACK comes back.
+  void timer_probe_answered(uint64_t at, uint8_t path) {
+    now = at;
+    mroce_timer_res res;
+    mroce_conn_on_timer(&a.c, now, &res);
+    ASSERT_EQ(res.probe_mask, 1ull << path);
+    auto pr = probe_pkt(a, path);
+    now += 100000;
+    deliver(b, pr);
+    ack(b, a);
+  }
   mroce_params p;
   Side a, b;
   uint64_t now = 1000000000;
@@ -958,18 +970,13 @@ TEST_F(Conn, AnOversleptRtoProbesInsteadOfRekeying) {
 TEST_F(Conn, AnsweredProbeAfterAnOversleptRtoResendsNothing) {
   establish();
   flight_arrived(1);
-  now = a.paths[1].rto_at + p.oversleep + 20000000;
-  mroce_timer_res res;
-  mroce_conn_on_timer(&a.c, now, &res);
-  ASSERT_EQ(res.probe_mask, 1ull << 1);
-  auto pr = probe_pkt(a, 1);
-  now += 100000;
-  deliver(b, pr);
-  ack(b, a);
+  const uint64_t late = a.paths[1].rto_at + p.oversleep + 20000000;
+  ASSERT_NO_FATAL_FAILURE(timer_probe_answered(late, 1));
   ASSERT_EQ(a.acked.size(), 2u);
   EXPECT_EQ(a.acked[0].first + a.acked[1].first, 3u);
   EXPECT_FALSE(a.paths[1].held);  // progress: the next oversleep probes again
   // Time runs on well past every old deadline: nothing is declared lost.
+  mroce_timer_res res;
   for (int i = 0; i < 50; i++) {
     uint64_t t = mroce_conn_next_deadline(&a.c);
     if (t == UINT64_MAX) break;
@@ -1147,14 +1154,7 @@ TEST_F(Conn, AnRtoProbeAnsweredResendsNothing) {
   establish();
   flight_arrived(1);
   a.paths[1].pto_at = a.paths[1].rto_at + 1;
-  now = a.paths[1].rto_at;
-  mroce_timer_res res;
-  mroce_conn_on_timer(&a.c, now, &res);
-  ASSERT_EQ(res.probe_mask, 1ull << 1);
-  auto pr = probe_pkt(a, 1);
-  now += 100000;
-  deliver(b, pr);
-  ack(b, a);
+  ASSERT_NO_FATAL_FAILURE(timer_probe_answered(a.paths[1].rto_at, 1));
   EXPECT_EQ(a.acked.size(), 2u);
   EXPECT_FALSE(a.paths[1].probed);
   EXPECT_TRUE(a.lost.empty());
