@@ -20,6 +20,7 @@ const std::vector<CounterInfo> &counter_catalog()
 		{"rdma_recvs", "traffic", E, "receive work requests completed"},
 		{"send_err", "traffic", P, "packets the IP layer refused to send"},
 		{"link_downed", "traffic", E, "times the port went from ACTIVE to DOWN"},
+		{"cq_overflow", "traffic", E, "completions lost to a full CQ (the CQ went into error)"},
 
 		{"acks_sent", "reliability", P, "ACK packets sent"},
 		{"acks_rcvd", "reliability", P, "ACK packets received"},
