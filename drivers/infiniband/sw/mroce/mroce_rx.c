@@ -809,6 +809,7 @@ struct mroce_rx_burst {
 	bool			data;	/* data accepted: an ACK may be owed */
 	bool			cut;	/* an ACK is due: end the burst now */
 	unsigned int		max;	/* packets per burst */
+	u64			now;	/* read for the burst's last packet */
 };
 
 /*
@@ -820,11 +821,10 @@ struct mroce_rx_burst {
 static void mroce_rx_burst_end(struct mroce_rx_burst *bu, bool idle)
 {
 	struct mroce_peer *peer = bu->peer;
-	u64 now;
+	u64 now = bu->now;	/* a clock read is costly in a VM (HPET) */
 
 	if (!peer)
 		return;
-	now = mroce_now();
 	if (bu->data) {
 		if (idle && bu->max > 1 && READ_ONCE(mroce_rx_ack_flush))
 			mroce_ack_flush(peer, now);
@@ -854,6 +854,7 @@ static void mroce_rx_conn(struct mroce_peer *peer, struct sk_buff *skb,
 	u64 now = mroce_now();
 	struct mroce_ack_res res;
 
+	bu->now = now;
 	mroce_counter_inc(peer->mdev, MROCE_CNT_RCVD_PKTS);
 	mroce_counter_add(peer->mdev, MROCE_CNT_RCVD_BYTES, skb->len);
 
