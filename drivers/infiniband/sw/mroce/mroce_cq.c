@@ -128,10 +128,18 @@ static u32 mroce_cq_count(const struct mroce_cq *cq, u32 from)
 /* A user CQ's own retries while completions wait: 1 jiffy up to this. */
 #define MROCE_CQ_ROOM_MAX_DELAY	(HZ / 10)
 
-/* Retire what waits for room, now (kernel polls, arms, resize). */
-static void mroce_cq_kick(struct mroce_cq *cq)
+/*
+ * Unlock @cq; if @room (a kernel poll took completions, an arm, a resize)
+ * and work queues wait for room, retire them now.
+ */
+static void mroce_cq_unlock_kick(struct mroce_cq *cq, unsigned long flags,
+				 bool room)
 {
-	mod_delayed_work(system_wq, &cq->room_work, 0);
+	bool kick = room && !list_empty(&cq->waiters);
+
+	spin_unlock_irqrestore(&cq->lock, flags);
+	if (kick)
+		mod_delayed_work(system_wq, &cq->room_work, 0);
 }
 
 /*
@@ -287,7 +295,6 @@ int mroce_resize_cq(struct ib_cq *ibcq, int cqe, struct ib_udata *udata)
 	struct mroce_queue nq = {}, old;
 	unsigned long flags;
 	u32 n, i, from;
-	bool kick;
 	int err;
 
 	if (!udata != !cq->is_user)
@@ -316,12 +323,9 @@ int mroce_resize_cq(struct ib_cq *ibcq, int cqe, struct ib_udata *udata)
 	if (cq->is_user)
 		mroce_queue_publish_producer(&cq->q, n);
 	ibcq->cqe = mroce_queue_capacity(&cq->q);
-	kick = !list_empty(&cq->waiters);
-	spin_unlock_irqrestore(&cq->lock, flags);
+	mroce_cq_unlock_kick(cq, flags, true);
 
 	mroce_queue_free(&old);
-	if (kick)
-		mroce_cq_kick(cq);
 	return 0;
 }
 
@@ -417,7 +421,6 @@ int mroce_poll_cq(struct ib_cq *ibcq, int num, struct ib_wc *wc)
 {
 	struct mroce_cq *cq = to_mcq(ibcq);
 	unsigned long flags;
-	bool kick;
 	int n = 0;
 
 	/* User CQs are polled in user space; uverbs never gets here. */
@@ -430,10 +433,7 @@ int mroce_poll_cq(struct ib_cq *ibcq, int num, struct ib_wc *wc)
 		       sizeof(*wc));
 		cq->cons++;
 	}
-	kick = n && !list_empty(&cq->waiters);
-	spin_unlock_irqrestore(&cq->lock, flags);
-	if (kick)
-		mroce_cq_kick(cq);
+	mroce_cq_unlock_kick(cq, flags, n);
 	return n;
 }
 
@@ -442,7 +442,6 @@ int mroce_req_notify_cq(struct ib_cq *ibcq, enum ib_cq_notify_flags flags)
 	struct mroce_cq *cq = to_mcq(ibcq);
 	u8 type = flags & IB_CQ_SOLICITED_MASK;
 	unsigned long irqflags;
-	bool kick;
 	int ret = 0;
 
 	spin_lock_irqsave(&cq->lock, irqflags);
@@ -453,9 +452,6 @@ int mroce_req_notify_cq(struct ib_cq *ibcq, enum ib_cq_notify_flags flags)
 	    mroce_cq_count(cq, mroce_cq_consumer(cq)))
 		ret = 1;
 	/* The one system call a user consumer makes: retry now. */
-	kick = !list_empty(&cq->waiters);
-	spin_unlock_irqrestore(&cq->lock, irqflags);
-	if (kick)
-		mroce_cq_kick(cq);
+	mroce_cq_unlock_kick(cq, irqflags, true);
 	return ret;
 }
