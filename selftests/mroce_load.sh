@@ -36,6 +36,36 @@ cycles() {
 	done
 }
 check "10 load/unload cycles" cycles
+
+# The transport's tunables (mroce_knobs.c): set at load and at run time, read
+# back in their unit; -1 restores the default; bad values refused.
+knobs() {
+	local kv n v d
+	modprobe -a ib_core ib_uverbs udp_tunnel ip6_udp_tunnel || return 1
+	for kv in min_rto_us=20000 pace_horizon_us=500 rto_probe=0 rekey_rel=4096 \
+		  hint_srtt=1024 dcc_target=5000000 dcc_floor=131072; do
+		n=${kv%%=*} v=${kv#*=}
+		insmod "$MROCE_KO" "$kv" || return 1
+		[ "$(mroce_param "$n")" = "$v" ] || { echo "$n: $(mroce_param "$n") at load"; return 1; }
+		rmmod mroce && insmod "$MROCE_KO" || return 1
+		d=$(mroce_param "$n")
+		mroce_param "$n" "$v" && [ "$(mroce_param "$n")" = "$v" ] &&
+			mroce_param "$n" -1 && [ "$(mroce_param "$n")" = "$d" ] ||
+			{ echo "$n: run-time write or -1"; return 1; }
+		rmmod mroce || return 1
+	done
+}
+check "tunables at load and at run time" knobs
+check "insmod mroce" insmod "$MROCE_KO"
+for kv in min_rto_us=0 rekey_rel=1000 rto_probe=256 hint_srtt=x dcc_floor=-2; do
+	check_fail "run-time ${kv/=/ = } refused" mroce_param "${kv%%=*}" "${kv#*=}"
+done
+check_eq "refused values leave the defaults" "10000 2048 1" \
+	"$(mroce_param min_rto_us) $(mroce_param rekey_rel) $(mroce_param rto_probe)"
+check "rmmod" rmmod mroce
+check_fail "insmod min_rto_us=0 fails" insmod "$MROCE_KO" min_rto_us=0
+check "kernel log: why it was refused" dmesg_has 'min_rto_us=0 refused: breaks a transport invariant'
+check "kernel log: run-time refusal on one line" dmesg_has 'hint_srtt=x refused: not an integer'
 check_fail "module is gone" mroce_loaded
 check "kernel log: loaded/unloaded messages" dmesg_has 'mroce: unloaded'
 check "kernel log clean" dmesg_clean

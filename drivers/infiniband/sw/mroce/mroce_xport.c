@@ -14,6 +14,7 @@
 #include <net/ipv6.h>
 
 #include "mroce_counters.h"
+#include "mroce_knobs.h"
 #include "mroce_peer.h"
 #include "mroce_ud.h"
 
@@ -444,128 +445,13 @@ void mroce_xport_dev_fini(struct mroce_dev *mdev)
 
 /* ------------------------------------------------------------ module */
 
-/*
- * Timer floors of the kernel transport. The protocol core's defaults suit a
- * dedicated CPU; a host stack shares its CPUs (and a VM its vCPUs), so an
- * ACK can sit in a runqueue for milliseconds. Tail losses are found by the
- * core's probe timeout (min_pto) long before the RTO, so a higher RTO floor
- * costs little and avoids spurious retransmissions and path re-keys.
- */
-static uint mroce_min_rto_us = 10000;
-module_param_named(min_rto_us, mroce_min_rto_us, uint, 0444);
-MODULE_PARM_DESC(min_rto_us, "smallest retransmission timeout, us (default 10000)");
-
-/*
- * Kernel timers fire tens of microseconds late (milliseconds under
- * emulation): a packet may leave up to this much ahead of its pacing slot,
- * so the pacer bounds bursts instead of stalling on timer latency.
- */
-static uint mroce_pace_horizon_us = 1000;
-module_param_named(pace_horizon_us, mroce_pace_horizon_us, uint, 0444);
-MODULE_PARM_DESC(pace_horizon_us, "pacing burst allowance, us (default 1000)");
-
-/*
- * Protocol core tunables for A/B runs in one boot (docs/protocol.md
- * "Defaults" has their meaning); -1 keeps the core's default. Writable at
- * run time: connections read mroce_prm live, so a write takes effect at
- * their next decision. A value that breaks a core invariant is refused.
- */
-struct mroce_core_knob {
-	int val;
-	void (*apply)(struct mroce_params *p, u32 v);
-	u32 (*dflt)(const struct mroce_params *d);
-};
-
-#define MROCE_CORE_KNOB(name)						\
-static void mroce_apply_##name(struct mroce_params *p, u32 v)		\
-{									\
-	p->name = v;							\
-}									\
-static u32 mroce_dflt_##name(const struct mroce_params *d)		\
-{									\
-	return d->name;							\
-}									\
-static struct mroce_core_knob mroce_knob_##name = {			\
-	.val = -1, .apply = mroce_apply_##name,				\
-	.dflt = mroce_dflt_##name,					\
-};									\
-module_param_cb(name, &mroce_core_knob_ops, &mroce_knob_##name, 0644);	\
-MODULE_PARM_DESC(name, "protocol core tunable (docs/protocol.md), -1 = default")
-
-static bool mroce_prm_ready;
-
-static int mroce_core_knob_set(const char *val, const struct kernel_param *kp)
-{
-	struct mroce_core_knob *k = kp->arg;
-	struct mroce_params t;
-	u32 u;
-	int v, err;
-
-	err = kstrtoint(val, 0, &v);
-	if (err)
-		return err;
-	if (v < -1)
-		return -EINVAL;
-	if (!mroce_prm_ready) {
-		k->val = v;
-		return 0;
-	}
-	/* -1 at run time restores the core's default. */
-	mroce_params_default(&t);
-	u = v < 0 ? k->dflt(&t) : v;
-	t = mroce_prm;
-	k->apply(&t, u);
-	if (!mroce_params_valid(&t))
-		return -EINVAL;
-	k->apply(&mroce_prm, u);
-	k->val = v;
-	return 0;
-}
-
-static int mroce_core_knob_get(char *buf, const struct kernel_param *kp)
-{
-	const struct mroce_core_knob *k = kp->arg;
-
-	return sysfs_emit(buf, "%d\n", k->val);
-}
-
-static const struct kernel_param_ops mroce_core_knob_ops = {
-	.set = mroce_core_knob_set,
-	.get = mroce_core_knob_get,
-};
-
-MROCE_CORE_KNOB(rto_probe);
-MROCE_CORE_KNOB(rekey_rel);
-MROCE_CORE_KNOB(hint_srtt);
-MROCE_CORE_KNOB(dcc_target);
-MROCE_CORE_KNOB(dcc_floor);
-
-static struct mroce_core_knob *const mroce_core_knobs[] = {
-	&mroce_knob_rto_probe, &mroce_knob_rekey_rel, &mroce_knob_hint_srtt,
-	&mroce_knob_dcc_target, &mroce_knob_dcc_floor,
-};
-
 int mroce_xport_init(void)
 {
-	unsigned int i;
 	int err;
 
-	mroce_params_default(&mroce_prm);
-	if (mroce_min_rto_us)
-		mroce_prm.min_rto = min_t(u64, (u64)mroce_min_rto_us *
-					       NSEC_PER_USEC, mroce_prm.max_rto);
-	mroce_prm.init_rto = max(mroce_prm.init_rto, mroce_prm.min_rto);
-	mroce_prm.pace_horizon = min_t(u64, (u64)mroce_pace_horizon_us *
-					    NSEC_PER_USEC, U32_MAX);
-	for (i = 0; i < ARRAY_SIZE(mroce_core_knobs); i++)
-		if (mroce_core_knobs[i]->val >= 0)
-			mroce_core_knobs[i]->apply(&mroce_prm,
-						   mroce_core_knobs[i]->val);
-	if (!mroce_params_valid(&mroce_prm)) {
-		pr_err("invalid transport parameters\n");
-		return -EINVAL;
-	}
-	mroce_prm_ready = true;
+	err = mroce_knobs_init();
+	if (err)
+		return err;
 	mroce_wq = alloc_workqueue("mroce", WQ_HIGHPRI | WQ_MEM_RECLAIM, 0);
 	if (!mroce_wq)
 		return -ENOMEM;
