@@ -53,10 +53,10 @@ if ! cmake -S "$top/userspace" -B "$obj" -DCMAKE_BUILD_TYPE=Release > "$out/buil
 fi
 sim=$obj/sim/mroce-sim
 
-log "running scenarios a-g (seed $seed, $jobs in parallel)${quick:+, quick}"
+log "running scenarios a-h (seed $seed, $jobs in parallel)${quick:+, quick}"
 [ -n "${MROCE_SIM_PRM:-}" ] && log "mroce tunables overridden: $MROCE_SIM_PRM"
 pids=()
-for s in a b c d e f g; do
+for s in a b c d e f g h; do
 	while [ "$(jobs -rp | wc -l)" -ge "$jobs" ]; do sleep 0.2; done
 	"$sim" bench "$s" --seed "$seed" --out "$out" $quick > "$out/$s.txt" &
 	pids+=($!)
@@ -71,7 +71,7 @@ fi
 {
 	echo "mroce simulator benchmark (userspace/sim): mroce vs the RoCEv2 model, seed $seed"
 	[ -n "${MROCE_SIM_PRM:-}" ] && echo "mroce tunables overridden: $MROCE_SIM_PRM"
-	for s in a b c d e f g; do cat "$out/$s.txt"; done
+	for s in a b c d e f g h; do cat "$out/$s.txt"; done
 } | tee "$out/results.txt"
 
 if ensure gnuplot-nox && command -v gnuplot >/dev/null; then

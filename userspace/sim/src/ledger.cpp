@@ -158,6 +158,7 @@ void Ledger::tx_complete(uint32_t idx, Time now) {
   fct_.push_back(now - m->posted);
   if (tx_meter) tx_meter->add(now, m->len);
   retire();
+  if (on_tx_complete) on_tx_complete(idx);
 }
 
 void Ledger::retire() {

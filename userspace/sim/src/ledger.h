@@ -10,6 +10,7 @@
 
 #include <cstdint>
 #include <deque>
+#include <functional>
 #include <map>
 #include <string>
 #include <vector>
@@ -78,6 +79,8 @@ class Ledger {
   // Sender completion latency (post to completion) of completed messages.
   const std::vector<Time> &fct() const { return fct_; }
   Meter *meter = nullptr;       // newly placed bytes of this stream
+  // Called after each sender completion (a closed-loop poster reposts).
+  std::function<void(uint32_t idx)> on_tx_complete;
   Meter *tx_meter = nullptr;    // bytes of completed messages
 
  private:

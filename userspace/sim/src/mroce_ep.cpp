@@ -47,6 +47,15 @@ mroce_params mroce_sim_params() {
   return p;
 }
 
+mroce_params mroce_module_params() {
+  mroce_params p;
+  mroce_params_default(&p);
+  p.min_rto = 10 * 1000 * 1000;
+  p.init_rto = std::max(p.init_rto, p.min_rto);
+  p.pace_horizon = 1000 * 1000;
+  return p;
+}
+
 bool mroce_param_set(mroce_params &p, const std::string &n, uint64_t v) {
 #define F(x)                        \
   if (n == #x) {                    \
@@ -183,7 +192,14 @@ void MroceConn::activate(MroceQp *q) {
 
 void MroceConn::arm() {
   uint64_t t = mroce_conn_next_deadline(&c_);
-  if (t != U64_MAX) timer_.arm(dev_.f_.eq, t);
+  if (t == U64_MAX) return;
+  // A late timer (a loaded host): drawn once per deadline, so re-arming for
+  // the same deadline does not redraw.
+  if (dev_.cfg_.timer_late && t != deadline_) {
+    deadline_ = t;
+    late_ = Time(dev_.rng_.below(dev_.cfg_.timer_late));
+  }
+  timer_.arm(dev_.f_.eq, dev_.cfg_.timer_late ? std::max<Time>(t, dev_.f_.eq.now()) + late_ : t);
 }
 
 void MroceConn::on_timer() {
@@ -308,6 +324,7 @@ void MroceConn::pump() {
   pumping_ = true;
   Fabric &f = dev_.f_;
   Time now = f.eq.now();
+  block_ = kBlockNone;
   while (!active_.empty()) {
     MroceQp *q = active_.front();
     uint32_t id = kNoChunk, len;
@@ -325,6 +342,7 @@ void MroceConn::pump() {
       len = std::min(mss, w.len - q->sq_off_);
       fresh = true;
     } else {
+      if (q->has_unsent()) block_ = kBlockStream;
       active_.pop_front();
       q->active_ = false;
       continue;
@@ -333,13 +351,19 @@ void MroceConn::pump() {
     mroce_tx_slot slot;
     enum mroce_tx_status st = mroce_conn_tx_reserve(&c_, now, len, pref, &slot);
     if (st == MROCE_TX_PACED) {
-      pace_.arm(f.eq, slot.depart);
+      pace_.arm(f.eq, slot.depart +
+                          (dev_.cfg_.timer_late ? Time(dev_.rng_.below(dev_.cfg_.timer_late)) : 0));
+      block_ = kBlockPaced;
       break;
     }
-    if (st != MROCE_TX_OK) break;  // an ACK or a timer resumes us
+    if (st != MROCE_TX_OK) {  // an ACK or a timer resumes us
+      block_ = kBlockWindow;
+      break;
+    }
     uint32_t plane = plane_of_path(slot.path);
     Port &nic = dev_.host().nic(plane);
     if (nic.queued_bytes() >= dev_.cfg_.nic_limit) {
+      block_ = kBlockNic;
       if (!nic_wait_) {
         nic_wait_ = true;
         nic.notify_below(dev_.cfg_.nic_limit / 2, [this] {
@@ -628,6 +652,7 @@ void MroceDev::receive(Packet *p) {
 }
 
 uint32_t MroceDev::capacity_mbps() {
+  if (cfg_.hint_mbps) return cfg_.hint_mbps;
   uint32_t cap = 0;
   for (uint32_t i = 0; i < host().planes(); i++)
     cap += uint32_t(host().nic(i).cfg().gbps * 1000);

@@ -31,6 +31,8 @@ struct MroceCfg {
   uint16_t mtu = 4096 + MROCE_DATA_LEN + 16;  // WRITE payload 4096
   bool hints = true;                          // receiver computes rate hints
   Time hint_period = 10 * kUs;
+  uint32_t hint_mbps = 0;                     // capacity hints share; 0: the NIC ports'
+  Time timer_late = 0;                        // timers fire up to this much late (uniform)
   Time base_rtt = 10 * kUs;                   // hint: fabric RTT
   uint32_t init_rate = 0;                     // Mbit/s offered in the handshake
   bool verify = false;                        // materialise and check payload bytes
@@ -41,6 +43,9 @@ struct MroceCfg {
 // The core's defaults are for a software device on a LAN (ms timers); the
 // simulated fabric has ~10 us RTTs, so the timers are divided by 10.
 mroce_params mroce_sim_params();
+// The kernel module's parameters (its defaults, mroce_knobs.c): the core's
+// defaults with min RTO 10 ms and a 1 ms pacing horizon.
+mroce_params mroce_module_params();
 // Sets one tunable by its field name (exploration: `mroce-sim bulk --prm`);
 // false if there is no such field.
 bool mroce_param_set(mroce_params &p, const std::string &name, uint64_t value);
@@ -114,6 +119,10 @@ class MroceConn {
   // Bytes of core state for this connection (struct plus path array).
   size_t core_bytes() const;
   uint32_t plane_of_path(uint32_t path) const;
+  // Why the connection is not sending right now (exploration): the reason
+  // its last pump stopped, or kBlockNone while it has nothing to send.
+  enum Block { kBlockNone, kBlockStream, kBlockWindow, kBlockPaced, kBlockNic, kBlocks };
+  Block block() const { return unsent_ ? block_ : kBlockNone; }
 
  private:
   friend class MroceDev;
@@ -162,6 +171,9 @@ class MroceConn {
   std::vector<uint32_t> free_chunks_;
   uint64_t unsent_ = 0;                // bytes posted or lost, not yet (re)sent
   bool pumping_ = false, failed_ = false, nic_wait_ = false;
+  Block block_ = kBlockNone;
+  uint64_t deadline_ = 0;  // the timer's deadline and its lateness
+  Time late_ = 0;
   uint32_t ack_plane_ = 0, hs_tries_ = 0;
   uint16_t ack_sport_ = MROCE_SPORT_MIN;
   Timer<&MroceConn::on_timer, MroceConn> timer_{this};

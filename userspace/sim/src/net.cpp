@@ -36,7 +36,7 @@ Port::Port(EventQueue &eq, PacketPool &pool, const LinkCfg &cfg, uint64_t seed,
     : eq_(eq), pool_(pool), cfg_(cfg), rng_(seed), name_(std::move(name)) {}
 
 Time Port::ser(uint32_t bytes) const {
-  return Time(std::llround(bytes * 8.0 / cfg_.gbps));
+  return Time(std::llround(bytes * 8.0 / cfg_.gbps)) + per_pkt;
 }
 
 void Port::send(Packet *p) {
@@ -99,7 +99,8 @@ void Port::on_tx_done(uint64_t) {
     }
     on_wire_++;
     Time extra = jitter ? Time(rng_.below(jitter)) : 0;
-    eq_.call<&Port::on_arrive>(eq_.now() + cfg_.delay + extra, this, uint64_t(uintptr_t(p)));
+    eq_.call<&Port::on_arrive>(stalled(eq_.now() + cfg_.delay + extra), this,
+                               uint64_t(uintptr_t(p)));
   }
   if (!q_.empty())
     start();
@@ -113,6 +114,18 @@ void Port::on_tx_done(uint64_t) {
     waiters_ = std::move(keep);
     for (auto &w : ready) w.fn();
   }
+}
+
+// Arrivals come in order (without jitter), so stalls are drawn lazily in
+// order too.
+Time Port::stalled(Time t) {
+  if (!stall_gap || !stall_max) return t;
+  while (t >= stall_to_) {
+    double u = (double(rng_.below(1u << 30)) + 1) / double(1u << 30);
+    stall_from_ = stall_to_ + Time(-std::log(u) * double(stall_gap));
+    stall_to_ = stall_from_ + Time(rng_.below(stall_max));
+  }
+  return t >= stall_from_ ? stall_to_ : t;
 }
 
 void Port::on_arrive(uint64_t arg) {

@@ -143,6 +143,14 @@ class Port {
   // with probability dup, and delayed by an extra uniform [0, jitter).
   double dup = 0;
   Time jitter = 0;
+  // A software host whose CPU is busy or descheduled now and then (a VM):
+  // stalls start at exponential gaps of mean stall_gap and last uniform
+  // [0, stall_max); a packet that would arrive during one arrives at its
+  // end. Order is kept: the delay is the host's, not the path's.
+  Time stall_gap = 0, stall_max = 0;
+  // A host CPU rather than a wire: every packet also costs this much
+  // serialisation, whatever its size (a software stack's per-packet work).
+  Time per_pkt = 0;
   PacketPool &pool() { return pool_; }
 
   // Serialisation time of @bytes at this port's rate.
@@ -152,11 +160,13 @@ class Port {
   void start();
   void on_tx_done(uint64_t arg);
   void on_arrive(uint64_t arg);
+  Time stalled(Time arrive);
 
   EventQueue &eq_;
   PacketPool &pool_;
   LinkCfg cfg_;
   Rng rng_;
+  Time stall_from_ = 0, stall_to_ = 0;  // the current or next stall
   std::string name_;
   Node *peer_ = nullptr;
   int peer_port_ = 0;

@@ -130,11 +130,31 @@ RoceCfg roce_cfg(const Conditions &c, bool verify) {
 BulkResult run_bulk(const BulkCfg &c) {
   FabricCfg fc = c.cond.fabric(c.planes, 2, 1, c.spines, c.seed);
   MroceCfg mc = mroce_cfg(c.cond, c.paths, c.verify, c.hints);
+  if (c.module_prm) {
+    mc.prm = mroce_module_params();
+    mc.prm.n_paths = uint8_t(c.paths);
+  }
+  mc.hint_mbps = c.hint_mbps;
+  if (c.hint_period) mc.hint_period = c.hint_period;
+  mc.timer_late = c.timer_late;
   for (auto &kv : c.prm) mroce_param_set(mc.prm, kv.first, kv.second);
   World w(fc, mc, roce_cfg(c.cond, c.verify), c.seed);
   BulkResult r;
   r.base_rtt = w.base_rtt();
   r.timeline = Meter(c.bin);
+  for (uint32_t p = 0; p < c.planes; p++)
+    for (uint32_t h : {0u, 1u}) {
+      Port &out = w.fab->from_host(p, h);
+      out.stall_gap = c.stall_gap;
+      out.stall_max = c.stall_max;
+      out.jitter = c.jitter;
+    }
+  for (uint32_t p = 0; p < c.planes; p++) {
+    w.fab->from_host(p, 0).per_pkt = c.cpu_tx;
+    w.fab->to_host(p, 1).per_pkt = c.cpu_rx;
+    w.fab->from_host(p, 1).per_pkt = c.cpu_ack_tx;
+    w.fab->to_host(p, 0).per_pkt = c.cpu_ack_rx;
+  }
 
   for (uint32_t p = 0; p < c.planes && c.loss > 0; p++) {
     Port &down = w.fab->to_host(p, 1);
@@ -157,12 +177,27 @@ BulkResult run_bulk(const BulkCfg &c) {
   double line = c.cond.gbps * c.planes;
   uint64_t per_stream = c.bytes ? (c.bytes + n - 1) / n
                                 : uint64_t(line * double(c.duration) / 8 * 1.2 / n) + 2ull * c.msg;
+  std::vector<uint32_t> posted(n);
+  auto op_of = [&c](uint32_t k) {
+    return c.sends || (c.mix_sends && (k & 1)) ? Op::kSend : Op::kWrite;
+  };
   for (uint32_t i = 0; i < n; i++) {
     Stream *s = w.streams()[i];
-    uint32_t k = 0;
+    uint32_t &k = posted[i];
+    if (c.depth) {
+      // Closed loop: c.depth messages outstanding, as long as the run lasts
+      // (bytes mode: until per_stream bytes were posted).
+      auto more = [s, &c, &w, per_stream] {
+        return c.bytes ? s->ledger.posted_bytes() < per_stream : w.eq.now() < c.duration;
+      };
+      s->ledger.on_tx_complete = [s, &c, &k, &op_of, more](uint32_t) {
+        if (more()) s->post(c.msg, op_of(k++));
+      };
+      for (uint32_t j = 0; j < c.depth && more(); j++) s->post(c.msg, op_of(k++));
+      continue;
+    }
     for (uint64_t b = 0; b < per_stream; b += c.msg)
-      s->post(uint32_t(std::min<uint64_t>(c.msg, per_stream - b)),
-              c.mix_sends && (k++ & 1) ? Op::kSend : Op::kWrite);
+      s->post(uint32_t(std::min<uint64_t>(c.msg, per_stream - b)), op_of(k++));
   }
   if (c.setup) c.setup(w);
   for (Time t = c.trace; c.trace && c.model == Model::kMroce && t <= c.duration; t += c.trace)
@@ -178,6 +213,19 @@ BulkResult run_bulk(const BulkCfg &c) {
         std::cerr << " " << k.paths[i].cc.pwnd / 1024 << "/" << k.paths[i].tx.inflight / 1024 << "/"
                   << int(k.paths[i].health.state);
       std::cerr << "\n";
+    });
+
+  // Exploration: what stops the sender, sampled every 10 us after warm-up.
+  uint64_t blocks[MroceConn::kBlocks] = {}, idle = 0;
+  for (Time t = c.warmup; c.model == Model::kMroce && c.depth && t < c.duration; t += 10 * kUs)
+    w.at(t, [&w, &blocks, &idle] {
+      const MroceConn *cn = w.mroce(0).find_conn(1);
+      if (!cn) return;
+      MroceConn::Block b = cn->block();
+      if (b == MroceConn::kBlockNone && cn->core().inflight == 0)
+        idle++;
+      else
+        blocks[b]++;
     });
 
   if (c.bytes) {
@@ -209,9 +257,28 @@ BulkResult run_bulk(const BulkCfg &c) {
   }
   if (c.model == Model::kMroce) {
     for (MroceConn *mc : w.mroce(0).conns()) {
-      r.rtos += mc->core().stats.rtos;
+      const mroce_conn_stats &k = mc->core().stats;
+      r.rtos += k.rtos;
       if (mc->failed()) r.failures++;
+      std::ostringstream o;
+      o << "tx_pkts=" << k.tx_pkts << " lost=" << k.lost_pkts << " ptos=" << k.ptos
+        << " probes=" << k.probes << " rtos=" << k.rtos << " silent=" << k.silent
+        << " overdue=" << k.overdue << " late_acked=" << k.late_acked << " rekeys=" << k.rekeys
+        << " srtt=" << mc->core().rtt.srtt << " min_rtt=" << mc->core().rtt.min_rtt;
+      r.core_stats += o.str();
     }
+    if (c.depth) {
+      uint64_t n = idle;
+      for (uint64_t b : blocks) n += b;
+      auto share = [n](uint64_t x) { return fmt("%.3f", n ? double(x) / double(n) : 0.0); };
+      r.core_stats += " | sender: sending/none " + share(blocks[MroceConn::kBlockNone]) + " stream_window " +
+                      share(blocks[MroceConn::kBlockStream]) + " window " + share(blocks[MroceConn::kBlockWindow]) +
+                      " paced " + share(blocks[MroceConn::kBlockPaced]) + " nic " + share(blocks[MroceConn::kBlockNic]) +
+                      " idle " + share(idle) + " |";
+    }
+    for (MroceConn *mc : w.mroce(1).conns())
+      r.core_stats += " rx_stream_dups=" + std::to_string(mc->stats().stream_dups) +
+                      " window_naks=" + std::to_string(mc->stats().window_naks);
   }
   r.drops = w.switch_drops();
   r.events = w.eq.executed();
@@ -768,6 +835,79 @@ void bench_jitter(const BenchOpts &o, std::ostream &out) {
       << us(base.warmup) << " us\n";
   out << "    rules: this tree's defaults, and the session-5 rules (RTO expires without a probe first; "
          "re-key on a score margin alone); dup chunks = resent chunks that had arrived\n\n";
+  t.print(out);
+  if (!errs.empty()) out << "    CHECK FAILED: " << errs << "\n";
+}
+
+// ------------------------------------------------------------------ (h)
+
+// The VM's make bench row as a protocol model: is a loss of goodput at 1 %
+// the core's? One connection, 64 KiB messages with perftest's 128
+// outstanding, the module's parameters and hints (rx_mbps 10000, every
+// 100 us), MTU 1500, no ECN, the CPUs as per-packet costs, both hosts
+// descheduled now and then, timers late; loss on the data direction only.
+BulkCfg vm_cfg(const BenchOpts &o) {
+  BulkCfg c;
+  c.seed = o.seed;
+  c.cond.gbps = 10;
+  c.cond.mtu = 1500 - 28 - MROCE_DATA_LEN - 16;  // IPv4 + UDP, then mroce's header
+  c.cond.ecn = EcnCfg{0, 0, 0};
+  c.msg = 64 * 1024;
+  c.depth = 128;
+  c.module_prm = true;
+  c.hint_mbps = 10000;
+  c.hint_period = 100 * kUs;
+  c.cpu_tx = 25 * kUs;
+  c.cpu_rx = 20 * kUs;
+  c.cpu_ack_tx = 3 * kUs;
+  c.cpu_ack_rx = 3 * kUs;
+  c.stall_gap = 2 * kMs;
+  c.stall_max = 1 * kMs;
+  c.timer_late = 2 * kMs;
+  c.loss_both_ways = false;
+  c.duration = o.quick ? 400 * kMs : 2000 * kMs;
+  c.warmup = o.quick ? 100 * kMs : 300 * kMs;
+  c.bin = 1 * kMs;
+  return c;
+}
+
+void bench_vm(const BenchOpts &o, std::ostream &out) {
+  BulkCfg base = vm_cfg(o);
+  Csv csv(o, "h_vm", "op,loss,gbps,ratio,retx_kb,ptos,rtos");
+  Table t({"op", "loss", "mroce Gb/s", "vs 0% loss", "retx KB", "PTOs", "RTOs", "target", "result"});
+  std::string errs;
+  for (bool send : {false, true}) {
+    double g0 = 0;
+    for (double l : {0.0, 0.01}) {
+      const char *op = send ? "Send" : "Write";
+      Progress pr(std::string("h ") + op + " loss " + pct(l));
+      BulkCfg c = base;
+      c.sends = send;
+      c.loss = l;
+      uint64_t ptos = 0;
+      c.inspect = [&ptos](World &w, BulkResult &) {
+        for (MroceConn *mc : w.mroce(0).conns()) ptos += mc->core().stats.ptos;
+      };
+      BulkResult r = run_bulk(c);
+      if (l == 0) g0 = r.gbps;
+      double ratio = g0 > 0 ? r.gbps / g0 : 0;
+      csv.row(op, l, r.gbps, ratio, r.retx_bytes / 1024.0, ptos, r.rtos);
+      t.add({op, pct(l), fmt("%.3f", r.gbps), fmt("%.3f", ratio), fmt("%.0f", r.retx_bytes / 1024.0),
+             std::to_string(ptos), std::to_string(r.rtos), l > 0 ? ">= 0.95" : "",
+             l > 0 ? verdict(ratio >= 0.95) : ""});
+      pr.note = fmt("%.3f Gb/s", r.gbps);
+      errs += r.errors;
+    }
+  }
+  out << "\n(h) the VM's bench row as a protocol model: 1 connection, 64 KiB messages, 128 outstanding "
+         "(perftest), loss on the data direction\n";
+  out << "    the module's parameters (min RTO 10 ms, pacing horizon 1 ms), hints at 10 Gb/s every "
+         "100 us, MTU 1500 (" << base.cond.mtu << " B payload), no ECN, 8 paths\n";
+  out << "    CPU per packet: data send " << us(base.cpu_tx) << " us, receive " << us(base.cpu_rx)
+      << " us, ACK " << us(base.cpu_ack_tx) << " us each side; both hosts stall for uniform [0, "
+      << us(base.stall_max) << " us) at exponential gaps of mean " << us(base.stall_gap)
+      << " us; timers up to " << us(base.timer_late) << " us late; " << us(base.duration)
+      << " us, goodput after " << us(base.warmup) << " us\n\n";
   t.print(out);
   if (!errs.empty()) out << "    CHECK FAILED: " << errs << "\n";
 }

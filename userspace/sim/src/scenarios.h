@@ -34,6 +34,19 @@ struct BulkCfg {
   Time bin = 10 * kUs;           // goodput timeline resolution
   bool hints = true;
   bool mix_sends = false;        // every other message a Send instead of a Write
+  bool sends = false;            // every message a Send
+  // > 0: closed loop, like perftest's tx depth: this many messages posted
+  // and not yet completed at the sender; each completion posts the next.
+  uint32_t depth = 0;
+  bool module_prm = false;       // the kernel module's parameters, not the simulator's
+  uint32_t hint_mbps = 0;        // receiver capacity for hints (the module's rx_mbps); 0: line
+  Time hint_period = 0;          // 0: MroceCfg's
+  Time stall_gap = 0, stall_max = 0;  // both hosts' CPU stalls (Port::stall_*)
+  Time jitter = 0;               // i.i.d. extra delay on both hosts' packets (reorders)
+  // Per-packet CPU cost (Port::per_pkt): sending data, receiving data,
+  // sending ACKs, receiving ACKs.
+  Time cpu_tx = 0, cpu_rx = 0, cpu_ack_tx = 0, cpu_ack_rx = 0;
+  Time timer_late = 0;           // mroce timers fire up to this much late
   std::function<void(World &)> setup;  // extra scheduling (faults) before the run
   std::function<void(World &, BulkResult &)> inspect;  // after the run, before teardown
   std::vector<std::pair<std::string, uint64_t>> prm;  // mroce tunables to override
@@ -54,6 +67,7 @@ struct BulkResult {
   std::string errors;               // ledger and conservation problems
   Meter timeline{10 * kUs};         // payload placed per bin, all streams
   std::string metrics;              // deterministic summary line
+  std::string core_stats;           // mroce: the sender's core counters (exploration)
 };
 
 BulkResult run_bulk(const BulkCfg &cfg);
@@ -88,5 +102,8 @@ void bench_planes(const BenchOpts &o, std::ostream &out);     // (d)
 void bench_isolation(const BenchOpts &o, std::ostream &out);  // (e)
 void bench_qps(const BenchOpts &o, std::ostream &out);        // (f)
 void bench_jitter(const BenchOpts &o, std::ostream &out);     // (g)
+void bench_vm(const BenchOpts &o, std::ostream &out);         // (h)
+// The VM-like conditions of (h).
+BulkCfg vm_cfg(const BenchOpts &o);
 
 }  // namespace sim
