@@ -1457,6 +1457,123 @@ static void peer_free(struct ibv_context *ctx2, struct ibv_pd *pd2,
 }
 
 /*
+ * A UD send WQE that fails while its CQ is full: the QP enters SQE at
+ * once and the completion waits for room. If the consumer moves the QP
+ * back to RTS meanwhile, posting the completion later must not stop the
+ * QP a second time.
+ */
+static void test_parked_error_once(void)
+{
+	struct ibv_cq *cq = mk_cq(8, NULL), *other = mk_cq(8, NULL);
+	struct qp_spec s = {
+		.type = IBV_QPT_UD, .swr = 8, .rwr = 8, .ssge = 1, .rsge = 1,
+		.scq = cq, .rcq = other,
+	};
+	struct ibv_qp_attr a = {
+		.qp_state = IBV_QPS_RTS, .cur_qp_state = IBV_QPS_SQE,
+	};
+	int i, n, cap = cq->cqe;
+	struct ibv_wc wc[64];
+	struct rings r;
+	struct ibv_qp *qp;
+	bool good;
+
+	if (cap + 1 > 16)
+		die("parked error: CQ larger than expected");
+	qp = mk_qp_rings(&s, &r);
+	if (to_rts(qp))
+		die("parked error: UD QP to RTS");
+	flush_recvs(cq, 0, cap);		/* the CQ is full */
+	drain_async();
+	sq_put(&r)->wr.opcode = 0xee;
+	sq_publish(&r);
+	raw_post_send(qp, 0);
+	for (i = 0; i < 200 && qp_state(qp) != IBV_QPS_SQE; i++)
+		usleep(10000);
+	CHECK(qp_state(qp) == IBV_QPS_SQE,
+	      "parked error: a bad UD WQE while its CQ is full moves the QP to SQE at once");
+	CHECK(!ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_CUR_STATE),
+	      "parked error: SQE -> RTS before its completion is polled");
+	n = poll_n(cq, wc, cap + 1, 5000);
+	for (i = 0, good = n == cap + 1; good && i < cap; i++)
+		good = wc[i].wr_id == (uint64_t)i &&
+		       wc[i].status == IBV_WC_WR_FLUSH_ERR;
+	CHECK(good && wc[cap].status == IBV_WC_LOC_QP_OP_ERR,
+	      "parked error: the error completion arrives once there is room (%d/%d)",
+	      n, cap + 1);
+	usleep(200000);
+	CHECK(qp_state(qp) == IBV_QPS_RTS,
+	      "parked error: posting it did not stop the QP again (state %d)",
+	      qp_state(qp));
+	CHECK(ibv_poll_cq(cq, 1, wc) == 0, "parked error: nothing more");
+	ibv_destroy_qp(qp);
+	ibv_destroy_cq(cq);
+	ibv_destroy_cq(other);
+}
+
+/*
+ * An RC QP here (on a 64-entry CQ) connected to an RC QP on the peer device
+ * that takes its receives from an SRQ of @srq_wr WQEs, on a peer CQ of
+ * @cq2_size entries; the peer's PD is for the peer's MRs.
+ */
+struct srq_pair {
+	struct ibv_context	*ctx2;
+	struct ibv_pd		*pd2;
+	struct ibv_srq		*srq;
+	struct ibv_srq_attr	sattr;		/* as granted */
+	struct ibv_cq		*cq, *cq2;
+	struct ibv_qp		*qp, *qp2;
+};
+
+static void srq_pair_open(struct srq_pair *p, const char *peer, uint32_t srq_wr,
+			  int cq2_size, const char *what)
+{
+	struct ibv_srq_init_attr sia = { .attr = { .max_wr = srq_wr, .max_sge = 1 } };
+	struct ibv_qp_init_attr a = {
+		.cap = { .max_send_wr = 4, .max_send_sge = 1 },
+		.qp_type = IBV_QPT_RC,
+	};
+	union ibv_gid gid2;
+	int idx2;
+
+	memset(p, 0, sizeof(*p));
+	p->ctx2 = tc_open_device(peer);
+	p->pd2 = ibv_alloc_pd(p->ctx2);
+	idx2 = ipv4_gid(p->ctx2, &gid2);
+	p->srq = p->pd2 ? ibv_create_srq(p->pd2, &sia) : NULL;
+	p->sattr = sia.attr;
+	p->cq = mk_cq(64, NULL);
+	p->cq2 = ibv_create_cq(p->ctx2, cq2_size, NULL, NULL, 0);
+	p->qp = mk_qp(IBV_QPT_RC, p->cq, p->cq, 16, 1);
+	a.send_cq = a.recv_cq = p->cq2;
+	a.srq = p->srq;
+	p->qp2 = p->srq && p->cq2 ? ibv_create_qp(p->pd2, &a) : NULL;
+	if (idx2 < 0 || !p->qp2 ||
+	    rc_connect(p->qp, p->qp2->qp_num, &gid2, gid_idx) ||
+	    rc_connect(p->qp2, p->qp->qp_num, &gid, idx2))
+		die("%s: peer PD, GID, SRQ, CQ and connected QPs", what);
+}
+
+static void srq_pair_close(struct srq_pair *p, struct ibv_mr *mr,
+			   struct ibv_mr *mr2)
+{
+	peer_free(p->ctx2, p->pd2, p->srq, (struct ibv_qp *[]){ p->qp, p->qp2 },
+		  (struct ibv_cq *[]){ p->cq, p->cq2 },
+		  (struct ibv_mr *[]){ mr, mr2 });
+}
+
+/* Post one receive of @len bytes at @buf to an SRQ. */
+static int post_srq_recv1(struct ibv_srq *srq, uint64_t wr_id, void *buf,
+			  uint32_t len, uint32_t lkey)
+{
+	struct ibv_sge sge = { (uintptr_t)buf, len, lkey };
+	struct ibv_recv_wr wr = { .wr_id = wr_id, .sg_list = &sge, .num_sge = 1 };
+	struct ibv_recv_wr *bad;
+
+	return ibv_post_srq_recv(srq, &wr, &bad);
+}
+
+/*
  * With a transport: a QP on this device sends to a QP on the peer device
  * that takes its receives from an SRQ armed at 4 of 8 WQEs. Four messages
  * leave exactly 4 (no event), the fifth leaves 3 (one SRQ_LIMIT_REACHED);
@@ -1464,65 +1581,39 @@ static void peer_free(struct ibv_context *ctx2, struct ibv_pd *pd2,
  */
 static void test_srq_limit_traffic(const char *peer)
 {
-	struct ibv_srq_init_attr sia = { .attr = { .max_wr = 8, .max_sge = 1 } };
 	enum { N = 8, LEN = 32 };
 	static char rbuf[N][64], sbuf[N][LEN];
-	struct ibv_recv_wr rwr = { 0 }, *rbad;
 	struct ibv_srq_attr sa = { 0 };
-	struct ibv_context *ctx2;
-	struct ibv_cq *cq, *cq2;
 	struct ibv_mr *rmr, *smr;
-	struct ibv_qp *qp, *qp2;
 	struct ibv_wc wc[16];
-	union ibv_gid gid2;
+	struct srq_pair p;
 	struct ibv_sge sge;
-	struct ibv_srq *srq;
-	struct ibv_pd *pd2;
-	int i, j, n, k, got, idx2, nrecv = 0, nsend = 0, err = 0;
+	int i, j, n, k, got, nrecv = 0, nsend = 0, err = 0;
 	bool good = true;
 
-	ctx2 = tc_open_device(peer);
-	pd2 = ibv_alloc_pd(ctx2);
-	idx2 = ipv4_gid(ctx2, &gid2);
-	srq = pd2 ? ibv_create_srq(pd2, &sia) : NULL;
-	rmr = pd2 ? ibv_reg_mr(pd2, rbuf, sizeof(rbuf), IBV_ACCESS_LOCAL_WRITE) : NULL;
+	srq_pair_open(&p, peer, 8, 64, "SRQ traffic");
+	rmr = ibv_reg_mr(p.pd2, rbuf, sizeof(rbuf), IBV_ACCESS_LOCAL_WRITE);
 	smr = ibv_reg_mr(pd, sbuf, sizeof(sbuf), 0);
-	cq = mk_cq(64, NULL);
-	cq2 = ibv_create_cq(ctx2, 64, NULL, NULL, 0);
-	if (idx2 < 0 || !srq || !rmr || !smr || !cq2)
-		die("peer PD, GID, SRQ, MRs and CQ");
+	if (!rmr || !smr)
+		die("SRQ traffic: MRs");
 	for (i = 0; i < N; i++) {
-		sge = (struct ibv_sge){ (uintptr_t)rbuf[i], sizeof(rbuf[i]), rmr->lkey };
-		rwr.wr_id = 100 + i;
-		rwr.sg_list = &sge;
-		rwr.num_sge = 1;
-		err |= ibv_post_srq_recv(srq, &rwr, &rbad);
+		err |= post_srq_recv1(p.srq, 100 + i, rbuf[i], sizeof(rbuf[i]),
+				      rmr->lkey);
 		memset(sbuf[i], 'a' + i, LEN);
 	}
 	sa.srq_limit = 4;
-	err |= ibv_modify_srq(srq, &sa, IBV_SRQ_LIMIT);
-	qp = mk_qp(IBV_QPT_RC, cq, cq, 16, 1);
-	{
-		struct ibv_qp_init_attr a = {
-			.send_cq = cq2, .recv_cq = cq2, .srq = srq,
-			.cap = { .max_send_wr = 4, .max_send_sge = 1 },
-			.qp_type = IBV_QPT_RC,
-		};
-
-		qp2 = ibv_create_qp(pd2, &a);
-	}
-	if (err || !qp2 || rc_connect(qp, qp2->qp_num, &gid2, gid_idx) ||
-	    rc_connect(qp2, qp->qp_num, &gid, idx2))
-		die("connecting the two QPs");
+	err |= ibv_modify_srq(p.srq, &sa, IBV_SRQ_LIMIT);
+	if (err)
+		die("SRQ traffic: receives and limit");
 
 	for (i = 0; i < 5; i++) {
 		sge = (struct ibv_sge){ (uintptr_t)sbuf[i], LEN, smr->lkey };
-		post_send1(qp, 1 + i, IBV_WR_SEND, IBV_SEND_SIGNALED, &sge, 1);
+		post_send1(p.qp, 1 + i, IBV_WR_SEND, IBV_SEND_SIGNALED, &sge, 1);
 		for (n = 0; n < 5000 && (nsend <= i || nrecv <= i); n++) {
-			got = ibv_poll_cq(cq, 16, wc);
+			got = ibv_poll_cq(p.cq, 16, wc);
 			for (k = 0; k < got; k++, nsend++)
 				good = good && wc[k].status == IBV_WC_SUCCESS;
-			k = ibv_poll_cq(cq2, 16, wc);
+			k = ibv_poll_cq(p.cq2, 16, wc);
 			for (j = 0; j < k; j++, nrecv++)
 				good = good && nrecv < N &&
 				       wc[j].status == IBV_WC_SUCCESS &&
@@ -1534,19 +1625,18 @@ static void test_srq_limit_traffic(const char *peer)
 				usleep(2000);
 		}
 		if (i == 3)
-			CHECK(!wait_async_on(ctx2, IBV_EVENT_SRQ_LIMIT_REACHED,
-					     srq, 300),
+			CHECK(!wait_async_on(p.ctx2, IBV_EVENT_SRQ_LIMIT_REACHED,
+					     p.srq, 300),
 			      "SRQ traffic: no limit event while 4 WQEs remain");
 	}
-	CHECK(wait_async_on(ctx2, IBV_EVENT_SRQ_LIMIT_REACHED, srq, 2000),
+	CHECK(wait_async_on(p.ctx2, IBV_EVENT_SRQ_LIMIT_REACHED, p.srq, 2000),
 	      "SRQ traffic: SRQ_LIMIT_REACHED once 3 remain");
 	CHECK(good && nsend == 5 && nrecv == 5,
 	      "SRQ traffic: 5 messages into the peer's SRQ, every byte checked (%d sent, %d received)",
 	      nsend, nrecv);
-	CHECK(!ibv_query_srq(srq, &sa) && sa.srq_limit == 0,
+	CHECK(!ibv_query_srq(p.srq, &sa) && sa.srq_limit == 0,
 	      "SRQ traffic: the fifth message disarmed the limit");
-	peer_free(ctx2, pd2, srq, (struct ibv_qp *[]){ qp, qp2 },
-		  (struct ibv_cq *[]){ cq, cq2 }, (struct ibv_mr *[]){ rmr, smr });
+	srq_pair_close(&p, rmr, smr);
 }
 
 static void fill_msg(char *buf, int len, int i)
@@ -1736,6 +1826,78 @@ static int poll_one(struct ibv_cq *cq, struct ibv_wc *wc, int ms)
 	while ((n = ibv_poll_cq(cq, 1, wc)) == 0 && tc_now_s() < deadline)
 		usleep(1000);
 	return n;
+}
+
+/*
+ * With a transport: a receive from an SRQ that fails while its CQ is full.
+ * The peer's CQ fills with successful receives; the next message is longer
+ * than the SRQ WQE it lands in. That receive fails: its QP enters ERR at
+ * once, but its completion waits for room (no CQ_ERR) and arrives last,
+ * after the ones that filled the CQ, once they are polled; and its SRQ
+ * slot comes back with it (the SRQ takes max_wr new WQEs).
+ */
+static void test_srq_error_full_cq(const char *peer)
+{
+	enum { LEN = 32, SHORT = 16 };
+	static char rbuf[16][LEN], sbuf[16][LEN];
+	struct ibv_mr *rmr, *smr;
+	struct ibv_wc wc[16];
+	struct srq_pair p;
+	struct ibv_sge sge;
+	int i, n, cap, bad = 0, err = 0;
+
+	srq_pair_open(&p, peer, 8, 2, "SRQ error, full CQ");
+	rmr = ibv_reg_mr(p.pd2, rbuf, sizeof(rbuf), IBV_ACCESS_LOCAL_WRITE);
+	smr = ibv_reg_mr(pd, sbuf, sizeof(sbuf), 0);
+	cap = p.cq2->cqe;
+	if (!rmr || !smr || cap + 1 > (int)p.sattr.max_wr || cap + 1 > 16)
+		die("SRQ error, full CQ: MRs, a CQ of %d", cap);
+	/* @cap receives of LEN bytes, then one of SHORT. */
+	for (i = 0; i <= cap; i++) {
+		err |= post_srq_recv1(p.srq, 200 + i, rbuf[i],
+				      i < cap ? LEN : SHORT, rmr->lkey);
+		fill_msg(sbuf[i], LEN, i);
+	}
+	if (err)
+		die("SRQ error, full CQ: receives");
+	while (wait_async_on(p.ctx2, IBV_EVENT_CQ_ERR, p.cq2, 0))
+		;
+
+	/* One at a time: each lands in the next SRQ WQE, in order. */
+	for (i = 0; i <= cap && !bad; i++) {
+		sge = (struct ibv_sge){ (uintptr_t)sbuf[i], LEN, smr->lkey };
+		if (post_send1(p.qp, i, IBV_WR_SEND, IBV_SEND_SIGNALED, &sge, 1) ||
+		    poll_one(p.cq, wc, 10000) != 1 || wc[0].wr_id != (uint64_t)i ||
+		    (wc[0].status == IBV_WC_SUCCESS) != (i < cap))
+			bad = i + 1;
+	}
+	CHECK(!bad,
+	      "SRQ error, full CQ: %d sends fill the peer's CQ, the next fails at the receiver (bad at %d)",
+	      cap, bad - 1);
+	CHECK(qp_state(p.qp2) == IBV_QPS_ERR,
+	      "SRQ error, full CQ: the receiving QP is in ERR at once, its completion not polled yet");
+	CHECK(!wait_async_on(p.ctx2, IBV_EVENT_CQ_ERR, p.cq2, 300),
+	      "SRQ error, full CQ: no CQ overflow");
+	n = poll_n(p.cq2, wc, cap + 1, 5000);
+	for (i = 0, bad = n != cap + 1; !bad && i < n; i++) {
+		if (wc[i].wr_id != (uint64_t)(200 + i))
+			bad = 1;
+		else if (i < cap)
+			bad = wc[i].status != IBV_WC_SUCCESS ||
+			      wc[i].byte_len != LEN ||
+			      memcmp(rbuf[i], sbuf[i], LEN);
+		else	/* the responder's QP failed: a flush, as a rule */
+			bad = wc[i].status == IBV_WC_SUCCESS;
+	}
+	CHECK(!bad,
+	      "SRQ error, full CQ: %d receives (bytes checked), then the failed one's error completion, once polled (%d/%d)",
+	      cap, n, cap + 1);
+	CHECK(ibv_poll_cq(p.cq2, 1, wc) == 0, "SRQ error, full CQ: nothing more");
+	for (i = 0, err = 0; i < (int)p.sattr.max_wr; i++)
+		err |= post_srq_recv1(p.srq, 300 + i, rbuf[0], LEN, rmr->lkey);
+	CHECK(!err, "SRQ error, full CQ: every SRQ slot came back (%u posted)",
+	      p.sattr.max_wr);
+	srq_pair_close(&p, rmr, smr);
 }
 
 /*
@@ -1957,12 +2119,14 @@ int main(int argc, char **argv)
 	test_flush();
 	test_notify();
 	test_cq_full_flush();
+	test_parked_error_once();
 	test_bad_wqes();
 	test_hostile();
 	test_srq();
 	test_ah();
 	if (argc > 3 && !strcmp(argv[2], "--traffic")) {
 		test_srq_limit_traffic(argv[3]);
+		test_srq_error_full_cq(argv[3]);
 		test_one_deep(argv[3]);
 		test_sge_past_mr(argv[3]);
 		test_rkey_after_dereg(argv[3]);

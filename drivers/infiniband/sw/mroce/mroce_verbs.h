@@ -418,6 +418,7 @@ struct mroce_wq {
 	u32			fetch;		/* SQ: handed out; RQ: taken */
 	u32			tail;		/* retired */
 	bool			stopped;	/* SQ: a bad WQE blocks the rest */
+	bool			parked;		/* the tail waits for CQ room */
 	bool			is_send;	/* mroce_swqe slots, else rwqe */
 	struct list_head	cq_wait;	/* on its CQ's waiters, cq->lock */
 };

@@ -145,6 +145,7 @@ void mroce_wq_reset(struct mroce_wq *wq)
 	wq->fetch = 0;
 	wq->tail = 0;
 	wq->stopped = false;
+	wq->parked = false;
 	if (wq->uq.data)
 		mroce_queue_reset(&wq->uq);
 	spin_unlock_irqrestore(&wq->lock, flags);
@@ -470,41 +471,22 @@ static void mroce_swqe_wc(struct mroce_qp *qp, const struct mroce_swqe *swqe,
 
 /* The CQE of a done receive WQE, read before its slot is given back. */
 static bool mroce_rwqe_wc(struct mroce_qp *qp, const struct mroce_rwqe *rwqe,
-			  struct ib_wc *wc, struct mroce_wq_ev *ev)
+			  struct ib_wc *wc)
 {
 	*wc = rwqe->wc;
 	wc->wr_id = rwqe->wr_id;
 	wc->qp = &qp->ibqp;
-	if (wc->status != IB_WC_SUCCESS && wc->status != IB_WC_WR_FLUSH_ERR)
-		ev->error = true;
 	return rwqe->solicited;
 }
 
-/*
- * The CQE that the retired WQE in slot @idx owes, if any: receives and
- * errors always complete, successful sends only if signalled. Notes a
- * failed WQE in @ev.
- */
+/* The CQE of the done WQE in slot @idx, which owes one; returns solicited. */
 static bool mroce_wq_slot_wc(struct mroce_qp *qp, struct mroce_wq *wq,
-			     u32 idx, struct ib_wc *wc, bool *solicited,
-			     struct mroce_wq_ev *ev)
+			     u32 idx, struct ib_wc *wc)
 {
-	struct mroce_swqe *swqe;
-
-	if (!wq->is_send) {
-		*solicited = mroce_rwqe_wc(qp, mroce_wq_slot(wq, idx), wc, ev);
-		return true;
-	}
-	swqe = mroce_wq_slot(wq, idx);
-	if (swqe->status != IB_WC_SUCCESS &&
-	    swqe->status != IB_WC_WR_FLUSH_ERR)
-		ev->error = true;
-	if (swqe->status == IB_WC_SUCCESS && !qp->sq_sig_all &&
-	    !(swqe->send_flags & IB_SEND_SIGNALED))
-		return false;
-	mroce_swqe_wc(qp, swqe, wc);
-	*solicited = false;
-	return true;
+	if (!wq->is_send)
+		return mroce_rwqe_wc(qp, mroce_wq_slot(wq, idx), wc);
+	mroce_swqe_wc(qp, mroce_wq_slot(wq, idx), wc);
+	return false;
 }
 
 /* Post one CQE, cq->lock held; a lost one takes the QP to ERR. */
@@ -530,20 +512,20 @@ static struct mroce_mr_pin *mroce_wq_done_pin(struct mroce_wq *wq, u32 idx)
 	return rwqe->done ? &rwqe->pin : NULL;
 }
 
-/* Whether the done WQE in slot @idx owes a CQE; @failed: an error one. */
+/* Whether the done WQE in slot @idx owes a CQE; @status: its status. */
 static bool mroce_wq_slot_owes(const struct mroce_qp *qp, struct mroce_wq *wq,
-			       u32 idx, bool *failed)
+			       u32 idx, enum ib_wc_status *status)
 {
 	struct mroce_swqe *swqe;
 
 	if (!wq->is_send) {
-		*failed = ((struct mroce_rwqe *)mroce_wq_slot(wq, idx))->wc.status !=
-			  IB_WC_SUCCESS;
+		*status = ((struct mroce_rwqe *)mroce_wq_slot(wq, idx))->wc.status;
 		return true;
 	}
 	swqe = mroce_wq_slot(wq, idx);
-	*failed = swqe->status != IB_WC_SUCCESS;
-	return *failed || qp->sq_sig_all || (swqe->send_flags & IB_SEND_SIGNALED);
+	*status = swqe->status;
+	return swqe->status != IB_WC_SUCCESS || qp->sq_sig_all ||
+	       (swqe->send_flags & IB_SEND_SIGNALED);
 }
 
 /*
@@ -553,41 +535,67 @@ static bool mroce_wq_slot_owes(const struct mroce_qp *qp, struct mroce_wq *wq,
  * that sized its CQ too small for its traffic. An error one -- most often
  * a flush, the last thing a QP produces and what ib_drain_qp() and every
  * teardown wait for -- only if it fits: otherwise its WQE keeps its slot
- * and the queue waits on the CQ (mroce_cq_wait_locked()) until the
+ * and the queue parks on the CQ (mroce_wq_park_locked()) until the
  * consumer makes room, so no such completion is ever dropped. The queue
  * has stopped anyway (an RC QP is in ERR, a UD SQ in SQE).
  */
-static bool mroce_cqe_fits(bool failed, u32 *room)
+static bool mroce_cqe_fits(enum ib_wc_status status, u32 *room)
 {
 	if (*room) {
 		(*room)--;
 		return true;
 	}
-	if (failed)
+	if (status != IB_WC_SUCCESS)
 		return false;
 	*room = U32_MAX;	/* the CQ overflows: nothing waits from here */
 	return true;
 }
 
 /*
+ * The one place where a failed WQE (not a flush) takes its QP out of RTS:
+ * when it reaches the tail of its queue, whether its CQE is posted at once
+ * or it parks on the CQ first -- in which case the retry that posts it
+ * later must not do it again (a UD QP may be back in RTS by then).
+ */
+static void mroce_wq_tail_status(struct mroce_wq *wq, enum ib_wc_status status,
+				 struct mroce_wq_ev *ev)
+{
+	lockdep_assert_held(&wq->lock);
+	if (status != IB_WC_SUCCESS && status != IB_WC_WR_FLUSH_ERR &&
+	    !wq->parked)
+		ev->error = true;
+}
+
+/* The tail WQE's CQE does not fit: wait on @cq for room. */
+static void mroce_wq_park_locked(struct mroce_wq *wq, struct mroce_cq *cq)
+{
+	lockdep_assert_held(&wq->lock);
+	wq->parked = true;
+	mroce_cq_wait_locked(cq, wq);
+}
+
+/*
  * Retire the done WQEs at the tail of a send or receive queue (not an
- * SRQ's), in order: give their slots back to user space, then post their
- * CQEs under one hold of the CQ lock and publish them with one store.
+ * SRQ's), in order: give their slots back and post their CQEs under one
+ * hold of the CQ lock, then publish the queue's consumer index and the
+ * CQ's producer index, in that order, with one store each.
  *
  * The slots go back first: an application that posts its next WR as soon
  * as it polled a completion (ibv_rc_pingpong, with a one-deep send queue)
  * must find the slot free, or librxe sees a full ring and fails the post
- * with ENOMEM. The release store of the CQ's producer index then orders the
+ * with ENOMEM. The release store of the CQ's producer index orders the
  * queue's consumer index before the CQEs for anyone who reads them with
- * acquire, as librxe does. The shadow slots stay ours until wq->lock is
- * dropped: a doorbell or post reads the free room under that lock.
+ * acquire, as librxe does; kernel pollers read under the CQ lock. The
+ * shadow slots stay ours until wq->lock is dropped: a doorbell or post
+ * reads the free room under that lock.
  */
 static void mroce_wq_retire_locked(struct mroce_qp *qp, struct mroce_wq *wq,
 				   struct mroce_cq *cq, struct mroce_wq_ev *ev)
 {
-	bool locked = false, failed, solicited;
+	enum ib_wc_status status;
 	struct mroce_mr_pin *pin;
 	u32 from = wq->tail, room = 0;
+	bool locked = false, solicited;
 	struct ib_wc wc;
 
 	lockdep_assert_held(&wq->lock);
@@ -595,30 +603,26 @@ static void mroce_wq_retire_locked(struct mroce_qp *qp, struct mroce_wq *wq,
 		pin = mroce_wq_done_pin(wq, wq->tail);
 		if (!pin)
 			break;
-		if (mroce_wq_slot_owes(qp, wq, wq->tail, &failed)) {
+		if (mroce_wq_slot_owes(qp, wq, wq->tail, &status)) {
 			if (!locked) {
 				spin_lock(&cq->lock);
 				locked = true;
 				room = mroce_cq_room_locked(cq);
 			}
-			if (!mroce_cqe_fits(failed, &room)) {
-				/* Its error still stops the QP at once. */
-				mroce_wq_slot_wc(qp, wq, wq->tail, &wc,
-						 &solicited, ev);
-				mroce_cq_wait_locked(cq, wq);
+			mroce_wq_tail_status(wq, status, ev);
+			if (!mroce_cqe_fits(status, &room)) {
+				mroce_wq_park_locked(wq, cq);
 				break;
 			}
+			solicited = mroce_wq_slot_wc(qp, wq, wq->tail, &wc);
+			mroce_wq_cqe_locked(cq, &wc, solicited, ev);
 		}
+		wq->parked = false;
 		mroce_mr_unpin(pin);
 		wq->tail++;
 	}
 	if (from != wq->tail && qp->is_user)
 		mroce_queue_publish_consumer(&wq->uq, wq->tail);
-	/* Every WQE that owes a CQE took the lock above. */
-	for (; from != wq->tail; from++) {
-		if (mroce_wq_slot_wc(qp, wq, from, &wc, &solicited, ev))
-			mroce_wq_cqe_locked(cq, &wc, solicited, ev);
-	}
 	if (locked) {
 		mroce_cq_publish_locked(cq);
 		spin_unlock(&cq->lock);
@@ -1046,67 +1050,67 @@ static void mroce_srq_retire_locked(struct mroce_srq *srq)
 		mroce_queue_publish_consumer(&wq->uq, wq->tail);
 }
 
-/* Give an SRQ WQE back to its SRQ, done or abandoned. */
-static void mroce_srq_release(struct mroce_srq *srq, struct mroce_rwqe *rwqe)
+/* Give an SRQ WQE back to its SRQ, done or abandoned; SRQ lock held. */
+static void mroce_srq_release_locked(struct mroce_srq *srq,
+				     struct mroce_rwqe *rwqe)
 {
+	lockdep_assert_held(&srq->rq.lock);
 	mroce_mr_unpin(&rwqe->pin);
 	list_del_init(&rwqe->qp_node);
 	rwqe->owner = NULL;
-	spin_lock(&srq->rq.lock);
 	rwqe->retired = true;
-	mroce_srq_retire_locked(srq);
-	spin_unlock(&srq->rq.lock);
 }
 
 /*
- * Post CQEs for done receive WQEs in RQ (or SRQ-take) order. As on the
- * send queue, each slot goes back to user space before its CQE is posted
- * (see mroce_wq_retire_locked()). An SRQ slot may be taken by another QP as
- * soon as it is released, so its CQE is copied out first and posted on its
- * own, without the SRQ lock under the CQ lock; the CQ's producer index is
- * still published once, with the last CQE of the run. A failed one is
- * posted before its slot goes back instead: it must find room under the
- * same hold of the CQ lock (mroce_cqe_fits()), and nobody waits for the
- * slot of a receive that failed.
+ * Post CQEs for the done receive WQEs a QP took from its SRQ, in take
+ * order, as mroce_wq_retire_locked() does for a queue of its own: each
+ * slot goes back to the SRQ, then its CQE is posted, all under one hold of
+ * the SRQ lock and, inside it, of the CQ lock; the SRQ's consumer index is
+ * published before the CQ's producer index. A failed WQE whose CQE does
+ * not fit keeps its slot and parks the QP's receive queue on the CQ.
  */
 static void mroce_rq_retire_locked(struct mroce_qp *qp, struct mroce_wq_ev *ev)
 {
+	struct mroce_srq *srq = qp->srq;
 	struct mroce_cq *cq = qp->rcq;
 	struct mroce_rwqe *rwqe, *next;
-	bool solicited, last, fits;
+	enum ib_wc_status status;
 	struct ib_wc wc;
+	bool solicited;
+	u32 room;
 
 	lockdep_assert_held(&qp->rq.lock);
 
-	if (!qp->srq) {
+	if (!srq) {
 		mroce_wq_retire_locked(qp, &qp->rq, cq, ev);
 		return;
 	}
+	rwqe = list_first_entry_or_null(&qp->srq_taken, struct mroce_rwqe,
+					qp_node);
+	if (!rwqe || !rwqe->done)
+		return;
+
+	spin_lock(&srq->rq.lock);
+	spin_lock(&cq->lock);
+	room = mroce_cq_room_locked(cq);
 	list_for_each_entry_safe(rwqe, next, &qp->srq_taken, qp_node) {
 		if (!rwqe->done)
 			break;
-		solicited = mroce_rwqe_wc(qp, rwqe, &wc, ev);
-		last = list_entry_is_head(next, &qp->srq_taken, qp_node) ||
-		       !next->done;
-		if (wc.status != IB_WC_SUCCESS) {
-			spin_lock(&cq->lock);
-			fits = mroce_cq_room_locked(cq);
-			if (fits)
-				mroce_wq_cqe_locked(cq, &wc, solicited, ev);
-			else
-				mroce_cq_wait_locked(cq, &qp->rq);
-			spin_unlock(&cq->lock);
-			if (!fits)
-				break;
+		status = rwqe->wc.status;
+		mroce_wq_tail_status(&qp->rq, status, ev);
+		if (!mroce_cqe_fits(status, &room)) {
+			mroce_wq_park_locked(&qp->rq, cq);
+			break;
 		}
-		mroce_srq_release(qp->srq, rwqe);
-		spin_lock(&cq->lock);
-		if (wc.status == IB_WC_SUCCESS)
-			mroce_wq_cqe_locked(cq, &wc, solicited, ev);
-		if (last)
-			mroce_cq_publish_locked(cq);
-		spin_unlock(&cq->lock);
+		qp->rq.parked = false;
+		solicited = mroce_rwqe_wc(qp, rwqe, &wc);
+		mroce_srq_release_locked(srq, rwqe);
+		mroce_wq_cqe_locked(cq, &wc, solicited, ev);
 	}
+	mroce_srq_retire_locked(srq);
+	mroce_cq_publish_locked(cq);
+	spin_unlock(&cq->lock);
+	spin_unlock(&srq->rq.lock);
 }
 
 static void mroce_rq_after(struct mroce_qp *qp, struct mroce_wq_ev *ev)
@@ -1312,13 +1316,18 @@ void mroce_rq_flush_all(struct mroce_qp *qp)
 void mroce_qp_release_srq(struct mroce_qp *qp)
 {
 	struct mroce_rwqe *rwqe, *next;
+	struct mroce_srq *srq = qp->srq;
 	unsigned long flags;
 
-	if (!qp->srq)
+	if (!srq)
 		return;
 	spin_lock_irqsave(&qp->rq.lock, flags);
+	spin_lock(&srq->rq.lock);
 	list_for_each_entry_safe(rwqe, next, &qp->srq_taken, qp_node)
-		mroce_srq_release(qp->srq, rwqe);
+		mroce_srq_release_locked(srq, rwqe);
+	mroce_srq_retire_locked(srq);
+	spin_unlock(&srq->rq.lock);
+	qp->rq.parked = false;
 	spin_unlock_irqrestore(&qp->rq.lock, flags);
 }
 
