@@ -213,6 +213,18 @@ mroce_link_del() { rdma link delete "$1"; }
 port_attr() { cat "/sys/class/infiniband/$1/ports/1/$2"; }
 port_active() { [ "$(port_attr "$1" state 2>/dev/null)" = "4: ACTIVE" ]; }
 hw_counter() { cat "/sys/class/infiniband/$1/ports/1/hw_counters/$2"; }
+# The NAK codes of the per-code hw counters naks_{sent,rcvd}_CODE.
+MROCE_NAK_CODES="rnr invalid_request remote_access remote_op stream_psn_window
+unknown_conn unknown_stream stale_gen"
+# naks_by_code DEV sent|rcvd: the sum of DEV's per-code NAK counters.
+naks_by_code() {
+	local c n=0 v
+	for c in $MROCE_NAK_CODES; do
+		read -r v < "/sys/class/infiniband/$1/ports/1/hw_counters/naks_$2_$c" || return 1
+		n=$((n + v))
+	done
+	echo "$n"
+}
 
 # One line per populated GID: "index gid type netdev", e.g.
 # "1 0000:0000:0000:0000:0000:ffff:0a00:0001 RoCE_v2 va". Reads the table in

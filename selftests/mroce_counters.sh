@@ -22,7 +22,9 @@ drop_truncated drop_bad_version drop_bad_opcode drop_reserved drop_bad_flags
 drop_bad_length drop_bad_ack_blocks drop_bad_field drop_unknown_conn
 drop_wrong_peer drop_not_connected drop_bad_path drop_stale_gen
 drop_unknown_qp drop_qp_state drop_unexpected drop_bad_rkey drop_mr_bounds
-drop_access drop_bad_atomic drop_rq_overflow drop_nomem"
+drop_access drop_bad_atomic drop_rq_overflow drop_nomem
+$(for c in $MROCE_NAK_CODES; do echo "naks_sent_$c"; done)
+$(for c in $MROCE_NAK_CODES; do echo "naks_rcvd_$c"; done)"
 
 TRACEPOINTS="mroce_path_sample mroce_path_state mroce_path_rekey
 mroce_retransmit mroce_conn_state mroce_cc_update mroce_nak mroce_rx_drop"
@@ -187,6 +189,12 @@ check "retrans_pkts moves under loss" test "$(delta mroce_a retrans_pkts "$mroce
 check "sack_gaps or timeouts declared the losses" test \
 	"$(( $(delta mroce_a sack_gaps "$mroce_a_sack_gaps") + $(hw_counter mroce_a rto_timeouts) + $(hw_counter mroce_a pto_timeouts) ))" -gt 0
 check "conn_opened counted the connection" test "$(hw_counter mroce_a conn_opened)" -ge 1
+for d in mroce_a mroce_b; do
+	for dir in sent rcvd; do
+		check_eq "$d: the NAKs by code add up to naks_$dir" \
+			"$(hw_counter $d naks_$dir)" "$(naks_by_code $d $dir)"
+	done
+done
 if [ -n "${bt_pid:-}" ]; then
 	kill -INT "$bt_pid" 2> /dev/null
 	wait "$bt_pid"

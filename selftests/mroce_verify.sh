@@ -11,8 +11,10 @@
 # pair, as rxe on 6.1 needs): it must pass there, and must fail with a
 # precise message when a byte is corrupted on purpose. Then the same runs go
 # between two mroce devices in network namespaces a and b (skipped until the
-# transport carries traffic). The same verifier under netem loss,
-# duplication and reordering is in mroce_rc_loss.sh.
+# transport carries traffic), and once more with receive and transmit
+# bursts on (module parameters rx_burst=16, tx_burst=32), also under netem
+# loss, duplication and reordering. The same verifier under each of those
+# impairments alone is in mroce_rc_loss.sh.
 # vm-timeout: 900
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/lib_traffic.sh"
@@ -90,5 +92,80 @@ check "mroce: 20 s of random traffic" \
 	verify_pair a mroce_a b mroce_b 10.0.0.2 -q 4 -t 20 -S 7
 check "mroce: send_rnr_err counted the RNR NAKs" \
 	test "$(hw_counter mroce_b send_rnr_err)" -gt 0
+check_eq "mroce: naks_sent_rnr counted them too" \
+	"$(hw_counter mroce_b send_rnr_err)" "$(hw_counter mroce_b naks_sent_rnr)"
+check "mroce: the sender counted the RNR NAKs it received (naks_rcvd_rnr)" \
+	test "$(hw_counter mroce_a naks_rcvd_rnr)" -gt 0
+for d in mroce_a mroce_b; do
+	for dir in sent rcvd; do
+		check_eq "mroce: $d's NAKs by code add up to naks_$dir" \
+			"$(hw_counter $d naks_$dir)" "$(naks_by_code $d $dir)"
+	done
+done
+
+# --- receive and transmit bursts ---------------------------------------------
+# Two module parameters, off by default, change the data path: rx_burst > 1
+# (mroce_rx.c: received packets wait in a per-CPU queue for a tasklet that
+# handles each connection's run of them under one lock hold) and tx_burst > 1
+# (mroce_net.c: a path's packets leave as one UDP fraglist-GSO skb). The same
+# verification with both on, then with rx_burst under loss and reordering
+# (a netem qdisc turns transmit bursts off: they only leave where the netdev
+# has none). Evidence that each path ran: the tasklet's calls (a kprobe on
+# mroce_rx_run) and fewer frames on va than mroce packets sent (veth counts
+# a GSO skb once).
+tracing=/sys/kernel/tracing
+kp=mroce_verify_rx_run
+rx_runs() { awk -v e="$kp" '$1 == e { print $2 }' "$tracing/kprobe_profile"; }
+va_frames() { nsexec a cat /sys/class/net/va/statistics/tx_packets; }
+rx0=$(mroce_param rx_burst)
+tx0=$(mroce_param tx_burst)
+probe=
+if echo "p:$kp mroce:mroce_rx_run" >> "$tracing/kprobe_events" 2> /dev/null &&
+	echo 1 > "$tracing/events/kprobes/$kp/enable"; then
+	probe=1
+fi
+check "bursts: a kprobe counts the receive tasklet (mroce_rx_run)" test -n "$probe"
+if mroce_param rx_burst 16 && mroce_param tx_burst 32; then
+	runs0=$(rx_runs)
+	frames0=$(va_frames)
+	sent0=$(hw_counter mroce_a sent_pkts)
+	check "rx_burst=16 tx_burst=32: every op and size, 4 QPs, both directions" \
+		verify_pair a mroce_a b mroce_b 10.0.0.2 -q 4
+	check "rx_burst=16 tx_burst=32: 8 s of random traffic" \
+		verify_pair a mroce_a b mroce_b 10.0.0.2 -q 4 -t 8 -S 11
+	runs=$(( $(rx_runs) - runs0 ))
+	frames=$(( $(va_frames) - frames0 ))
+	sent=$(( $(hw_counter mroce_a sent_pkts) - sent0 ))
+	ktap_info "bursts: $runs receive tasklet runs; mroce_a sent $sent packets in $frames frames"
+	check "rx_burst=16: packets went through the receive tasklet" test "${runs:-0}" -gt 0
+	check "tx_burst=32: packets left in bursts (fewer frames than packets)" \
+		test "$frames" -lt "$sent"
+	# netem on both ends: transmit bursts off, receive bursts see gaps,
+	# duplicates and packets out of order.
+	if netem_set a va loss 1% duplicate 1% delay 1ms reorder 75% 50% &&
+		netem_set b vb loss 1% duplicate 1% delay 1ms reorder 75% 50%; then
+		runs0=$(rx_runs)
+		retx0=$(( $(hw_counter mroce_a retrans_pkts) + $(hw_counter mroce_b retrans_pkts) ))
+		check "rx_burst=16, 1 % loss, duplicates, reordering: every op, 2 QPs, both directions" \
+			verify_pair a mroce_a b mroce_b 10.0.0.2 -q 2 -s 1,100,4096,65537,262144 -T 120
+		ktap_info "rx_burst=16 under loss: $(( $(rx_runs) - runs0 )) tasklet runs," \
+			"$(( $(hw_counter mroce_a retrans_pkts) + $(hw_counter mroce_b retrans_pkts) - retx0 ))" \
+			"packets sent again"
+		check "rx_burst=16 under loss: packets went through the receive tasklet" \
+			test "$(( $(rx_runs) - runs0 ))" -gt 0
+	else
+		ktap_fail "netem on va and vb"
+	fi
+	netem_clear a va
+	netem_clear b vb
+else
+	ktap_fail "set module parameters rx_burst=16 tx_burst=32"
+fi
+mroce_param rx_burst "$rx0"
+mroce_param tx_burst "$tx0"
+if [ -n "$probe" ]; then
+	echo 0 > "$tracing/events/kprobes/$kp/enable"
+	echo "-:$kp" >> "$tracing/kprobe_events"
+fi
 check "kernel log clean" dmesg_clean
 ktap_finish

@@ -213,7 +213,7 @@ def qemu_cmd(kver, initrd, outdir, args, monitor=None):
         "sysctl.kernel.sysrq=1", "sysctl.kernel.softlockup_all_cpu_backtrace=1",
         "sysctl.kernel.hung_task_timeout_secs=120", "sysctl.kernel.hung_task_panic=0",
         f"MROCE_REPO={REPO}", f"MROCE_OUT={outdir}",
-    ] + (["MROCE_SHELL=1"] if args.shell else []))
+    ] + (["MROCE_SHELL=1"] if args.shell else []) + args.append.split())
     return [
         "qemu-system-x86_64",
         "-accel", "tcg,thread=multi,tb-size=512", "-cpu", "max",
@@ -459,6 +459,8 @@ def main():
                     help="boot with mroce installed and give an interactive shell")
     ap.add_argument("--quiet-pass", action="store_true",
                     help="print the output of failing tests only")
+    ap.add_argument("--append", default=os.environ.get("MROCE_VM_APPEND", ""),
+                    help="more guest kernel command line words (default $MROCE_VM_APPEND)")
     ap.add_argument("--plain", action="store_true",
                     help="print the scripts' output as is, no TAP (demo, benchmarks)")
     args = ap.parse_args()

@@ -68,6 +68,23 @@ const std::vector<CounterInfo> &counter_catalog()
 		{"drop_bad_atomic", "drops", P, "refused: atomic misaligned or not supported"},
 		{"drop_rq_overflow", "drops", P, "refused: SEND larger than its receive WQE"},
 		{"drop_nomem", "drops", P, "dropped: no memory to process the packet"},
+
+		{"naks_sent_rnr", "naks", P, "NAKs sent: RNR (no receive WQE posted)"},
+		{"naks_sent_invalid_request", "naks", P, "NAKs sent: INVALID_REQUEST"},
+		{"naks_sent_remote_access", "naks", P, "NAKs sent: REMOTE_ACCESS (rkey, bounds or rights)"},
+		{"naks_sent_remote_op", "naks", P, "NAKs sent: REMOTE_OP (SEND larger than its receive WQE)"},
+		{"naks_sent_stream_psn_window", "naks", P, "NAKs sent: STREAM_PSN_WINDOW (beyond the stream window)"},
+		{"naks_sent_unknown_conn", "naks", P, "NAKs sent: UNKNOWN_CONN (no such connection)"},
+		{"naks_sent_unknown_stream", "naks", P, "NAKs sent: UNKNOWN_STREAM (no such QP on the connection)"},
+		{"naks_sent_stale_gen", "naks", P, "NAKs sent: STALE_GEN (older path generation)"},
+		{"naks_rcvd_rnr", "naks", P, "NAKs received: RNR (no receive WQE posted)"},
+		{"naks_rcvd_invalid_request", "naks", P, "NAKs received: INVALID_REQUEST"},
+		{"naks_rcvd_remote_access", "naks", P, "NAKs received: REMOTE_ACCESS (rkey, bounds or rights)"},
+		{"naks_rcvd_remote_op", "naks", P, "NAKs received: REMOTE_OP (SEND larger than its receive WQE)"},
+		{"naks_rcvd_stream_psn_window", "naks", P, "NAKs received: STREAM_PSN_WINDOW (beyond the stream window)"},
+		{"naks_rcvd_unknown_conn", "naks", P, "NAKs received: UNKNOWN_CONN (no such connection)"},
+		{"naks_rcvd_unknown_stream", "naks", P, "NAKs received: UNKNOWN_STREAM (no such QP on the connection)"},
+		{"naks_rcvd_stale_gen", "naks", P, "NAKs received: STALE_GEN (older path generation)"},
 	};
 	return c;
 }

@@ -143,7 +143,7 @@ void mroce_ack_nak(struct mroce_peer *peer, const struct mroce_pkt *pkt,
 	skb = mroce_ack_nak_skb(peer->mdev, &nak);
 	if (!skb)
 		return;		/* the sender's timers recover */
-	mroce_counter_inc(peer->mdev, MROCE_CNT_NAKS_SENT);
+	mroce_counter_nak(peer->mdev, true, code);
 	if (code == MROCE_NAK_RNR)
 		mroce_counter_inc(peer->mdev, MROCE_CNT_SEND_RNR);
 	trace_mroce_nak(peer->mdev->ibdev.index, peer->id, 1, code,
@@ -169,7 +169,7 @@ void mroce_ack_nak_unknown(struct mroce_dev *mdev,
 	skb = mroce_ack_nak_skb(mdev, &nak);
 	if (!skb)
 		return;
-	mroce_counter_inc(mdev, MROCE_CNT_NAKS_SENT);
+	mroce_counter_nak(mdev, true, MROCE_NAK_UNKNOWN_CONN);
 	trace_mroce_nak(mdev->ibdev.index, 0, 1, MROCE_NAK_UNKNOWN_CONN, 0, 0,
 			0, id);
 	mroce_net_xmit_oneshot(mdev, meta, skb);

@@ -66,6 +66,22 @@ static const struct rdma_stat_desc mroce_counter_descs[] = {
 	[MROCE_CNT_DROP_BAD_ATOMIC].name	= "drop_bad_atomic",
 	[MROCE_CNT_DROP_RQ_OVERFLOW].name	= "drop_rq_overflow",
 	[MROCE_CNT_DROP_NOMEM].name		= "drop_nomem",
+	[MROCE_CNT_NAKS_SENT_RNR].name		= "naks_sent_rnr",
+	[MROCE_CNT_NAKS_SENT_INVALID_REQUEST].name = "naks_sent_invalid_request",
+	[MROCE_CNT_NAKS_SENT_REMOTE_ACCESS].name = "naks_sent_remote_access",
+	[MROCE_CNT_NAKS_SENT_REMOTE_OP].name	= "naks_sent_remote_op",
+	[MROCE_CNT_NAKS_SENT_STREAM_PSN_WINDOW].name = "naks_sent_stream_psn_window",
+	[MROCE_CNT_NAKS_SENT_UNKNOWN_CONN].name	= "naks_sent_unknown_conn",
+	[MROCE_CNT_NAKS_SENT_UNKNOWN_STREAM].name = "naks_sent_unknown_stream",
+	[MROCE_CNT_NAKS_SENT_STALE_GEN].name	= "naks_sent_stale_gen",
+	[MROCE_CNT_NAKS_RCVD_RNR].name		= "naks_rcvd_rnr",
+	[MROCE_CNT_NAKS_RCVD_INVALID_REQUEST].name = "naks_rcvd_invalid_request",
+	[MROCE_CNT_NAKS_RCVD_REMOTE_ACCESS].name = "naks_rcvd_remote_access",
+	[MROCE_CNT_NAKS_RCVD_REMOTE_OP].name	= "naks_rcvd_remote_op",
+	[MROCE_CNT_NAKS_RCVD_STREAM_PSN_WINDOW].name = "naks_rcvd_stream_psn_window",
+	[MROCE_CNT_NAKS_RCVD_UNKNOWN_CONN].name	= "naks_rcvd_unknown_conn",
+	[MROCE_CNT_NAKS_RCVD_UNKNOWN_STREAM].name = "naks_rcvd_unknown_stream",
+	[MROCE_CNT_NAKS_RCVD_STALE_GEN].name	= "naks_rcvd_stale_gen",
 };
 
 /**
@@ -93,6 +109,25 @@ int mroce_counters_init(struct mroce_dev *mdev)
 		     MROCE_WIRE_EBLOCKS - MROCE_WIRE_ETRUNC);
 	BUILD_BUG_ON(MROCE_CNT_DROP_BAD_FIELD - MROCE_CNT_DROP_TRUNCATED !=
 		     MROCE_WIRE_EFIELD - MROCE_WIRE_ETRUNC);
+	/* mroce_counter_nak() maps NAK codes by offset, one block each way. */
+	BUILD_BUG_ON(MROCE_CNT_NAKS_SENT_STALE_GEN - MROCE_CNT_NAKS_SENT_RNR !=
+		     MROCE_NAK_STALE_GEN - MROCE_NAK_RNR);
+	BUILD_BUG_ON(MROCE_CNT_NAKS_SENT_UNKNOWN_STREAM - MROCE_CNT_NAKS_SENT_RNR !=
+		     MROCE_NAK_UNKNOWN_STREAM - MROCE_NAK_RNR);
+	BUILD_BUG_ON(MROCE_CNT_NAKS_SENT_UNKNOWN_CONN - MROCE_CNT_NAKS_SENT_RNR !=
+		     MROCE_NAK_UNKNOWN_CONN - MROCE_NAK_RNR);
+	BUILD_BUG_ON(MROCE_CNT_NAKS_SENT_STREAM_PSN_WINDOW - MROCE_CNT_NAKS_SENT_RNR !=
+		     MROCE_NAK_STREAM_PSN_WINDOW - MROCE_NAK_RNR);
+	BUILD_BUG_ON(MROCE_CNT_NAKS_SENT_REMOTE_OP - MROCE_CNT_NAKS_SENT_RNR !=
+		     MROCE_NAK_REMOTE_OP - MROCE_NAK_RNR);
+	BUILD_BUG_ON(MROCE_CNT_NAKS_SENT_REMOTE_ACCESS - MROCE_CNT_NAKS_SENT_RNR !=
+		     MROCE_NAK_REMOTE_ACCESS - MROCE_NAK_RNR);
+	BUILD_BUG_ON(MROCE_CNT_NAKS_SENT_INVALID_REQUEST - MROCE_CNT_NAKS_SENT_RNR !=
+		     MROCE_NAK_INVALID_REQUEST - MROCE_NAK_RNR);
+	BUILD_BUG_ON(MROCE_CNT_NAKS_RCVD_RNR - MROCE_CNT_NAKS_SENT_RNR !=
+		     MROCE_NAK_CODE_MAX);
+	BUILD_BUG_ON(MROCE_CNT_NAKS_RCVD_STALE_GEN - MROCE_CNT_NAKS_RCVD_RNR !=
+		     MROCE_NAK_STALE_GEN - MROCE_NAK_RNR);
 
 	mdev->counters = alloc_percpu(struct mroce_counters);
 	return mdev->counters ? 0 : -ENOMEM;

@@ -91,6 +91,27 @@ enum mroce_counter {
 	MROCE_CNT_DROP_RQ_OVERFLOW,	/* SEND larger than its receive WQE */
 	MROCE_CNT_DROP_NOMEM,		/* no memory to process the packet */
 
+	/*
+	 * NAKs by code (a part of naks_sent / naks_rcvd each), in enum
+	 * mroce_nak_code order from MROCE_NAK_RNR: mroce_counter_nak() adds.
+	 */
+	MROCE_CNT_NAKS_SENT_RNR,
+	MROCE_CNT_NAKS_SENT_INVALID_REQUEST,
+	MROCE_CNT_NAKS_SENT_REMOTE_ACCESS,
+	MROCE_CNT_NAKS_SENT_REMOTE_OP,
+	MROCE_CNT_NAKS_SENT_STREAM_PSN_WINDOW,
+	MROCE_CNT_NAKS_SENT_UNKNOWN_CONN,
+	MROCE_CNT_NAKS_SENT_UNKNOWN_STREAM,
+	MROCE_CNT_NAKS_SENT_STALE_GEN,
+	MROCE_CNT_NAKS_RCVD_RNR,
+	MROCE_CNT_NAKS_RCVD_INVALID_REQUEST,
+	MROCE_CNT_NAKS_RCVD_REMOTE_ACCESS,
+	MROCE_CNT_NAKS_RCVD_REMOTE_OP,
+	MROCE_CNT_NAKS_RCVD_STREAM_PSN_WINDOW,
+	MROCE_CNT_NAKS_RCVD_UNKNOWN_CONN,
+	MROCE_CNT_NAKS_RCVD_UNKNOWN_STREAM,
+	MROCE_CNT_NAKS_RCVD_STALE_GEN,
+
 	MROCE_CNT_NR
 };
 
@@ -116,6 +137,23 @@ static inline void mroce_counter_inc(struct mroce_dev *mdev,
 				     enum mroce_counter id)
 {
 	this_cpu_inc(mdev->counters->val[id]);
+}
+
+/*
+ * A NAK sent (@sent) or received with @code: naks_sent or naks_rcvd and
+ * the code's own counter. A code the decoder would refuse counts in the
+ * total only.
+ */
+static inline void mroce_counter_nak(struct mroce_dev *mdev, bool sent,
+				     u8 code)
+{
+	enum mroce_counter first = sent ? MROCE_CNT_NAKS_SENT_RNR :
+					  MROCE_CNT_NAKS_RCVD_RNR;
+
+	mroce_counter_inc(mdev, sent ? MROCE_CNT_NAKS_SENT :
+				       MROCE_CNT_NAKS_RCVD);
+	if (code >= MROCE_NAK_RNR && code <= MROCE_NAK_CODE_MAX)
+		mroce_counter_inc(mdev, first + (code - MROCE_NAK_RNR));
 }
 
 /* The drop counter of a decoder error. */

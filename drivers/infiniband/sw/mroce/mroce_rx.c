@@ -700,7 +700,7 @@ static void mroce_rx_nak(struct mroce_peer *peer, const struct mroce_pkt *pkt,
 	bool known;
 	u32 len, psn;
 
-	mroce_counter_inc(peer->mdev, MROCE_CNT_NAKS_RCVD);
+	mroce_counter_nak(peer->mdev, false, n->code);
 	trace_mroce_nak(peer->mdev->ibdev.index, peer->id, 0, n->code,
 			n->stream_id, n->stream_psn, n->ssn, n->arg);
 	known = mroce_conn_on_nak(&peer->conn, n, now, &cookie, &len, &probes);
@@ -999,7 +999,7 @@ static void mroce_rx_unknown(const struct mroce_rx_meta *meta,
 	if (!mdev)
 		return;
 	mroce_counter_inc(mdev, MROCE_CNT_RCVD_PKTS);
-	mroce_counter_inc(mdev, MROCE_CNT_NAKS_RCVD);
+	mroce_counter_nak(mdev, false, pkt->u.nak.code);
 	rcu_read_lock();
 	peer = mroce_peer_lookup(mdev, &meta->saddr);
 	if (peer) {
