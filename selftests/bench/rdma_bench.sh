@@ -34,7 +34,9 @@
 # and a bar chart at the end; in $MROCE_TEST_OUT (copied to build/bench/ by
 # scripts/bench.sh): rdma_bench.txt (the tables plus the mroce hw counters
 # each row moved, median per round: resends, RTOs, PTOs, SACK gaps, NAKs,
-# RNR NAKs, duplicate requests), rdma_bench.md (a markdown table),
+# RNR NAKs, duplicate requests, and the NAKs by code; read when the traffic
+# ends, before perftest's teardown, whose NAKs are counted apart),
+# rdma_bench.md (a markdown table),
 # rdma_bench.csv (medians, min, max) and rdma_bench_rounds.csv (every round).
 #
 # Knobs, from the host's environment (make bench BENCH_ROWS="write:0 lat:0"):
@@ -110,7 +112,7 @@ for row in "${rows[@]}"; do
 	if [[ $row == tcp:* ]]; then tcp_rows+=("$row"); else rdma_rows+=("$row"); fi
 done
 
-declare -A rv note vparams cnt txp retx
+declare -A rv note vparams cnt txp retx down
 # mroce's parameter sets: one column each (mroce, mroce2, ...).
 IFS='|' read -ra psets <<< "${BENCH_MROCE_PARAMS:-}"
 # "a |": the second set is empty (mroce as installed), read drops it.
@@ -168,13 +170,66 @@ retx_of() { # retx_of DRV SENDER
 	esac
 }
 
-# The mroce counters a row's table shows, summed over both devices.
+# The mroce counters a row's tables show, summed over both devices: the
+# first 7 in the counter table, then the NAKs received by code (one of the
+# two devices sent each).
+NAK_CODES="rnr invalid_request remote_access remote_op stream_psn_window unknown_conn
+unknown_stream stale_gen"
 MCTRS="retrans_pkts rto_timeouts pto_timeouts sack_gaps naks_rcvd rcvd_rnr_err duplicate_request"
-mctrs() { local c; for c in $MCTRS; do echo $(( $(ctr dev0 "$c") + $(ctr dev1 "$c") )); done; }
+for c in $NAK_CODES; do MCTRS+=" naks_rcvd_$c"; done
+# msnap VAR SENDER: VAR = "MCTRS summed over dev0 and dev1, then SENDER's
+# sent_pkts and retrans_pkts", by builtins only (no process: it runs while
+# the traffic does). A counter the module lacks (an older ko=) reads 0.
+msnap() {
+	local c a b out='' hw=/sys/class/infiniband
+	for c in $MCTRS; do
+		a=0 b=0
+		read -r a 2> /dev/null < "$hw/dev0/ports/1/hw_counters/$c"
+		read -r b 2> /dev/null < "$hw/dev1/ports/1/hw_counters/$c"
+		out+="$((a + b)) "
+	done
+	for c in sent_pkts retrans_pkts; do
+		a=0
+		read -r a 2> /dev/null < "$hw/$2/ports/1/hw_counters/$c"
+		out+="$a "
+	done
+	printf -v "$1" '%s' "${out% }"
+}
 # mctr_delta BEFORE AFTER: the counters' differences, one line.
 mctr_delta() {
-	printf '%s\n' "$1" "$2" | awk '{ v[NR] = $1 } END { n = NR / 2
+	printf '%s\n' $1 $2 | awk '{ v[NR] = $1 } END { n = NR / 2
 		for (i = 1; i <= n; i++) printf "%s%s", (i > 1 ? " " : ""), v[n + i] - v[i] }'
+}
+
+# A sleep without a process: a read that times out on a FIFO nobody writes.
+tick=
+if mkfifo /tmp/.rdma_bench_tick 2> /dev/null || [ -p /tmp/.rdma_bench_tick ]; then
+	exec {tick}<> /tmp/.rdma_bench_tick
+fi
+nap() { if [ -n "$tick" ]; then read -r -t "$1" -u "$tick"; else sleep "$1"; fi; return 0; }
+
+# mroce's counters at the end of a row's traffic, not after perftest exits:
+# its teardown (a QP destroyed while the peer's last packets are on their
+# way draws UNKNOWN_STREAM NAKs) is no part of the row. The requester's
+# rdma_sends (successful send-queue completions) stops growing when the
+# traffic does; every POLL s, the first look that finds it unchanged takes a
+# snapshot (kept only if it never moves again). Sets MEND; the caller's
+# command runs in the background as PID.
+POLL=0.1
+mroce_end_snap() { # mroce_end_snap PID SENDER
+	local pid=$1 sender=$2 last=-1 v taken=0 f=/sys/class/infiniband/dev0/ports/1/hw_counters/rdma_sends
+	MEND=
+	while kill -0 "$pid" 2> /dev/null; do
+		v=0
+		read -r v 2> /dev/null < "$f"
+		if [ "$v" != "$last" ]; then
+			last=$v taken=0
+		elif [ $taken = 0 ]; then
+			msnap MEND "$sender"
+			taken=1
+		fi
+		nap $POLL
+	done
 }
 
 set_loss() { # set_loss LEVEL DEV...: 0 clears, n0 is netem at 0 %, else PCT
@@ -213,30 +268,50 @@ failed() { # failed KEY ROUND WHY: the round is left out of KEY's median
 
 # run_row COL TEST LOSS ROUND: one sample into rv[COL,TEST,LOSS,ROUND].
 run_row() {
-	local c=$1 t=$2 l=$3 r=$4 drv=mroce sender=dev0 log got='' c0 p0 r0 k=$1,$2,$3
+	local c=$1 t=$2 l=$3 r=$4 drv=mroce sender=dev0 log got='' c0 c1 p0 r0 k=$1,$2,$3 pid ok
+	local -a d
 	[ "$c" = rxe ] && drv=rxe
 	log=$out/$c-$t-loss$l-r$r
 	[ "$t" = read ] && sender=dev1	# READ data flows responder -> requester
-	c0=$(mctrs)
+	[ "$drv" = mroce ] && msnap c0 "$sender"
 	p0=$(ctr "$sender" sent_pkts)
 	r0=$(retx_of "$drv" "$sender")
 	if [ "$t" = lat ]; then
 		set_loss "$l" veth00 veth01
-		if perftest ib_write_lat "$log" -s 64 -n $LAT_ITERS; then
+		perftest ib_write_lat "$log" -s 64 -n $LAT_ITERS &
+		pid=$!
+		[ "$drv" = mroce ] && mroce_end_snap "$pid" "$sender"
+		wait "$pid" && ok=1
+		if [ -n "$ok" ]; then
 			# bytes iters t_min t_max t_typical t_avg t_stdev p99 p99.9
 			got=$(awk '$1 == 64 && NF >= 8 && ($5 $6 $8) ~ /^[0-9.]+$/ { print $5, $6, $8; exit }' \
 				"$log.client")
 		fi
 	else
 		if [ "$sender" = dev1 ]; then set_loss "$l" veth01; else set_loss "$l" veth00; fi
-		if perftest "ib_${t}_bw" "$log" -s $SIZE -D "$DURATION" --margin "$MARGIN" --report_gbits; then
+		perftest "ib_${t}_bw" "$log" -s $SIZE -D "$DURATION" --margin "$MARGIN" --report_gbits &
+		pid=$!
+		[ "$drv" = mroce ] && mroce_end_snap "$pid" "$sender"
+		wait "$pid" && ok=1
+		if [ -n "$ok" ]; then
 			got=$(awk -v s=$SIZE '$1 == s && NF >= 5 { print $2; exit }' "$log.client")
 		fi
 	fi
 	set_loss 0 veth00 veth01
-	[ "$drv" = mroce ] && cnt[$k,$r]=$(mctr_delta "$c0" "$(mctrs)")
 	txp[$k,$r]=$(( $(ctr "$sender" sent_pkts) - p0 ))
 	retx[$k,$r]=$(( $(retx_of "$drv" "$sender") - r0 ))
+	if [ "$drv" = mroce ]; then
+		# up to the end of the traffic; what the teardown added, apart
+		msnap c1 "$sender"
+		[ -n "$MEND" ] || MEND=$c1
+		cnt[$k,$r]=$(mctr_delta "$c0" "$MEND")
+		read -ra d <<< "$(mctr_delta "$MEND" "$c1")"
+		down[$k,$r]=$(( d[4] ))
+		read -ra d <<< "${cnt[$k,$r]}"
+		txp[$k,$r]=${d[-2]}
+		retx[$k,$r]=${d[-1]}
+		cnt[$k,$r]=${d[*]:0:${#d[@]}-2}
+	fi
 	nrun=$((nrun + 1))
 	if [ -z "$got" ]; then
 		failed "$k" "$r" "$(why_failed "$log")"
@@ -436,12 +511,13 @@ stats() {
 			[ "$f" = it ] || echo "$a,$b,$c${f:+,$f} ${rv[$key]}"
 		done
 		for key in "${!retx[@]}"; do echo "${key%,*},retx ${retx[$key]}"; done
+		for key in "${!down[@]}"; do echo "${key%,*},down ${down[$key]}"; done
 		for key in "${!cnt[@]}"; do
 			i=0
 			for v in ${cnt[$key]}; do i=$((i + 1)); echo "${key%,*},ctr$i $v"; done
 		done
 	} | sort -k1,1 -k2,2g | awk '
-		function fmt(x) { return (k ~ /,(retx|ctr[0-9])$/) ? sprintf("%d", x) : sprintf("%.1f", x) }
+		function fmt(x) { return (k ~ /,(retx|down|ctr[0-9]+)$/) ? sprintf("%d", x) : sprintf("%.1f", x) }
 		function flush() {
 			if (n) {
 				m = (n % 2) ? v[(n + 1) / 2] : (v[n / 2] + v[n / 2 + 1]) / 2
@@ -629,8 +705,23 @@ counter_table() {
 		done
 	done
 	echo "(resends: retrans_pkts; RTOs/PTOs: rto_timeouts/pto_timeouts; SACK gap: sack_gaps;" \
-		"NAKs: naks_rcvd; RNR NAKs: rcvd_rnr_err; dup req: duplicate_request; every round's" \
-		"values in rdma_bench_rounds.csv)"
+		"NAKs: naks_rcvd; RNR NAKs: rcvd_rnr_err; dup req: duplicate_request; read at the end" \
+		"of the traffic, before perftest's teardown; every round's values in rdma_bench_rounds.csv)"
+	echo
+	echo "NAKs received by code (naks_rcvd_<code>, both devices), median over the rounds;" \
+		"teardown: NAKs after the traffic (not in the row)"
+	printf '%-13s %8s %-7s | %5s %7s %6s %6s %7s %8s %8s %9s | %8s\n' test loss column RNR \
+		INV_REQ ACCESS REM_OP PSN_WIN UNK_CONN UNK_STRM STALE_GEN teardown
+	for row in "${rdma_rows[@]}"; do
+		for c in "${gp_mcols[@]}"; do
+			k=$c,${row%%:*},${row#*:}
+			s=()
+			for i in 8 9 10 11 12 13 14 15; do med "$k" "ctr$i"; s+=("$M"); done
+			med "$k" down
+			printf '%-13s %8s %-7s | %5s %7s %6s %6s %7s %8s %8s %9s | %8s\n' \
+				"$(tool_of "${row%%:*}")" "$(loss_label "${row#*:}")" "$c" "${s[@]}" "$M"
+		done
+	done
 }
 
 # bars: the goodput medians as a bar chart, one scale for all of them.
@@ -779,7 +870,7 @@ echo
 cat "$md"
 
 echo "driver,test,loss_pct,netem,size,window_s,rounds,ok_rounds,median,min,max,unit,lat_typical_us,lat_p99_us,mroce_params,note" > "$csv"
-echo "driver,test,loss_pct,netem,round,size,window_s,goodput_mbps,iterations,lat_typical_us,lat_avg_us,lat_p99_us,sender_pkts,retransmissions,mroce_params,resends,rto,pto,sack_gaps,naks,rnr_naks,dup_requests" > "$rcsv"
+echo "driver,test,loss_pct,netem,round,size,window_s,goodput_mbps,iterations,lat_typical_us,lat_avg_us,lat_p99_us,sender_pkts,retransmissions,mroce_params,resends,rto,pto,sack_gaps,naks,rnr_naks,dup_requests,$(printf 'naks_rcvd_%s,' $NAK_CODES)teardown_naks" > "$rcsv"
 for c in "${cols[@]}" tcp; do
 	for row in "${rows[@]}"; do
 		t=${row%%:*} l=${row#*:}
@@ -801,11 +892,11 @@ for c in "${cols[@]}" tcp; do
 		read -r m lo hi n <<< "${S[$k${f:+,$f}]}"
 		echo "$c,$(tool_of "$t"),$loss,$netem,$size,$win,$ROUNDS,${n:-0},$m,$lo,$hi,$unit,$typ,$p99,\"${vparams[$c]}\",\"${note[$k]}\"" >> "$csv"
 		for r in $(seq "$ROUNDS"); do
-			ctrs=,,,,,,
-			[ -n "${cnt[$k,$r]}" ] && ctrs=${cnt[$k,$r]// /,}
+			ctrs=,,,,,,,,,,,,,,,
+			[ -n "${cnt[$k,$r]}" ] && ctrs=${cnt[$k,$r]// /,},${down[$k,$r]}
 			case $t in
 			lat) echo "$c,ib_write_lat,$loss,$netem,$r,64,,,,${rv[$k,$r]},${rv[$k,$r,avg]},${rv[$k,$r,p99]},${txp[$k,$r]},${retx[$k,$r]},\"${vparams[$c]}\",$ctrs" ;;
-			tcp) echo "tcp,iperf3,$loss,$netem,$r,,$DURATION,${rv[$k,$r]},,,,,,,,,,,,,," ;;
+			tcp) echo "tcp,iperf3,$loss,$netem,$r,,$DURATION,${rv[$k,$r]},,,,,,,,$ctrs" ;;
 			*) echo "$c,ib_${t}_bw,$loss,$netem,$r,$SIZE,$WINDOW,${rv[$k,$r]},${rv[$k,$r,it]},,,,${txp[$k,$r]},${retx[$k,$r]},\"${vparams[$c]}\",$ctrs" ;;
 			esac
 		done >> "$rcsv"
