@@ -900,13 +900,24 @@ static void mroce_peer_acked(void *ctx, u64 cookie, u32 len, u8 path)
 static void mroce_peer_lost(void *ctx, u64 cookie, u32 len, u8 path,
 			    u32 path_psn, u8 why)
 {
+	static const u8 reason[] = {
+		[MROCE_LOSS_SACK] = MROCE_RETX_SACK,
+		[MROCE_LOSS_RTO] = MROCE_RETX_RTO,
+		[MROCE_LOSS_PTO] = MROCE_RETX_PTO,
+		[MROCE_LOSS_REKEY] = MROCE_RETX_REKEY,
+		[MROCE_LOSS_TIME] = MROCE_RETX_TIME,
+	};
 	struct mroce_peer *peer = ctx;
 	struct mroce_qp *qp = mroce_xport_cookie_qp(peer, cookie);
 
-	if (qp) {
-		mroce_trace_note_lost(qp, (u32)cookie, path, path_psn, why);
-		mroce_tx_set_resend(qp, (u32)cookie);
-	}
+	if (!qp)
+		return;
+	if (path >= MROCE_PEER_PATHS)
+		path = MROCE_TRACE_NO_PATH;
+	mroce_tx_resend(qp, (u32)cookie,
+			why < ARRAY_SIZE(reason) ? reason[why] : MROCE_RETX_SACK,
+			path, path < MROCE_PEER_PATHS ? peer->paths[path].gen : 0,
+			path_psn);
 }
 
 static void mroce_peer_path_state(void *ctx, u8 path, u8 old_state,

@@ -294,7 +294,8 @@ extern const struct mroce_conn_ops mroce_peer_conn_ops;
 void mroce_tx_queue_qp(struct mroce_peer *peer, struct mroce_qp *qp);
 void mroce_tx_run(struct mroce_peer *peer, u64 now, unsigned int budget);
 void mroce_tx_requeue_unacked(struct mroce_peer *peer, struct mroce_qp *qp);
-void mroce_tx_set_resend(struct mroce_qp *qp, u32 psn);
+void mroce_tx_resend(struct mroce_qp *qp, u32 psn, u8 why, u8 path, u8 gen,
+		     u32 path_psn);
 u32 mroce_tx_mss(const struct mroce_peer *peer, u8 opcode);
 
 /* mroce_rx.c */

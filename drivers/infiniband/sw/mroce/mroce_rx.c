@@ -733,13 +733,13 @@ static void mroce_rx_nak(struct mroce_peer *peer, const struct mroce_pkt *pkt,
 			}
 			xp->rnr_left--;
 		}
-		mroce_trace_note_nak(qp, psn, n);
-		mroce_tx_set_resend(qp, psn);
+		mroce_tx_resend(qp, psn, MROCE_RETX_NAK, n->path_id, n->path_gen,
+				n->path_psn);
 		mroce_rx_hold(peer, qp, now + (u64)n->arg * NSEC_PER_USEC);
 		return;
 	case MROCE_NAK_STREAM_PSN_WINDOW:
-		mroce_trace_note_nak(qp, psn, n);
-		mroce_tx_set_resend(qp, psn);
+		mroce_tx_resend(qp, psn, MROCE_RETX_NAK, n->path_id, n->path_gen,
+				n->path_psn);
 		mroce_rx_hold(peer, qp, now + max_t(u64, peer->conn.rtt.srtt,
 						    100 * NSEC_PER_USEC));
 		return;

@@ -65,69 +65,6 @@ void mroce_trace_conn_cc(void *ctx, u8 why)
 			      c->inflight, event[why]);
 }
 
-/* The chunk of stream PSN @psn if the QP still has it outstanding. */
-static struct mroce_chunk *mroce_trace_chunk(struct mroce_qp *qp, u32 psn)
-{
-	struct mroce_qp_xport *xp = &qp->xport;
-
-	if (!xp->chunks || psn - xp->stx.una >= xp->stx.next - xp->stx.una)
-		return NULL;
-	return &qp->xport.chunks[psn & MROCE_STREAM_MASK];
-}
-
-static void mroce_trace_note(struct mroce_qp *qp, u32 psn, u8 why, u8 path,
-			     u8 gen, u32 path_psn)
-{
-	struct mroce_chunk *c = mroce_trace_chunk(qp, psn);
-
-	if (!c)
-		return;
-	c->lost_why = why;
-	c->lost_path = path;
-	c->lost_gen = gen;
-	c->lost_psn = path_psn;
-}
-
-/**
- * mroce_trace_note_lost() - the core declared a transmission lost
- * @qp: its QP
- * @psn: the chunk's stream PSN
- * @path: the path it was sent on (still at that generation)
- * @path_psn: its path PSN
- * @why: enum mroce_loss_why
- */
-void mroce_trace_note_lost(struct mroce_qp *qp, u32 psn, u8 path, u32 path_psn,
-			   u8 why)
-{
-	static const u8 reason[] = {
-		[MROCE_LOSS_SACK] = MROCE_RETX_SACK,
-		[MROCE_LOSS_RTO] = MROCE_RETX_RTO,
-		[MROCE_LOSS_PTO] = MROCE_RETX_PTO,
-		[MROCE_LOSS_REKEY] = MROCE_RETX_REKEY,
-		[MROCE_LOSS_TIME] = MROCE_RETX_TIME,
-	};
-	struct mroce_peer *peer = qp->xport.peer;
-
-	if (!peer || why >= ARRAY_SIZE(reason) || path >= MROCE_PEER_PATHS)
-		return;
-	mroce_trace_note(qp, psn, reason[why], path, peer->paths[path].gen,
-			 path_psn);
-}
-
-/* The receiver refused the chunk (RNR, stream window): sent again later. */
-void mroce_trace_note_nak(struct mroce_qp *qp, u32 psn,
-			  const struct mroce_nak *nak)
-{
-	mroce_trace_note(qp, psn, MROCE_RETX_NAK, nak->path_id, nak->path_gen,
-			 nak->path_psn);
-}
-
-/* The transport was reset: the chunk's transmissions were forgotten. */
-void mroce_trace_note_reset(struct mroce_qp *qp, u32 psn)
-{
-	mroce_trace_note(qp, psn, MROCE_RETX_REKEY, MROCE_TRACE_NO_PATH, 0, 0);
-}
-
 /* A chunk goes out again on @slot: from where, and why. */
 void mroce_trace_resend(struct mroce_peer *peer, struct mroce_qp *qp,
 			const struct mroce_tx_slot *slot, u32 psn, u32 len)

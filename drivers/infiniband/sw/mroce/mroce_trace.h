@@ -89,11 +89,6 @@ void mroce_trace_conn_cc(void *ctx, u8 why);
 extern bool mroce_trace_cc_on;
 int mroce_trace_cc_reg(void);
 void mroce_trace_cc_unreg(void);
-void mroce_trace_note_lost(struct mroce_qp *qp, u32 psn, u8 path, u32 path_psn,
-			   u8 why);
-void mroce_trace_note_nak(struct mroce_qp *qp, u32 psn,
-			  const struct mroce_nak *nak);
-void mroce_trace_note_reset(struct mroce_qp *qp, u32 psn);
 void mroce_trace_resend(struct mroce_peer *peer, struct mroce_qp *qp,
 			const struct mroce_tx_slot *slot, u32 psn, u32 len);
 #endif /* MROCE_TRACE_TYPES */

@@ -58,16 +58,37 @@ void mroce_tx_queue_qp(struct mroce_peer *peer, struct mroce_qp *qp)
 		list_add_tail(&xp->tx_node, &peer->tx_list);
 }
 
-/* The core declared a transmission of @psn lost: send the chunk again. */
-void mroce_tx_set_resend(struct mroce_qp *qp, u32 psn)
+/**
+ * mroce_tx_resend() - send a chunk again
+ * @qp: its QP
+ * @psn: the chunk's stream PSN
+ * @why: enum mroce_retx_reason, for the mroce_retransmit tracepoint
+ * @path: the path of the transmission it replaces, MROCE_TRACE_NO_PATH if
+ *        none is known
+ * @gen: that path's generation
+ * @path_psn: that transmission's path PSN
+ *
+ * Whoever gives up on a transmission (the core declared it lost, the
+ * receiver refused it, the transport was reset) comes here: a chunk still
+ * outstanding and not acknowledged is marked for mroce_tx_run() with the
+ * reason, which the tracepoint reports when it goes out again.
+ */
+void mroce_tx_resend(struct mroce_qp *qp, u32 psn, u8 why, u8 path, u8 gen,
+		     u32 path_psn)
 {
 	struct mroce_qp_xport *xp = &qp->xport;
+	struct mroce_chunk *c;
 
 	if (!mroce_xqp_sends(xp) || !xp->chunks)
 		return;
 	if (psn - xp->stx.una >= xp->stx.next - xp->stx.una ||
 	    mroce_stx_is_acked(&xp->stx, psn))
 		return;
+	c = &xp->chunks[psn & MROCE_STREAM_MASK];
+	c->lost_why = why;
+	c->lost_path = path;
+	c->lost_gen = gen;
+	c->lost_psn = path_psn;
 	if (!__test_and_set_bit(psn & MROCE_STREAM_MASK, xp->resend))
 		xp->n_resend++;
 	mroce_tx_queue_qp(xp->peer, qp);
@@ -81,10 +102,9 @@ void mroce_tx_requeue_unacked(struct mroce_peer *peer, struct mroce_qp *qp)
 
 	lockdep_assert_held(&peer->lock);
 	if (mroce_xqp_sends(xp)) {
-		for (psn = xp->stx.una; psn != xp->stx.next; psn++) {
-			mroce_trace_note_reset(qp, psn);
-			mroce_tx_set_resend(qp, psn);
-		}
+		for (psn = xp->stx.una; psn != xp->stx.next; psn++)
+			mroce_tx_resend(qp, psn, MROCE_RETX_REKEY,
+					MROCE_TRACE_NO_PATH, 0, 0);
 	}
 	mroce_tx_queue_qp(peer, qp);
 }
