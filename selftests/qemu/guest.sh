@@ -28,6 +28,11 @@ mount -t devpts -o newinstance,ptmxmode=0666 devpts /dev/pts
 mount -t tmpfs tmpfs /dev/shm
 mount -t debugfs debugfs /sys/kernel/debug
 mount -t tracefs tracefs /sys/kernel/tracing
+# Enabling or disabling any trace event would otherwise (un)register the
+# scheduler's comm-recording probes, live-patching __schedule() while the
+# other vCPU runs it; under TCG that patch once livelocked (RCU stall in
+# text_poke_bp, CI of e37cfb6). No test reads recorded comms.
+echo 0 > /sys/kernel/tracing/options/record-cmd
 modprobe -q configfs && mount -t configfs configfs /sys/kernel/config
 mount -t bpf bpf /sys/fs/bpf
 mount -t cgroup2 cgroup2 /sys/fs/cgroup
