@@ -385,3 +385,18 @@ dmesg_clean() {
 		sed 's/^/#   /'
 	return "${PIPESTATUS[1]}"
 }
+
+# --- benchmarks ----------------------------------------------------------------
+
+# in_round_order R WORD...: the words one per line (a word may hold spaces),
+# as given in odd rounds and reversed in even ones, so that a slow start or
+# a drifting host does not always hit the same column of an interleaved A/B.
+in_round_order() {
+	local r=$1 i
+	shift
+	if [ $((r % 2)) -eq 1 ]; then
+		printf '%s\n' "$@"
+	else
+		for ((i = $#; i > 0; i--)); do printf '%s\n' "${!i}"; done
+	fi
+}

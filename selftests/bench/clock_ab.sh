@@ -35,11 +35,7 @@ clocks=("$@")
 rcsv=$top/clock_ab_rounds.csv
 echo "clocksource,round,driver,test,loss_pct,value,unit" > "$rcsv"
 for r in $(seq "$ROUNDS"); do
-	order=("${clocks[@]}")
-	if [ $((r % 2)) -eq 0 ]; then
-		order=()
-		for ((i = ${#clocks[@]} - 1; i >= 0; i--)); do order+=("${clocks[$i]}"); done
-	fi
+	mapfile -t order <<< "$(in_round_order "$r" "${clocks[@]}")"
 	for c in "${order[@]}"; do
 		echo "$c" > $cs/current_clocksource
 		[ "$(cat $cs/current_clocksource)" = "$c" ] || { echo "clock_ab: could not select $c"; exit 1; }

@@ -116,16 +116,6 @@ run_job() {
 	progress "$drv $job loss $loss% (round $round): ${rval[$key]} $([ "$f" = bw ] && echo MB/s || echo IOPS)${note[$key]:+ (${note[$key]})}"
 }
 
-# in_round_order R WORD...: odd rounds as given, even rounds reversed.
-in_round_order() {
-	local r=$1 w order=()
-	shift
-	for w in "$@"; do
-		if [ $((r % 2)) -eq 1 ]; then order+=("$w"); else order=("$w" "${order[@]}"); fi
-	done
-	echo "${order[@]}"
-}
-
 # val[DRV,JOB,LOSS] from the rounds: the median of the numbers (a failed
 # or stalled round counts as 0; if none has a number, the first round's
 # word), with each round's value in the note.

@@ -138,14 +138,6 @@ has_col() { [[ " ${cols[*]} " == *" $1 "* ]]; }
 
 loss_label() { if [ "$1" = n0 ]; then echo "0% netem"; else echo "$1%"; fi; }
 tool_of() { case $1 in lat) echo ib_write_lat ;; tcp) echo iperf3 ;; *) echo "ib_$1_bw" ;; esac; }
-# reversed WORD...: the words in reverse order.
-reversed() { local i; for ((i = $#; i > 0; i--)); do echo "${!i}"; done; }
-# in_round_order R WORD...: odd rounds as given, even rounds reversed.
-in_round_order() {
-	local r=$1
-	shift
-	if [ $((r % 2)) -eq 1 ]; then printf '%s\n' "$@"; else reversed "$@"; fi
-}
 
 t0=$(date +%s)
 nrun=0
@@ -223,7 +215,8 @@ mroce_end_snap() { # mroce_end_snap PID SENDER
 		v=0
 		read -r v 2> /dev/null < "$f"
 		if [ "$v" != "$last" ]; then
-			last=$v taken=0
+			# moved after a pause: the pause's snapshot is not the end
+			last=$v taken=0 MEND=
 		elif [ $taken = 0 ]; then
 			msnap MEND "$sender"
 			taken=1
