@@ -12,6 +12,8 @@ KDIR := /lib/modules/$(KVER)/build
 KO := $(TOP)/drivers/infiniband/sw/mroce/mroce.ko
 
 # `make vmtest T=mroce_link` runs one selftest; VMARGS passes runner options.
+# The guest runs on the TSC (tsc=reliable); MROCE_VM_CLOCK=hpet boots it on
+# the emulated HPET, the kernel's own choice under TCG (docs/testing.md).
 T ?=
 VMARGS ?=
 FUZZ_SECONDS ?= 30
@@ -29,7 +31,8 @@ help:
 	@echo "  style         checkpatch.pl --no-tree on every kernel C/H file"
 	@echo "  unit          user space with ASan/UBSan, GoogleTest via ctest"
 	@echo "  fuzz          fuzzers for FUZZ_SECONDS=$(FUZZ_SECONDS) (userspace/fuzz/run.sh)"
-	@echo "  vmtest        VM selftests (T=<name> for one; logs in build/vm/latest)"
+	@echo "  vmtest        VM selftests (T=<name> for one; logs in build/vm/latest;"
+	@echo "                MROCE_VM_CLOCK=hpet: guest on the HPET instead of the TSC)"
 	@echo "  vmshell       boot the test VM with mroce installed and open a shell"
 	@echo "  check         deps, modules, style, unit, fuzz smoke, vmtest; 'N passed, N failed'"
 	@echo "  demo          boot the VM: two endpoints, an mroce device on each"

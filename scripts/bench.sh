@@ -52,8 +52,8 @@ else
 	for b in "$top"/selftests/bench/*.sh; do
 		[ "${b##*/}" = rdma_bench.sh ] && continue
 		[ "${b##*/}" = nvmeof_bench.sh ] && [ "${BENCH_NVMEOF:-1}" = 0 ] && continue
-		# an experiment that needs its own boot options: only by name
-		[ "${b##*/}" = clock_ab.sh ] && continue
+		# the A/B experiments (one property of the VM each): only by name
+		case ${b##*/} in clock_ab.sh | pin_ab.sh) continue ;; esac
 		benches+=("${b#"$top"/}")
 	done
 fi
@@ -110,7 +110,11 @@ busy "${oavg:-0}" 0.5 && warn+="${warn:+; }other processes used ${oavg} CPUs on 
 busy "${omax:-0}" 1.5 && warn+="${warn:+; }other processes used up to ${omax} CPUs at times"
 [ -n "$warn" ] && warn="WARNING: HOST WAS BUSY ($warn): these numbers are NOT trustworthy"
 "$top/selftests/bench/collect-results" "$run" "$dest" || rc=1
-head="make bench at $commit, $(date -u -d "@$t0" '+%F %H:%M UTC'), ${secs}s; $hostline"
+# The guest's clocksource (vmrun.py --clock, MROCE_VM_CLOCK): every
+# timestamp the drivers take costs what it costs on that clock.
+clock=$(cat "$run"/boot*/clocksource 2> /dev/null | sort -u | paste -sd/)
+clock="guest clocksource ${clock:-unknown}"
+head="make bench at $commit, $(date -u -d "@$t0" '+%F %H:%M UTC'), ${secs}s; $clock; $hostline"
 for f in "$dest"/*.txt "$dest"/*.md; do
 	[ -f "$f" ] || continue
 	{
@@ -122,12 +126,12 @@ done
 {
 	echo "commit:      $commit"
 	echo "VM run:      $(date -u -d "@$t0" '+%F %T UTC'), ${secs}s"
-	echo "VM kernel:   $kver (QEMU TCG, 2 vCPUs)"
+	echo "VM kernel:   $kver (QEMU TCG, 2 vCPUs, $clock)"
 	echo "host:        $(nproc) CPUs, load average $load0 before the bench, $load1 at the end"
 	echo "others:      ${others:-not sampled} (CPUs used by all but this bench)"
 	[ -z "$warn" ] || echo "$warn"
 	echo "benchmarks:  ${benches[*]##*/}"
-	echo "knobs:       $(env | grep -E '^BENCH_[A-Z0-9_]+=' | sort | tr '\n' ' ')"
+	echo "knobs:       $(env | grep -E '^(BENCH_[A-Z0-9_]+|MROCE_VM_[A-Z]+)=' | sort | tr '\n' ' ')"
 	echo "VM logs:     $run"
 } > "$dest/run.txt"
 echo "bench: ${secs}s; $hostline"

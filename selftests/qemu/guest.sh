@@ -88,7 +88,11 @@ fi
 # BENCH_* variables of the host's environment (vmrun.py writes them).
 [ -f "$MROCE_OUT/env" ] && . "$MROCE_OUT/env"
 
-kmsg "start kver=$kver"
+# The clocksource the tests run on (vmrun.py --clock): the kernel's choice
+# at boot, which make bench's headline names.
+clocksource=$(cat /sys/devices/system/clocksource/clocksource0/current_clocksource)
+echo "$clocksource" > "$MROCE_OUT/clocksource"
+kmsg "start kver=$kver clocksource=$clocksource"
 # Plan lines: <name> <timeout> <script path relative to the repository>
 while read -r name timeout script; do
 	[ -n "$name" ] || continue
