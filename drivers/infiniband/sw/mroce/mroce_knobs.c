@@ -13,6 +13,13 @@
  * Writes are serialized by the module's kernel_param_lock (taken by sysfs
  * and by mroce_knobs_init()); parameters given at load are set before the
  * module's init runs, so the first write fills mroce_prm with the defaults.
+ * A write at run time races with the connections reading mroce_prm (under
+ * their peer's lock, not this one): it is checked on a copy and then
+ * published field by field with WRITE_ONCE(), and the readers load each
+ * tunable field once per decision with MROCE_READ_ONCE() (mroce_env.h), so
+ * a decision sees either value of a field, never a torn or changing one.
+ * The fields that are not tunables are written only before the first
+ * device exists.
  */
 #include <linux/moduleparam.h>
 
@@ -25,6 +32,8 @@ struct mroce_knob {
 	/* Store @v; false if it does not fit the field. */
 	bool (*put)(struct mroce_params *p, u64 v);
 	u64 (*get)(const struct mroce_params *p);
+	/* Copy the field from @p to the live mroce_prm. */
+	void (*publish)(const struct mroce_params *p);
 };
 
 #define MROCE_KNOB_FIELD(field)						\
@@ -36,12 +45,17 @@ static bool mroce_knob_put_##field(struct mroce_params *p, u64 v)	\
 static u64 mroce_knob_get_##field(const struct mroce_params *p)	\
 {									\
 	return p->field;						\
+}									\
+static void mroce_knob_publish_##field(const struct mroce_params *p)	\
+{									\
+	WRITE_ONCE(mroce_prm.field, p->field);				\
 }
 
 #define MROCE_KNOB(name, field, d, u, desc)				\
 static struct mroce_knob mroce_knob_##name = {				\
 	.dflt = d, .unit = u,						\
 	.put = mroce_knob_put_##field, .get = mroce_knob_get_##field,	\
+	.publish = mroce_knob_publish_##field,				\
 };									\
 module_param_cb(name, &mroce_knob_ops, &mroce_knob_##name, 0644);	\
 MODULE_PARM_DESC(name, desc)
@@ -97,11 +111,12 @@ static int mroce_knob_set(const char *val, const struct kernel_param *kp)
 	t = mroce_prm;
 	if (!k->put(&t, v))
 		return mroce_knob_refuse(kp, val, "out of range");
+	mroce_knobs_derive(&t);
 	if (!mroce_params_valid(&t))
 		return mroce_knob_refuse(kp, val,
 					 "breaks a transport invariant (docs/protocol.md, Defaults)");
-	k->put(&mroce_prm, v);
-	mroce_knobs_derive(&mroce_prm);
+	k->publish(&t);
+	WRITE_ONCE(mroce_prm.init_rto, t.init_rto);
 	return 0;
 }
 

@@ -620,7 +620,7 @@ static enum mroce_tx_res mroce_tx_one(struct mroce_peer *peer,
 		break;
 	case MROCE_TX_PACED:
 		/* Eligible again once the slot is within the horizon. */
-		peer->pace_at = max(slot.depart - mroce_prm.pace_horizon,
+		peer->pace_at = max(slot.depart - READ_ONCE(mroce_prm.pace_horizon),
 				    now + 1);
 		return MROCE_TX_STOP;
 	default:

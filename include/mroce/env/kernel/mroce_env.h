@@ -22,6 +22,12 @@
 
 #define MROCE_BUILD_BUG_ON(cond) BUILD_BUG_ON(cond)
 #define MROCE_ARRAY_SIZE(a) ARRAY_SIZE(a)
+/*
+ * One untorn load of a field another context may store to meanwhile (the
+ * run-time tunables of struct mroce_params: mroce_knobs.c): read it once
+ * per decision into a local.
+ */
+#define MROCE_READ_ONCE(x) READ_ONCE(x)
 
 static inline u16 mroce_get_be16(const u8 *p)
 {

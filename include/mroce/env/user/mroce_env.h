@@ -34,6 +34,7 @@ typedef int64_t s64;
 
 #define MROCE_BUILD_BUG_ON(cond) ((void)sizeof(char[1 - 2 * !!(cond)]))
 #define MROCE_ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
+#define MROCE_READ_ONCE(x) __atomic_load_n(&(x), __ATOMIC_RELAXED)
 
 static inline u16 mroce_get_be16(const u8 *p)
 {

@@ -142,15 +142,17 @@ static bool delay_step(struct mroce_cc_conn *cc, const struct mroce_params *p,
 		       u32 min_rtt)
 {
 	u32 d = cc->r_min_rtt, floor, w;
+	u32 target = MROCE_READ_ONCE(p->dcc_target);
+	u32 dfloor = MROCE_READ_ONCE(p->dcc_floor);
 	u64 f;
 
-	floor = p->dcc_floor > p->min_cwnd ? p->dcc_floor : p->min_cwnd;
+	floor = dfloor > p->min_cwnd ? dfloor : p->min_cwnd;
 	/* At or below the floor the other signals alone move the window. */
-	if (!p->dcc_target || cc->r_samples < 2 || !min_rtt ||
-	    d <= min_rtt || d - min_rtt <= p->dcc_target ||
+	if (!target || cc->r_samples < 2 || !min_rtt ||
+	    d <= min_rtt || d - min_rtt <= target ||
 	    d - min_rtt <= 2 * (u64)(cc->r_max_rtt - d) || cc->cwnd <= floor)
 		return false;
-	f = mroce_div_u64((u64)(d - min_rtt - p->dcc_target) * p->dcc_beta, d);
+	f = mroce_div_u64((u64)(d - min_rtt - target) * p->dcc_beta, d);
 	if (f > p->dcc_max_mdf)
 		f = p->dcc_max_mdf;
 	w = cc->cwnd - (u32)((u64)cc->cwnd * f / MROCE_Q10);
@@ -165,7 +167,7 @@ bool mroce_cc_conn_on_ack(struct mroce_cc_conn *cc,
 			  u32 acked_bytes, u32 acked_pkts, u32 ce_pkts,
 			  u64 now, u32 srtt, u32 min_rtt)
 {
-	u32 period = srtt ? srtt : p->init_rto;
+	u32 period = srtt ? srtt : MROCE_READ_ONCE(p->init_rto);
 	u32 seen;
 
 	cc->r_acked += acked_pkts;
@@ -256,7 +258,7 @@ u32 mroce_cc_window(const struct mroce_cc_conn *cc,
 	 * sender to a fraction of the hint; the pacer holds the rate at the
 	 * hint, and the hint falls when a real queue builds.
 	 */
-	s = (u64)srtt * p->hint_srtt / MROCE_Q10;
+	s = (u64)srtt * MROCE_READ_ONCE(p->hint_srtt) / MROCE_Q10;
 	if (s > t)
 		t = s;
 	w = mroce_rate_bytes(hint, t);

@@ -481,7 +481,7 @@ enum mroce_tx_status mroce_conn_tx_reserve(struct mroce_conn *c, u64 now,
 	rate = mroce_cc_pace_rate(&c->cc, c->prm, c->rtt.srtt);
 	if (rate && !c->inflight && c->pace_next + mroce_rate_ns(rate, len) < now)
 		pace_phase(c, rate, len, now);
-	if (rate && c->pace_next > now + c->prm->pace_horizon) {
+	if (rate && c->pace_next > now + MROCE_READ_ONCE(c->prm->pace_horizon)) {
 		slot->depart = c->pace_next;
 		return MROCE_TX_PACED;
 	}
@@ -1161,7 +1161,7 @@ static bool path_probe_first(struct mroce_conn *c, struct mroce_path *p,
 	if (due == U64_MAX)
 		return false;
 	if (!(prm->oversleep && now - due > prm->oversleep) &&
-	    !(prm->rto_probe && rto && !p->probed &&
+	    !(MROCE_READ_ONCE(prm->rto_probe) && rto && !p->probed &&
 	      p->health.state != MROCE_PATH_PROBING))
 		return false;
 	p->held = true;

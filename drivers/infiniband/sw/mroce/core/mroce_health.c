@@ -104,7 +104,7 @@ bool mroce_health_is_bad(struct mroce_health *h, const struct mroce_params *p,
 	 * one of them by chance.
 	 */
 	if (score > mean_score + p->rekey_score &&
-	    (u64)score * MROCE_Q10 > (u64)mean_score * p->rekey_rel) {
+	    (u64)score * MROCE_Q10 > (u64)mean_score * MROCE_READ_ONCE(p->rekey_rel)) {
 		if (++h->bad_rounds >= p->rekey_rounds)
 			return true;
 	} else {

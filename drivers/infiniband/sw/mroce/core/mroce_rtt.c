@@ -37,14 +37,15 @@ void mroce_rtt_sample(struct mroce_rtt *r, u32 sample)
 u32 mroce_rtt_rto(const struct mroce_rtt *r, const struct mroce_params *p,
 		  u8 backoff)
 {
+	u32 min_rto = MROCE_READ_ONCE(p->min_rto);
 	u64 rto;
 
 	if (r->srtt)
 		rto = (u64)r->srtt + 4 * (u64)r->rttvar;
 	else
-		rto = p->init_rto;
-	if (rto < p->min_rto)
-		rto = p->min_rto;
+		rto = MROCE_READ_ONCE(p->init_rto);
+	if (rto < min_rto)
+		rto = min_rto;
 	if (backoff > 31)
 		backoff = 31;
 	rto <<= backoff;
@@ -56,7 +57,7 @@ u32 mroce_rtt_pto(const struct mroce_rtt *r, const struct mroce_params *p)
 	u64 pto;
 
 	if (!r->srtt)
-		return p->init_rto / 2;
+		return MROCE_READ_ONCE(p->init_rto) / 2;
 	pto = 2 * (u64)r->srtt + p->ack_delay;
 	if (pto < p->min_pto)
 		pto = p->min_pto;
