@@ -42,6 +42,11 @@
 #   dmesg_has PATTERN         the lines since the mark match an ERE
 #   dmesg_clean               no warning/oops/stall/leak report since the mark
 #                             (else prints each report's stack, see qemu/klog.py)
+# Benchmarks:
+#   in_round_order R WORD...  the words, reversed in even rounds
+#   bench_stats [-c] [-i ERE] "KEY VALUE" lines in, "KEY MEDIAN MIN MAX N" out
+#   ab_rounds / ab_table      an A/B of rdma_bench over variants of the VM
+#                             (clock_ab.sh, pin_ab.sh)
 
 KSFT_PASS=0
 KSFT_FAIL=1
@@ -399,4 +404,117 @@ in_round_order() {
 	else
 		for ((i = $#; i > 0; i--)); do printf '%s\n' "${!i}"; done
 	fi
+}
+
+# bench_stats [-c] [-i ERE]: the statistics of the rounds, one awk run for
+# every key. In: "KEY VALUE" lines in any order (KEY without blanks, VALUE a
+# number). Out, sorted by KEY: "KEY MEDIAN MIN MAX N" (the median of an even
+# N is the mean of the middle two). Numbers print with one decimal, those of
+# keys matching ERE as integers; -c prints whole numbers without decimals.
+bench_stats() {
+	local compact=0 ints='^$'
+	while [ $# -gt 0 ]; do
+		case $1 in
+		-c) compact=1 ;;
+		-i) ints=$2; shift ;;
+		esac
+		shift
+	done
+	sort -k1,1 -k2,2g | awk -v ints="$ints" -v compact=$compact '
+		function fmt(x) {
+			if (k ~ ints) return sprintf("%d", x)
+			return (compact && x == int(x)) ? sprintf("%d", x) : sprintf("%.1f", x)
+		}
+		function flush() {
+			if (n) {
+				m = (n % 2) ? v[(n + 1) / 2] : (v[n / 2] + v[n / 2 + 1]) / 2
+				printf "%s %s %s %s %d\n", k, fmt(m), fmt(v[1]), fmt(v[n]), n
+			}
+			n = 0
+		}
+		$1 != k { flush(); k = $1 }
+		{ v[++n] = $2 + 0 }
+		END { flush() }'
+}
+
+# ab_rounds ROUNDS SELECT RCSV VARIANT...: an A/B of a property of the VM
+# that rdma_bench cannot switch itself (the clocksource, where perftest
+# runs, ...). In each of ROUNDS rounds, for each VARIANT (reversed in even
+# rounds): "SELECT VARIANT" (a function of the caller: make it so, or fail),
+# then one round of rdma_bench (its BENCH_ROWS, BENCH_DRIVERS, ...: each
+# driver loaded afresh) into $MROCE_TEST_OUT/VARIANT-rROUND/. Its progress
+# lines and every line that looks like an error go to the terminal (the
+# whole output to rdma_bench.log there); its samples are appended to RCSV as
+# variant,round,driver,test,loss_pct,value,unit (64 B latency as the tests
+# lat_typ and lat_avg). Fails if SELECT does.
+ab_rounds() {
+	local rounds=$1 select=$2 rcsv=$3 r v dir rc order
+	shift 3
+	echo "variant,round,driver,test,loss_pct,value,unit" > "$rcsv"
+	for r in $(seq "$rounds"); do
+		mapfile -t order <<< "$(in_round_order "$r" "$@")"
+		for v in "${order[@]}"; do
+			"$select" "$v" || return 1
+			echo "ab: round $r/$rounds, $v"
+			dir=$MROCE_TEST_OUT/$v-r$r
+			mkdir -p "$dir"
+			MROCE_TEST_OUT=$dir BENCH_ROUNDS=1 bash "$MROCE_SELFTESTS_DIR/bench/rdma_bench.sh" 2>&1 |
+				tee "$dir/rdma_bench.log" |
+				grep --line-buffered -Ei '^\[|^#|error|fail|warn|bad |must|unknown|refus|cannot|could not|no such' |
+				sed -u "s/^/[$v] /"
+			rc=${PIPESTATUS[0]}
+			[ "$rc" = 0 ] || echo "[$v] rdma_bench exited $rc; its output: $dir/rdma_bench.log"
+			# driver,test,loss_pct,netem,round,size,window_s,goodput_mbps,
+			# iterations,lat_typical_us,lat_avg_us,...
+			awk -F, -v v="$v" -v r="$r" 'NR > 1 && $2 != "iperf3" {
+				if ($2 == "ib_write_lat") {
+					if ($10 != "") printf "%s,%s,%s,lat_typ,%s,%s,us\n", v, r, $1, $3, $10
+					if ($11 != "") printf "%s,%s,%s,lat_avg,%s,%s,us\n", v, r, $1, $3, $11
+				} else if ($8 != "") {
+					printf "%s,%s,%s,%s,%s,%s,Mb/s\n", v, r, $1, $2, $3, $8
+				}
+			}' "$dir/rdma_bench_rounds.csv" >> "$rcsv" 2> /dev/null
+		done
+	done
+}
+
+# ab_table RCSV WHAT VARIANT...: each row's median (min-max, n) per variant
+# and the ratios of the medians to the first variant's.
+ab_table() {
+	local rcsv=$1 what=$2 v
+	shift 2
+	echo "$what: median of the interleaved rounds (min-max, n rounds) per variant;" \
+		"ratios of medians to $1"
+	printf '%-30s' row
+	for v; do printf ' %26s' "$v"; done
+	for v in "${@:2}"; do printf ' %10s' "$v/$1"; done
+	echo
+	awk -F, 'NR > 1 { printf "%s|%s|%s|%s|%s %s\n", $3, $4, $5, $7, $1, $6 }' "$rcsv" |
+		bench_stats | awk -v vs="$*" '
+		{
+			split($1, f, "|")
+			row = f[1] " " f[2] " " f[3] "% (" f[4] ")"
+			rows[row] = 1
+			med[row, f[5]] = $2
+			cell[row, f[5]] = sprintf("%s (%s-%s) n=%d", $2, $3, $4, $5)
+		}
+		END {
+			nv = split(vs, v, " ")
+			for (row in rows) {
+				printf "%-30s", row
+				for (i = 1; i <= nv; i++) {
+					c = "-"
+					if ((row, v[i]) in cell) c = cell[row, v[i]]
+					printf " %26s", c
+				}
+				for (i = 2; i <= nv; i++) {
+					c = "-"
+					if (((row, v[1]) in med) && ((row, v[i]) in med) && med[row, v[1]] > 0)
+						c = sprintf("%.2f", med[row, v[i]] / med[row, v[1]])
+					printf " %10s", c
+				}
+				printf "\n"
+			}
+		}' | sort
+	echo "(Mb/s: goodput, higher is better; us: 64 B ib_write_lat typical/avg, lower is better)"
 }

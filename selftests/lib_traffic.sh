@@ -18,7 +18,9 @@
 #                              (default "perftest"); PERFTEST_TIMEOUT (180 s);
 #                              PERFTEST_PORT, the out-of-band TCP port (18515;
 #                              two pairs at once need two); PERFTEST_GID_FAMILY
-#                              4 (default) or 6: each side's IPv6 GID instead
+#                              4 (default) or 6: each side's IPv6 GID instead;
+#                              PERFTEST_CPUS "S C": the server runs on CPU S,
+#                              the client on CPU C (taskset; "" = anywhere)
 #   mroce_pair_run TOOL ARGS...
 #                              perftest_pair over mroce_pair_up's topology:
 #                              server on mroce_b (netns b), client on mroce_a,
@@ -93,8 +95,11 @@ PERFTEST_OPTS=(-F)
 perftest_pair() {
 	local nsa=$1 deva=$2 nsb=$3 devb=$4 ip=$5 tool=$6 gopt=-x ga gb spid rc src
 	local log=$MROCE_TEST_OUT/${PERFTEST_LOG:-perftest} tmo=${PERFTEST_TIMEOUT:-180}
-	local port=${PERFTEST_PORT:-18515} fam=${PERFTEST_GID_FAMILY:-4}
+	local port=${PERFTEST_PORT:-18515} fam=${PERFTEST_GID_FAMILY:-4} scpu ccpu spin=() cpin=()
 	shift 6
+	read -r scpu ccpu <<< "${PERFTEST_CPUS:-}"
+	[ -z "$scpu" ] || spin=(taskset -c "$scpu")
+	[ -z "$ccpu" ] || cpin=(taskset -c "$ccpu")
 	if [[ $tool == ibv_* ]]; then
 		gopt=-g
 	else
@@ -105,10 +110,10 @@ perftest_pair() {
 		echo "no IPv$fam GID on $deva or $devb"
 		return 1
 	}
-	nsexec "$nsb" timeout "$tmo" "$tool" -d "$devb" "$gopt" "$gb" "$@" > "$log.server" 2>&1 &
+	nsexec "$nsb" timeout "$tmo" "${spin[@]}" "$tool" -d "$devb" "$gopt" "$gb" "$@" > "$log.server" 2>&1 &
 	spid=$!
 	wait_for 30 tcp_listening "$port" "$nsb"
-	nsexec "$nsa" timeout "$tmo" "$tool" -d "$deva" "$gopt" "$ga" "$@" "$ip" > "$log.client" 2>&1
+	nsexec "$nsa" timeout "$tmo" "${cpin[@]}" "$tool" -d "$deva" "$gopt" "$ga" "$@" "$ip" > "$log.client" 2>&1
 	rc=$?
 	wait "$spid"
 	src=$?

@@ -130,9 +130,8 @@ settle() { # settle DRV JOB LOSS
 		[ ${#all[@]} -eq 1 ] || note[$k]="rounds: ${all[*]}"
 		return 0
 	fi
-	val[$k]=$(printf '%s\n' "${all[@]}" | awk '{ print ($1 ~ /^[0-9.]+$/) ? $1 : 0 }' | sort -g |
-		awk '{ v[NR] = $1 } END { m = (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2
-		      printf "%s", (m == int(m)) ? m : sprintf("%.1f", m) }')
+	val[$k]=$(printf '%s\n' "${all[@]}" | awk '{ print "v", ($1 ~ /^[0-9.]+$/) ? $1 : 0 }' |
+		bench_stats -c | cut -d' ' -f2)
 	note[$k]="rounds: ${all[*]}${note[$k]:+; ${note[$k]}}"
 }
 

@@ -62,6 +62,12 @@
 #                    inside it if the repository is under /tmp: the VM has
 #                    its own /tmp) instead of the installed mroce: an A/B of
 #                    two builds, e.g. "ko=build/A.ko |"
+#   BENCH_PIN        "S:C": perftest's server runs on CPU S, its client on
+#                    CPU C (taskset), for both drivers; "none": wherever
+#                    the scheduler puts them (default: none). Every sample
+#                    records where they ran and each CPU's user/system/
+#                    softirq share (rdma_bench_rounds.csv; BENCH=pin_ab is
+#                    the A/B)
 # vm-timeout: 5400
 . "$(dirname "$0")/../lib.sh"
 . "$(dirname "$0")/../lib_traffic.sh"
@@ -83,6 +89,14 @@ out=$MROCE_TEST_OUT/runs
 mkdir -p "$out"
 [ "$WINDOW" -ge 2 ] || { echo "BENCH_DURATION must be at least 2 x BENCH_MARGIN + 2"; exit 1; }
 [[ $ROUNDS =~ ^[1-9][0-9]*$ ]] || { echo "BENCH_ROUNDS must be a positive number"; exit 1; }
+PIN=${BENCH_PIN:-none}
+PIN_CPUS=
+if [ "$PIN" != none ]; then
+	[[ $PIN =~ ^([0-9]+):([0-9]+)$ ]] && [ "${BASH_REMATCH[1]}" -lt "$(nproc)" ] &&
+		[ "${BASH_REMATCH[2]}" -lt "$(nproc)" ] ||
+		{ echo "rdma_bench: bad BENCH_PIN '$PIN' (SERVER_CPU:CLIENT_CPU below $(nproc), or none)"; exit 1; }
+	PIN_CPUS="${BASH_REMATCH[1]} ${BASH_REMATCH[2]}"
+fi
 
 if [ -n "${BENCH_ROWS:-}" ]; then
 	ROWS=$BENCH_ROWS
@@ -112,7 +126,7 @@ for row in "${rows[@]}"; do
 	if [[ $row == tcp:* ]]; then tcp_rows+=("$row"); else rdma_rows+=("$row"); fi
 done
 
-declare -A rv note vparams cnt txp retx down
+declare -A rv note vparams cnt txp retx down place
 # mroce's parameter sets: one column each (mroce, mroce2, ...).
 IFS='|' read -ra psets <<< "${BENCH_MROCE_PARAMS:-}"
 # "a |": the second set is empty (mroce as installed), read drops it.
@@ -207,22 +221,108 @@ nap() { if [ -n "$tick" ]; then read -r -t "$1" -u "$tick"; else sleep "$1"; fi;
 # traffic does; every POLL s, the first look that finds it unchanged takes a
 # snapshot (kept only if it never moves again). Sets MEND; the caller's
 # command runs in the background as PID.
+#
+# Where the row ran (both drivers, same polls): the CPU perftest's server
+# and client were on at each poll, and each CPU's user, system and softirq
+# time over the row (/proc/stat; the receive path runs in softirq context,
+# on the CPU that sent the packet into the veth), and what the stack's
+# per-CPU backlogs dropped or left for later meanwhile (/proc/net/
+# softnet_stat: a veth delivers into the backlog of the sending CPU, at
+# most netdev_max_backlog packets). Sets PLACE to "SRV_CPU0_PCT
+# CLI_CPU0_PCT SAME_CPU_PCT DROPPED SQUEEZED U/S/SI U/S/SI ..." (percent of
+# the polls, packets and times, then percent of each CPU's time).
 POLL=0.1
-mroce_end_snap() { # mroce_end_snap PID SENDER
-	local pid=$1 sender=$2 last=-1 v taken=0 f=/sys/class/infiniband/dev0/ports/1/hw_counters/rdma_sends
+# cpustat VAR: "user system softirq total" of every CPU, in jiffies.
+cpustat() {
+	local -a a
+	local out=''
+	while read -r -a a; do
+		[[ ${a[0]} == cpu[0-9]* ]] || continue
+		out+="$((a[1] + a[2])) $((a[3] + a[6])) $((a[7])) $((a[1] + a[2] + a[3] + a[4] + a[5] + a[6] + a[7] + a[8])) "
+	done < /proc/stat
+	printf -v "$1" '%s' "$out"
+}
+# softnet VAR: "dropped time_squeeze", summed over the CPUs.
+softnet() {
+	local -a a
+	local d=0 q=0
+	while read -r -a a; do
+		d=$((d + 16#${a[1]})) q=$((q + 16#${a[2]}))
+	done < /proc/net/softnet_stat
+	printf -v "$1" '%s' "$d $q"
+}
+# perftest_pids TOOL: SPID and CPID, the tool's two processes (the server
+# started first), by builtins only.
+perftest_pids() {
+	local d c p=()
+	for d in /proc/[0-9]*; do
+		c=
+		read -r c 2> /dev/null < "$d/comm"
+		[ "$c" = "$1" ] && p+=("${d#/proc/}")
+	done
+	[ ${#p[@]} -eq 2 ] || return 1
+	if [ "${p[0]}" -lt "${p[1]}" ]; then SPID=${p[0]} CPID=${p[1]}; else SPID=${p[1]} CPID=${p[0]}; fi
+}
+# cpu_of PID: C = the CPU PID last ran on (field 39 of its stat).
+cpu_of() {
+	local -a pst
+	C=
+	read -r -a pst 2> /dev/null < "/proc/$1/stat" || return 1
+	C=${pst[38]}
+}
+# place_label PLACE: one line of it for the progress lines.
+place_label() {
+	local s c same dr sq rest
+	read -r s c same dr sq rest <<< "$1"
+	echo "on cpu0: server $s%, client $c% (same cpu $same%); usr/sys/si % per cpu: $rest;" \
+		"backlog drops $dr, squeezes $sq"
+}
+row_watch() { # row_watch PID DRV SENDER TOOL
+	local pid=$1 drv=$2 sender=$3 tool=$4 last=-1 v taken=0 f=/sys/class/infiniband/dev0/ports/1/hw_counters/rdma_sends
+	local n=0 s0=0 c0=0 same=0 sc cc st0 st1 sn0 sn1 i out=''
+	local -a a b
 	MEND=
+	SPID='' CPID=''
+	cpustat st0
+	softnet sn0
 	while kill -0 "$pid" 2> /dev/null; do
-		v=0
-		read -r v 2> /dev/null < "$f"
-		if [ "$v" != "$last" ]; then
-			# moved after a pause: the pause's snapshot is not the end
-			last=$v taken=0 MEND=
-		elif [ $taken = 0 ]; then
-			msnap MEND "$sender"
-			taken=1
+		if [ "$drv" = mroce ]; then
+			v=0
+			read -r v 2> /dev/null < "$f"
+			if [ "$v" != "$last" ]; then
+				# moved after a pause: the pause's snapshot is not the end
+				last=$v taken=0 MEND=
+			elif [ $taken = 0 ]; then
+				msnap MEND "$sender"
+				taken=1
+			fi
+		fi
+		[ -n "$CPID" ] || perftest_pids "$tool"
+		if [ -n "$CPID" ] && cpu_of "$SPID" && sc=$C && cpu_of "$CPID" && cc=$C; then
+			n=$((n + 1))
+			[ "$sc" = 0 ] && s0=$((s0 + 1))
+			[ "$cc" = 0 ] && c0=$((c0 + 1))
+			[ "$sc" = "$cc" ] && same=$((same + 1))
 		fi
 		nap $POLL
 	done
+	cpustat st1
+	softnet sn1
+	read -r -a a <<< "$sn0"
+	read -r -a b <<< "$sn1"
+	sn1="$((b[0] - a[0])) $((b[1] - a[1]))"
+	read -r -a a <<< "$st0"
+	read -r -a b <<< "$st1"
+	for ((i = 0; i + 3 < ${#a[@]}; i += 4)); do
+		v=$((b[i + 3] - a[i + 3]))
+		[ "$v" -gt 0 ] || v=1
+		out+=" $(( (b[i] - a[i]) * 100 / v ))/$(( (b[i + 1] - a[i + 1]) * 100 / v ))/$(( (b[i + 2] - a[i + 2]) * 100 / v ))"
+	done
+	if [ "$n" -gt 0 ]; then
+		PLACE="$((s0 * 100 / n)) $((c0 * 100 / n)) $((same * 100 / n)) $sn1$out"
+	else
+		PLACE="- - - $sn1$out"
+	fi
 }
 
 set_loss() { # set_loss LEVEL DEV...: 0 clears, n0 is netem at 0 %, else PCT
@@ -233,12 +333,13 @@ set_loss() { # set_loss LEVEL DEV...: 0 clears, n0 is netem at 0 %, else PCT
 	done
 }
 
-# perftest server on dev1, client on dev0 -> 10.0.0.2; logs LOG.{server,client}.
+# perftest server on dev1, client on dev0 -> 10.0.0.2; logs LOG.{server,client};
+# pinned as BENCH_PIN says.
 perftest() { # perftest TOOL LOG ARGS...
 	local tool=$1 log=$2
 	shift 2
 	PERFTEST_LOG=${log#"$MROCE_TEST_OUT"/} PERFTEST_TIMEOUT=$((DURATION + 90)) \
-		perftest_pair "" dev0 "" dev1 10.0.0.2 "$tool" "$@" > /dev/null
+		PERFTEST_CPUS=$PIN_CPUS perftest_pair "" dev0 "" dev1 10.0.0.2 "$tool" "$@" > /dev/null
 }
 
 # why_failed LOG: what either side said went wrong, in one line. A latency
@@ -273,7 +374,7 @@ run_row() {
 		set_loss "$l" veth00 veth01
 		perftest ib_write_lat "$log" -s 64 -n $LAT_ITERS &
 		pid=$!
-		[ "$drv" = mroce ] && mroce_end_snap "$pid" "$sender"
+		row_watch "$pid" "$drv" "$sender" ib_write_lat
 		wait "$pid" && ok=1
 		if [ -n "$ok" ]; then
 			# bytes iters t_min t_max t_typical t_avg t_stdev p99 p99.9
@@ -284,13 +385,14 @@ run_row() {
 		if [ "$sender" = dev1 ]; then set_loss "$l" veth01; else set_loss "$l" veth00; fi
 		perftest "ib_${t}_bw" "$log" -s $SIZE -D "$DURATION" --margin "$MARGIN" --report_gbits &
 		pid=$!
-		[ "$drv" = mroce ] && mroce_end_snap "$pid" "$sender"
+		row_watch "$pid" "$drv" "$sender" "ib_${t}_bw"
 		wait "$pid" && ok=1
 		if [ -n "$ok" ]; then
 			got=$(awk -v s=$SIZE '$1 == s && NF >= 5 { print $2; exit }' "$log.client")
 		fi
 	fi
 	set_loss 0 veth00 veth01
+	place[$k,$r]=$PLACE
 	txp[$k,$r]=$(( $(ctr "$sender" sent_pkts) - p0 ))
 	retx[$k,$r]=$(( $(retx_of "$drv" "$sender") - r0 ))
 	if [ "$drv" = mroce ]; then
@@ -314,12 +416,12 @@ run_row() {
 	if [ "$t" = lat ]; then
 		read -r "rv[$k,$r]" "rv[$k,$r,avg]" "rv[$k,$r,p99]" <<< "$got"
 		progress "$c ib_write_lat 64 B loss $(loss_label "$l"): typical ${rv[$k,$r]} us," \
-			"avg ${rv[$k,$r,avg]} us, p99 ${rv[$k,$r,p99]} us"
+			"avg ${rv[$k,$r,avg]} us, p99 ${rv[$k,$r,p99]} us; $(place_label "$PLACE")"
 	else
 		rv[$k,$r,it]=$got
 		rv[$k,$r]=$(awk -v i="$got" -v s=$SIZE -v w="$WINDOW" 'BEGIN { printf "%.1f", i * s * 8 / w / 1e6 }')
 		progress "$c ib_${t}_bw loss $(loss_label "$l"): ${rv[$k,$r]} Mb/s ($got it," \
-			"${txp[$k,$r]} pkts, ${retx[$k,$r]} retx)"
+			"${txp[$k,$r]} pkts, ${retx[$k,$r]} retx); $(place_label "$PLACE")"
 	fi
 }
 
@@ -477,7 +579,9 @@ done
 	tcp_rows=()
 }
 topo_policy 1 || exit 1
-echo "rdma_bench: veth pair veth00/veth01, MTU $(cat /sys/class/net/veth00/mtu), $(nproc) vCPUs"
+echo "rdma_bench: veth pair veth00/veth01, MTU $(cat /sys/class/net/veth00/mtu), $(nproc) vCPUs," \
+	"clocksource $(cat /sys/devices/system/clocksource/clocksource0/current_clocksource)," \
+	"perftest server:client CPUs $PIN"
 dmesg_mark
 for round in $(seq "$ROUNDS"); do
 	# shellcheck disable=SC2086 # one word per driver
@@ -509,18 +613,7 @@ stats() {
 			i=0
 			for v in ${cnt[$key]}; do i=$((i + 1)); echo "${key%,*},ctr$i $v"; done
 		done
-	} | sort -k1,1 -k2,2g | awk '
-		function fmt(x) { return (k ~ /,(retx|down|ctr[0-9]+)$/) ? sprintf("%d", x) : sprintf("%.1f", x) }
-		function flush() {
-			if (n) {
-				m = (n % 2) ? v[(n + 1) / 2] : (v[n / 2] + v[n / 2 + 1]) / 2
-				printf "%s %s %s %s %d\n", k, fmt(m), fmt(v[1]), fmt(v[n]), n
-			}
-			n = 0
-		}
-		$1 != k { flush(); k = $1 }
-		{ v[++n] = $2 }
-		END { flush() }' > "$MROCE_TEST_OUT/.stats"
+	} | bench_stats -i ',(retx|down|ctr[0-9]+)$' > "$MROCE_TEST_OUT/.stats"
 	while read -r key v; do S[$key]=$v; done < "$MROCE_TEST_OUT/.stats"
 	rm -f "$MROCE_TEST_OUT/.stats"
 }
@@ -863,7 +956,7 @@ echo
 cat "$md"
 
 echo "driver,test,loss_pct,netem,size,window_s,rounds,ok_rounds,median,min,max,unit,lat_typical_us,lat_p99_us,mroce_params,note" > "$csv"
-echo "driver,test,loss_pct,netem,round,size,window_s,goodput_mbps,iterations,lat_typical_us,lat_avg_us,lat_p99_us,sender_pkts,retransmissions,mroce_params,resends,rto,pto,sack_gaps,naks,rnr_naks,dup_requests,$(printf 'naks_rcvd_%s,' $NAK_CODES)teardown_naks" > "$rcsv"
+echo "driver,test,loss_pct,netem,round,size,window_s,goodput_mbps,iterations,lat_typical_us,lat_avg_us,lat_p99_us,sender_pkts,retransmissions,mroce_params,resends,rto,pto,sack_gaps,naks,rnr_naks,dup_requests,$(printf 'naks_rcvd_%s,' $NAK_CODES)teardown_naks,pin,srv_on_cpu0_pct,cli_on_cpu0_pct,same_cpu_pct,backlog_drops,time_squeezes,cpu_usr_sys_si_pct" > "$rcsv"
 for c in "${cols[@]}" tcp; do
 	for row in "${rows[@]}"; do
 		t=${row%%:*} l=${row#*:}
@@ -887,6 +980,8 @@ for c in "${cols[@]}" tcp; do
 		for r in $(seq "$ROUNDS"); do
 			ctrs=,,,,,,,,,,,,,,,
 			[ -n "${cnt[$k,$r]}" ] && ctrs=${cnt[$k,$r]// /,},${down[$k,$r]}
+			read -r p1 p2 p3 p4 p5 p6 <<< "${place[$k,$r]:-- - - - -}"
+			[ "$t" = tcp ] || ctrs+=",$PIN,$p1,$p2,$p3,$p4,$p5,$p6"
 			case $t in
 			lat) echo "$c,ib_write_lat,$loss,$netem,$r,64,,,,${rv[$k,$r]},${rv[$k,$r,avg]},${rv[$k,$r,p99]},${txp[$k,$r]},${retx[$k,$r]},\"${vparams[$c]}\",$ctrs" ;;
 			tcp) echo "tcp,iperf3,$loss,$netem,$r,,$DURATION,${rv[$k,$r]},,,,,,,,$ctrs" ;;
