@@ -590,9 +590,9 @@ TEST_F(Conn, RxSampleReportsDemandAndQueueingThenResets) {
   establish();
   for (int i = 0; i < 10; i++) deliver(b, send(a, i, 1000));
   uint32_t demand, q;
-  mroce_conn_rx_sample(&b.c, 1000000, 0, 100000, &demand, &q);
+  EXPECT_EQ(mroce_conn_rx_sample(&b.c, 1000000, 0, 100000, &demand, &q), 10000u);
   EXPECT_EQ(demand, 80u);  // 10 kB in 1 ms
-  mroce_conn_rx_sample(&b.c, 1000000, 0, 100000, &demand, &q);
+  EXPECT_EQ(mroce_conn_rx_sample(&b.c, 1000000, 0, 100000, &demand, &q), 0u);
   EXPECT_EQ(demand, 0u);
 }
 

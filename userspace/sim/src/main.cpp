@@ -19,7 +19,7 @@ static void usage() {
                "                      [--trace US] [--prm name=value]...\n"
                "                      [--gbps G] [--link-us US] [--mtu PAYLOAD] [--no-ecn]\n"
                "                      [--msg-kb KB] [--depth N] [--send] [--data-loss-only]\n"
-               "                      [--module-prm] [--hint-mbps M] [--hint-period-us US]\n"
+               "                      [--module-prm] [--hint-mbps M] [--hint-drain] [--hint-period-us US]\n"
                "                      [--stall-gap-us US --stall-max-us US] [--jitter-us US]\n"
                "                      [--warmup-us US] [--cpu-us TX,RX,ACK_TX,ACK_RX]\n"
                "                      [--timer-late-us US]\n";
@@ -65,6 +65,7 @@ int main(int argc, char **argv) {
     else if (a == "--data-loss-only") bc.loss_both_ways = false;
     else if (a == "--module-prm") bc.module_prm = true;
     else if (a == "--hint-mbps") bc.hint_mbps = uint32_t(atoi(val()));
+    else if (a == "--hint-drain") bc.hint_drain = true;
     else if (a == "--hint-period-us") bc.hint_period = Time(atof(val()) * kUs);
     else if (a == "--stall-gap-us") bc.stall_gap = Time(atof(val()) * kUs);
     else if (a == "--stall-max-us") bc.stall_max = Time(atof(val()) * kUs);

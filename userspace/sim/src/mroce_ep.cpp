@@ -18,20 +18,9 @@ uint64_t va_of(uint32_t idx) { return kVaBase + (uint64_t(idx) << 32); }
 uint8_t wire_op(Op op) { return op == Op::kWrite ? MROCE_OP_WRITE : MROCE_OP_SEND; }
 }  // namespace
 
-mroce_params mroce_sim_params() {
-  mroce_params p;
-  mroce_params_default(&p);
-  p.min_rto /= 10;
-  p.max_rto /= 10;
-  p.init_rto /= 10;
-  p.min_pto /= 10;
-  p.ack_delay /= 10;
-  p.holdoff_min /= 10;
-  p.holdoff_max /= 10;
-  p.hs_timeout /= 10;
-  p.dcc_target /= 10;
-  // Exploration aid: MROCE_SIM_PRM="name=value,name=value" overrides tunables
-  // in every run (the benchmark prints the overrides it ran with).
+// Exploration aid: MROCE_SIM_PRM="name=value,name=value" overrides tunables
+// in every run (the benchmark prints the overrides it ran with).
+static void env_params(mroce_params &p) {
   if (const char *env = getenv("MROCE_SIM_PRM")) {
     std::string s = env;
     for (size_t pos = 0; pos < s.size();) {
@@ -44,6 +33,21 @@ mroce_params mroce_sim_params() {
       pos = end + 1;
     }
   }
+}
+
+mroce_params mroce_sim_params() {
+  mroce_params p;
+  mroce_params_default(&p);
+  p.min_rto /= 10;
+  p.max_rto /= 10;
+  p.init_rto /= 10;
+  p.min_pto /= 10;
+  p.ack_delay /= 10;
+  p.holdoff_min /= 10;
+  p.holdoff_max /= 10;
+  p.hs_timeout /= 10;
+  p.dcc_target /= 10;
+  env_params(p);
   return p;
 }
 
@@ -53,6 +57,7 @@ mroce_params mroce_module_params() {
   p.min_rto = 10 * 1000 * 1000;
   p.init_rto = std::max(p.init_rto, p.min_rto);
   p.pace_horizon = 1000 * 1000;
+  env_params(p);
   return p;
 }
 
@@ -677,14 +682,16 @@ void MroceDev::hint_tick() {
     if (!c->established()) continue;
     mroce_hint_entry e;
     memset(&e, 0, sizeof(e));
-    mroce_conn_rx_sample(&c->c_, cfg_.hint_period, uint32_t(cfg_.base_rtt), cap, &e.demand,
-                         &e.qdelay);
+    uint64_t bytes = mroce_conn_rx_sample(&c->c_, cfg_.hint_period, uint32_t(cfg_.base_rtt), cap,
+                                          &e.demand, &e.qdelay);
+    e.arrival = mroce_hint_mbps(bytes, cfg_.hint_period);
     e.weight = 1;
     hint_scratch_.push_back(e);
     up.push_back(c.get());
   }
   if (!hint_scratch_.empty()) {
-    mroce_hint_compute(&hc, hint_scratch_.data(), uint32_t(hint_scratch_.size()));
+    mroce_hint_compute(&hc, cfg_.hint_drain ? &hint_state_ : nullptr, hint_scratch_.data(),
+                       uint32_t(hint_scratch_.size()), cfg_.hint_period);
     for (size_t i = 0; i < up.size(); i++) {
       mroce_conn_set_rx_hint(&up[i]->c_, hint_scratch_[i].hint);
       // A grant that fell is pushed at once (a hint-only ACK to an idle peer).

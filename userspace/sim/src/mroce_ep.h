@@ -32,6 +32,7 @@ struct MroceCfg {
   bool hints = true;                          // receiver computes rate hints
   Time hint_period = 10 * kUs;
   uint32_t hint_mbps = 0;                     // capacity hints share; 0: the NIC ports'
+  bool hint_drain = false;                    // the measured drain cap (module hint_drain)
   Time timer_late = 0;                        // timers fire up to this much late (uniform)
   Time base_rtt = 10 * kUs;                   // hint: fabric RTT
   uint32_t init_rate = 0;                     // Mbit/s offered in the handshake
@@ -224,6 +225,7 @@ class MroceDev : public Endpoint {
   uint32_t next_qpn_ = 0x100;
   bool hint_running_ = false;
   std::vector<mroce_hint_entry> hint_scratch_;
+  mroce_hint_state hint_state_{};  // the drain rate the hint passes learnt
   std::vector<uint8_t> scratch_;  // decode buffer with a zero payload area
   MroceDevStats st_;
 };

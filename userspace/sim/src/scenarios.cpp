@@ -135,6 +135,7 @@ BulkResult run_bulk(const BulkCfg &c) {
     mc.prm.n_paths = uint8_t(c.paths);
   }
   mc.hint_mbps = c.hint_mbps;
+  mc.hint_drain = c.hint_drain;
   if (c.hint_period) mc.hint_period = c.hint_period;
   mc.timer_late = c.timer_late;
   for (auto &kv : c.prm) mroce_param_set(mc.prm, kv.first, kv.second);

@@ -40,6 +40,7 @@ struct BulkCfg {
   uint32_t depth = 0;
   bool module_prm = false;       // the kernel module's parameters, not the simulator's
   uint32_t hint_mbps = 0;        // receiver capacity for hints (the module's rx_mbps); 0: line
+  bool hint_drain = false;       // the measured drain cap (the module's hint_drain)
   Time hint_period = 0;          // 0: MroceCfg's
   Time stall_gap = 0, stall_max = 0;  // both hosts' CPU stalls (Port::stall_*)
   Time jitter = 0;               // i.i.d. extra delay on both hosts' packets (reorders)

@@ -191,9 +191,31 @@ MODULE_PARM_DESC(rx_mbps,
 /*
  * Shortest hint period. The hints follow demand within a few periods; the
  * incast hold (2 base RTTs) needs periods of about an RTT or less, and a
- * shorter one only costs a pass over the device's peers more often.
+ * shorter one only costs a pass over the device's peers more often (under
+ * QEMU TCG a timer softirq per period and device: 10 k/s at 100 us).
  */
-#define MROCE_HINT_PERIOD_NS	(100 * NSEC_PER_USEC)
+static uint mroce_hint_period_us = 100;
+module_param_named(hint_period_us, mroce_hint_period_us, uint, 0644);
+MODULE_PARM_DESC(hint_period_us,
+		 "rate hint period while packets arrive, us (default 100, 10-10000)");
+
+/*
+ * The measured drain cap (docs/protocol.md §6.4): while a queue stands, the
+ * grant is cut from what the device really drained, not from rx_mbps. Off
+ * by default: it needs the sender's srtt window (hint_srtt) or it starves
+ * a window-bound sender, and with it the VM's Write and Read rows lost more
+ * at 1 % loss than Send gained (docs/protocol.md §6.4).
+ */
+static bool mroce_hint_drain;
+module_param_named(hint_drain, mroce_hint_drain, bool, 0644);
+MODULE_PARM_DESC(hint_drain,
+		 "cut rate hints from the measured drain rate while a queue stands (default 0)");
+
+static u64 mroce_hint_period_ns(void)
+{
+	return (u64)clamp_t(uint, READ_ONCE(mroce_hint_period_us), 10, 10000) *
+		NSEC_PER_USEC;
+}
 
 static void mroce_ack_hint_cfg(struct mroce_hint_cfg *cfg, u32 rtt_min)
 {
@@ -258,7 +280,7 @@ void mroce_ack_hint_reserve(struct mroce_dev *mdev, u32 n)
  * Peers are locked one at a time, never two at once; hint_lock (the
  * buffer) is taken outside them.
  */
-static void mroce_ack_hint_pass(struct mroce_dev *mdev, u64 now, u64 period)
+static void mroce_ack_hint_pass(struct mroce_dev *mdev, u64 now, u64 elapsed)
 {
 	struct mroce_xport_dev *xd = &mdev->xport;
 	struct mroce_hint_entry *e;
@@ -266,6 +288,8 @@ static void mroce_ack_hint_pass(struct mroce_dev *mdev, u64 now, u64 period)
 	struct mroce_hint_cfg cfg;
 	u32 n = 0, max, i, rtt_min = 0;
 	unsigned int bkt;
+	u64 period, bytes;
+	bool drain = READ_ONCE(mroce_hint_drain);
 
 	mroce_ack_hint_cfg(&cfg, 0);
 	if (!cfg.capacity)
@@ -279,6 +303,9 @@ static void mroce_ack_hint_pass(struct mroce_dev *mdev, u64 now, u64 period)
 		return;
 	}
 	up = (struct mroce_peer **)(e + max);
+	/* Timers run late under load: a long gap is not all one sample. */
+	period = mroce_hint_period_ns();
+	period = clamp_t(u64, elapsed, period, 2 * period);
 
 	rcu_read_lock();
 	hash_for_each_rcu(xd->peers, bkt, peer, hnode) {
@@ -291,8 +318,12 @@ static void mroce_ack_hint_pass(struct mroce_dev *mdev, u64 now, u64 period)
 		if (!peer->dead && mroce_conn_established(c)) {
 			/* Its own base RTT times its incast hold. */
 			rtt = c->rtt.min_rtt ? c->rtt.min_rtt : cfg.rtt_min;
-			mroce_conn_rx_sample(c, period, rtt, cfg.capacity,
-					     &e[n].demand, &e[n].qdelay);
+			bytes = mroce_conn_rx_sample(c, period, rtt,
+						     cfg.capacity,
+						     &e[n].demand,
+						     &e[n].qdelay);
+			/* What arrived, over the time that really passed. */
+			e[n].arrival = mroce_hint_mbps(bytes, elapsed);
 			e[n].weight = 1;
 			if (!rtt_min || rtt < rtt_min)
 				rtt_min = rtt;
@@ -304,7 +335,10 @@ static void mroce_ack_hint_pass(struct mroce_dev *mdev, u64 now, u64 period)
 	if (n) {
 		/* The fabric's base RTT is the least any connection saw. */
 		mroce_ack_hint_cfg(&cfg, rtt_min);
-		mroce_hint_compute(&cfg, e, n);
+		if (!drain)
+			xd->hint_state = (struct mroce_hint_state){};
+		mroce_hint_compute(&cfg, drain ? &xd->hint_state : NULL, e, n,
+				   elapsed);
 	}
 	for (i = 0; i < n; i++) {
 		struct mroce_conn *c;
@@ -348,10 +382,7 @@ static enum hrtimer_restart mroce_ack_hint_timer(struct hrtimer *timer)
 
 	rx = test_and_clear_bit(MROCE_HINT_RX, &xd->hint_flags);
 	xd->hint_at = now;
-	/* Timers run late under load: a long gap is not all one sample. */
-	mroce_ack_hint_pass(mdev, now,
-			    clamp_t(u64, now - last, MROCE_HINT_PERIOD_NS,
-				    2 * MROCE_HINT_PERIOD_NS));
+	mroce_ack_hint_pass(mdev, now, now - last);
 	if (!rx) {
 		clear_bit(MROCE_HINT_ARMED, &xd->hint_flags);
 		/* Pairs with the ordered test_and_set_bit() in the tick. */
@@ -360,7 +391,7 @@ static enum hrtimer_restart mroce_ack_hint_timer(struct hrtimer *timer)
 		    test_and_set_bit(MROCE_HINT_ARMED, &xd->hint_flags))
 			return HRTIMER_NORESTART;
 	}
-	hrtimer_forward_now(timer, ns_to_ktime(MROCE_HINT_PERIOD_NS));
+	hrtimer_forward_now(timer, ns_to_ktime(mroce_hint_period_ns()));
 	return HRTIMER_RESTART;
 }
 
@@ -383,7 +414,7 @@ void mroce_ack_hint_tick(struct mroce_dev *mdev)
 	if (test_and_set_bit(MROCE_HINT_ARMED, &xd->hint_flags))
 		return;
 	xd->hint_at = mroce_now();
-	hrtimer_start(&xd->hint_timer, ns_to_ktime(MROCE_HINT_PERIOD_NS),
+	hrtimer_start(&xd->hint_timer, ns_to_ktime(mroce_hint_period_ns()),
 		      HRTIMER_MODE_REL_SOFT);
 }
 

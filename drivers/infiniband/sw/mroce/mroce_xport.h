@@ -57,6 +57,7 @@
 #include <linux/workqueue.h>
 #include <rdma/ib_verbs.h>
 
+#include "mroce_hint.h"
 #include "mroce_stream.h"
 
 struct mroce_dev;
@@ -66,7 +67,6 @@ struct mroce_swqe;
 struct mroce_rwqe;
 struct mroce_peer;
 struct mroce_netns;
-struct mroce_hint_entry;
 
 /* xport.hint_flags */
 enum {
@@ -88,7 +88,8 @@ struct mroce_xport_dev {
 	/*
 	 * Rate hints (mroce_ack.c): the pass's timer, the start of the period
 	 * it samples, and its buffer (hint_cap entries, then as many peer
-	 * pointers), which grows in process context under hint_lock.
+	 * pointers), which grows in process context under hint_lock; the
+	 * drain rate the passes learnt (hint_state, under hint_lock).
 	 */
 	struct hrtimer		hint_timer;
 	u64			hint_at;
@@ -96,6 +97,7 @@ struct mroce_xport_dev {
 	spinlock_t		hint_lock;
 	u32			hint_cap;
 	struct mroce_hint_entry	*hint_buf;
+	struct mroce_hint_state	hint_state;
 };
 
 /* A stream PSN's slot in the per-QP arrays of MROCE_STREAM_WINDOW entries. */

@@ -1041,9 +1041,11 @@ void mroce_conn_set_rx_hint(struct mroce_conn *c, u32 mbps)
 		c->hint_push = true;
 }
 
-void mroce_conn_rx_sample(struct mroce_conn *c, u64 period_ns, u32 rtt,
-			  u32 line, u32 *demand, u32 *qdelay)
+u64 mroce_conn_rx_sample(struct mroce_conn *c, u64 period_ns, u32 rtt,
+			 u32 line, u32 *demand, u32 *qdelay)
 {
+	u64 bytes = c->rx_period_bytes;
+
 	*demand = mroce_hint_demand(c->rx_period_bytes, period_ns,
 				    c->rx_backlog, rtt, line);
 	if (c->rx_period_bytes || c->rx_backlog) {
@@ -1068,6 +1070,7 @@ void mroce_conn_rx_sample(struct mroce_conn *c, u64 period_ns, u32 rtt,
 	*qdelay = c->q_min;
 	c->q_min = U32_MAX;
 	c->rx_period_bytes = 0;
+	return bytes;
 }
 
 /*

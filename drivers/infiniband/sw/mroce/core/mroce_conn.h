@@ -342,10 +342,13 @@ void mroce_conn_set_rx_hint(struct mroce_conn *c, u32 mbps);
  * Demand and queueing of the peer's traffic since the previous call, for
  * mroce_hint_compute(): fills @demand (Mbit/s) and @qdelay, the least
  * queueing (ns of one-way delay above its minimum) any packet saw since the
- * previous call, U32_MAX if none arrived.
+ * previous call, U32_MAX if none arrived. Returns the payload bytes that
+ * arrived since the previous call: the caller turns them into the arrival
+ * rate over the time that really passed (@period_ns is at most a few hint
+ * periods, however late the caller runs).
  */
-void mroce_conn_rx_sample(struct mroce_conn *c, u64 period_ns, u32 rtt,
-			  u32 line, u32 *demand, u32 *qdelay);
+u64 mroce_conn_rx_sample(struct mroce_conn *c, u64 period_ns, u32 rtt,
+			 u32 line, u32 *demand, u32 *qdelay);
 
 /* Timers */
 u64 mroce_conn_on_timer(struct mroce_conn *c, u64 now,

@@ -8,6 +8,8 @@
 #include "mroce_params.h"
 
 #define US 1000u
+/* The measured cap never cuts below C / 64 (drain_learn()). */
+#define MROCE_HINT_FLOOR_SHIFT 6
 
 void mroce_hint_cfg_default(struct mroce_hint_cfg *cfg, u32 capacity)
 {
@@ -38,12 +40,115 @@ static u64 filled(const struct mroce_hint_entry *e, u32 n, u64 level)
 	return sum;
 }
 
-u32 mroce_hint_compute(const struct mroce_hint_cfg *cfg,
-		       struct mroce_hint_entry *e, u32 n)
+/* Q10 share of the capacity a least queueing of @qd ns takes away. */
+static u32 drain_cut(const struct mroce_hint_cfg *cfg, u32 qd)
 {
-	u64 c = usable(cfg);
-	u64 lo, hi;
-	u32 i, qd = U32_MAX;
+	u64 cut;
+
+	if (qd <= cfg->q_target)
+		return 0;
+	cut = mroce_div64_u64((u64)cfg->k_drain * (qd - cfg->q_target),
+			      (u64)qd + cfg->rtt_min);
+	return cut > MROCE_Q10 / 2 ? MROCE_Q10 / 2 : (u32)cut;
+}
+
+/*
+ * The configured capacity is what the port could take, not what this host
+ * processes: a busy or virtualised receiver drains far less (a VM 0.1-0.4
+ * of 10 Gbit/s), and a capacity-based grant never binds there; the senders'
+ * windows then fill a queue of tens of ms, and every loss holds its stream
+ * window for the queue's round trip. While a queue stands the receiver is
+ * never idle, so what arrives is what it drains, whatever the senders could
+ * send: the periods of a queue episode measure that rate and the grant is
+ * cut from it, not from the capacity, by half the capacity's cut (at most a
+ * quarter): a cut of the drain rate slows the senders below what is
+ * processed, where the capacity's cut mostly takes headroom away, and a
+ * quarter drains the queue within a few of its round trips without
+ * starving the receiver in between. Once the queue is gone (the senders
+ * slowed, or were never the cause) the measured cap grows back by an
+ * eighth per base RTT until the capacity takes over; it does not jump,
+ * since a grant far above the drain rate refills the queue within a round
+ * trip. Arrivals below target queueing are demand, not drain, and are
+ * never used: an application-limited sender is not ratcheted down.
+ */
+static void drain_learn(const struct mroce_hint_cfg *cfg,
+			struct mroce_hint_state *st, u64 c, u32 qd, u32 cut,
+			u64 arrival, u64 period)
+{
+	u64 rate, cap, floor, span, rtt = cfg->rtt_min ? cfg->rtt_min : 1;
+
+	if (qd == U32_MAX) {
+		/*
+		 * Nothing arrived while a sender has data for us: no evidence
+		 * of the queue either way. A receiver that did not run (its
+		 * CPU busy elsewhere) drained nothing in that time, which the
+		 * drain rate must count, or it would be the rate of its bursts.
+		 */
+		if (st->q_ns)
+			st->q_ns += period;
+		return;
+	}
+	if (qd <= cfg->q_target) {
+		/*
+		 * One period of a short queue (a packet that met none) does not
+		 * end the episode: only a base RTT and two periods of it do.
+		 */
+		if (st->q_ns) {
+			st->low_ns += period;
+			if (st->low_ns < rtt || st->low_ns < 2 * period) {
+				st->q_bits += arrival * period;
+				st->q_ns += period;
+				return;
+			}
+		}
+		st->q_bits = 0;
+		st->q_ns = 0;
+		st->low_ns = 0;
+		if (st->cap) {
+			span = period < rtt ? period : rtt;
+			cap = st->cap + mroce_div64_u64((u64)st->cap * span,
+							8 * rtt) + 1;
+			st->cap = cap >= c ? 0 : (u32)cap;
+		}
+		return;
+	}
+	st->low_ns = 0;
+	st->q_bits += arrival * period;
+	st->q_ns += period;
+	/* Some round trips of the queue, the older half weighing less. */
+	span = 8 * (rtt + qd);
+	if (st->q_ns > span) {
+		st->q_bits /= 2;
+		st->q_ns /= 2;
+	}
+	/* A receiver takes packets in bursts: one period says little. */
+	if (st->q_ns < cfg->rtt_min || st->q_ns <= period)
+		return;
+	rate = mroce_div64_u64(st->q_bits, st->q_ns);
+	if (rate >= c) {
+		/* It drains at the capacity: the capacity's cut is right. */
+		st->cap = 0;
+		return;
+	}
+	cap = rate * (MROCE_Q10 - cut / 2) / MROCE_Q10;
+	/*
+	 * A backstop, not a target: a queueing signal that is not a queue at
+	 * this port (a drifting clock, another bottleneck shared with senders
+	 * that do not yield) would otherwise cut what arrives again and again.
+	 */
+	floor = c >> MROCE_HINT_FLOOR_SHIFT;
+	if (cap < floor)
+		cap = floor;
+	st->cap = cap >= c ? 0 : (cap ? (u32)cap : 1);
+}
+
+u32 mroce_hint_compute(const struct mroce_hint_cfg *cfg,
+		       struct mroce_hint_state *st,
+		       struct mroce_hint_entry *e, u32 n, u64 period_ns)
+{
+	u64 c = usable(cfg), arrival = 0, lo, hi;
+	u32 i, qd = U32_MAX, cut;
+	bool busy = false;
 
 	/*
 	 * A queue at our port delays every packet of every connection, so the
@@ -53,19 +158,27 @@ u32 mroce_hint_compute(const struct mroce_hint_cfg *cfg,
 	 * periods as that connection's packets are apart (many, in an incast).
 	 */
 	for (i = 0; i < n; i++) {
-		if (e[i].demand && e[i].qdelay < qd)
+		arrival += e[i].arrival;
+		if (!e[i].demand)
+			continue;
+		busy = true;
+		if (e[i].qdelay < qd)
 			qd = e[i].qdelay;
+	}
+	if (st) {
+		if (!busy)
+			*st = (struct mroce_hint_state){};	/* nothing to learn */
+		else
+			drain_learn(cfg, st, c, qd, drain_cut(cfg, qd), arrival,
+				    period_ns);
 	}
 	if (qd == U32_MAX)
 		qd = 0;
-	if (qd > cfg->q_target) {
-		/* C_eff = C * max(0.5, 1 - k (qd - qt) / (qd + rtt_min)) */
-		u64 cut = mroce_div64_u64((u64)cfg->k_drain * (qd - cfg->q_target),
-					  (u64)qd + cfg->rtt_min);
-
-		c = cut >= MROCE_Q10 / 2 ? c / 2 :
-			c * (MROCE_Q10 - cut) / MROCE_Q10;
-	}
+	cut = drain_cut(cfg, qd);
+	/* C_eff = C * max(0.5, 1 - k (qd - qt) / (qd + rtt_min)) */
+	c = c * (MROCE_Q10 - cut) / MROCE_Q10;
+	if (st && st->cap && st->cap < c)
+		c = st->cap;
 	if (!c)
 		c = 1;
 
@@ -113,14 +226,22 @@ u32 mroce_hint_newcomer(const struct mroce_hint_cfg *cfg, u32 n_conns)
 	return c ? (u32)c : 1;
 }
 
+u32 mroce_hint_mbps(u64 bytes, u64 period_ns)
+{
+	u64 r;
+
+	if (!period_ns)
+		return 0;
+	/* bytes * 8 / ns = Gbit/s; * 1000 = Mbit/s */
+	r = mroce_div64_u64(bytes * 8000, period_ns);
+	return r > U32_MAX ? U32_MAX : (u32)r;
+}
+
 u32 mroce_hint_demand(u64 bytes, u64 period_ns, u32 backlog_bytes, u32 rtt,
 		      u32 line)
 {
-	u64 d = 0;
+	u64 d = mroce_hint_mbps(bytes, period_ns);
 
-	/* bytes * 8 / ns = Gbit/s; * 1000 = Mbit/s */
-	if (period_ns)
-		d += mroce_div64_u64(bytes * 8000, period_ns);
 	if (rtt)
 		d += mroce_div_u64((u64)backlog_bytes * 8000, rtt);
 	return d > line ? line : (u32)d;

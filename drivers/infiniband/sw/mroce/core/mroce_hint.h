@@ -22,15 +22,34 @@ struct mroce_hint_entry {
 	u32 qdelay;		/* in: least queueing of the period, ns; U32_MAX: none */
 	u16 weight;		/* in: share weight, >= 1 */
 	u32 hint;		/* out: Mbit/s to advertise */
+	u32 arrival;		/* in: Mbit/s that arrived over the period */
+};
+
+/*
+ * What the receiver learnt of its own drain rate, kept from one period to
+ * the next (zeroed: nothing learnt). While a queue stands, what arrives is
+ * what the receiver could process: @q_bits and @q_ns sum the arrivals of
+ * the periods of the current queue episode, @low_ns the time of short
+ * queue within it, @cap is the capacity shared that they set, 0 = none
+ * (the configured capacity).
+ */
+struct mroce_hint_state {
+	u64 q_bits;		/* Mbit/s x ns of arrivals while queued */
+	u64 q_ns;		/* ns of periods while queued */
+	u64 low_ns;		/* ns of short queue within the episode */
+	u32 cap;		/* Mbit/s, 0 = none */
 };
 
 void mroce_hint_cfg_default(struct mroce_hint_cfg *cfg, u32 capacity);
 /*
- * Computes entry[i].hint for all @n entries (O(32 n)) and returns the
- * capacity that was shared after the drain factor.
+ * Computes entry[i].hint for all @n entries (O(32 n)) over a period of
+ * @period_ns and returns the capacity that was shared after the drain
+ * factor. @st (may be NULL: the configured capacity only) carries the
+ * measured drain rate across periods.
  */
 u32 mroce_hint_compute(const struct mroce_hint_cfg *cfg,
-		       struct mroce_hint_entry *e, u32 n);
+		       struct mroce_hint_state *st,
+		       struct mroce_hint_entry *e, u32 n, u64 period_ns);
 /*
  * The grant of a connection that is being set up (its CONN_REQ or CONN_REP
  * carries it as init_rate): the undrained capacity over @n_conns, every
@@ -43,5 +62,7 @@ u32 mroce_hint_newcomer(const struct mroce_hint_cfg *cfg, u32 n_conns);
  */
 u32 mroce_hint_demand(u64 bytes, u64 period_ns, u32 backlog_bytes, u32 rtt,
 		      u32 line);
+/* Mbit/s that @bytes over @period_ns are, at most U32_MAX. */
+u32 mroce_hint_mbps(u64 bytes, u64 period_ns);
 
 #endif /* MROCE_HINT_H */
