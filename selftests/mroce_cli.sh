@@ -163,6 +163,7 @@ stop_bg() {
 
 lines() { [ -s "$1" ] && wc -l < "$1" || echo 0; }
 grew() { [ "$(lines "$1")" -gt "$2" ]; }	# grew FILE LINES
+rewritten() { [ "$(stat -c %i "$1" 2> /dev/null)" != "$2" ]; }	# rewritten FILE INODE
 
 tracing=/sys/kernel/tracing
 # tracefs counts mroce_path_sample events independently of the CLI, to
@@ -222,8 +223,15 @@ traffic() {
 	stop_bg INT "$spid" > "$out/$tag.jsonl.rc"
 	# The exporter's final write falls between these two reads: the
 	# connection's linger close (5 s after the last QP) can still move
-	# the counters while it runs.
+	# the counters while it runs. It stops without a last write, so wait
+	# for two more rewrites (each a new file, renamed over the old one):
+	# the second one's read of sysfs began after the first read here.
 	ctr_json mroce_a > "$out/$tag-stop.json"
+	local ino
+	ino=$(stat -c %i "$out/$tag.prom")
+	wait_for 10 rewritten "$out/$tag.prom" "$ino"
+	ino=$(stat -c %i "$out/$tag.prom")
+	wait_for 10 rewritten "$out/$tag.prom" "$ino"
 	stop_bg TERM "$epid" > "$out/$tag.prom.rc"
 	[ -z "$bpid" ] || stop_bg INT "$bpid" > /dev/null
 	tracefs_samples_end > "$out/$tag.tracefs"
