@@ -640,24 +640,6 @@ void mroce_peer_take_kicks(struct mroce_peer *peer)
 	}
 }
 
-/*
- * Whether a doorbell waits for a busy lock instead of leaving its mark to
- * the holder. The holder serves a mark only after its own transmissions
- * and, often, the softirq that delivers them; under ib_write_lat the holder
- * is typically the other CPU's receive of the very packet the application
- * polled for, and waiting instead cut the average 64 B latency by a fifth
- * (docs/transport.md, session 8). A user QP's doorbell can wait: it is a
- * system call with bottom halves enabled, so it holds no peer lock nor any
- * lock a completion handler could take. Only on an idle connection: with
- * data in flight the next ACK takes the mark anyway. Kernel QPs keep the
- * mark: their completion handlers run under peer->lock and may post.
- */
-static bool mroce_peer_kick_waits(const struct mroce_peer *peer,
-				  const struct mroce_qp *qp)
-{
-	return qp->is_user && !in_softirq() && !READ_ONCE(peer->conn.inflight);
-}
-
 /**
  * mroce_peer_kick() - @qp of @peer has new work to transmit
  * @peer: the QP's connection
@@ -691,9 +673,7 @@ void mroce_peer_kick(struct mroce_peer *peer, struct mroce_qp *qp)
 		queue_work_on(READ_ONCE(peer->tx_cpu), mroce_wq, &peer->tx_work);
 		return;
 	}
-	if (mroce_peer_kick_waits(peer, qp))
-		spin_lock_bh(&peer->lock);
-	else if (!spin_trylock_bh(&peer->lock))
+	if (!spin_trylock_bh(&peer->lock))
 		return;
 	if (!peer->dead && !peer->conn.inflight) {
 		mroce_comp_run(peer);
