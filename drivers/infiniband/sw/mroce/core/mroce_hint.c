@@ -165,16 +165,14 @@ u32 mroce_hint_compute(const struct mroce_hint_cfg *cfg,
 		if (e[i].qdelay < qd)
 			qd = e[i].qdelay;
 	}
+	/* No queueing seen (qd U32_MAX) is no cut. */
+	cut = drain_cut(cfg, qd == U32_MAX ? 0 : qd);
 	if (st) {
 		if (!busy)
 			*st = (struct mroce_hint_state){};	/* nothing to learn */
 		else
-			drain_learn(cfg, st, c, qd, drain_cut(cfg, qd), arrival,
-				    period_ns);
+			drain_learn(cfg, st, c, qd, cut, arrival, period_ns);
 	}
-	if (qd == U32_MAX)
-		qd = 0;
-	cut = drain_cut(cfg, qd);
 	/* C_eff = C * max(0.5, 1 - k (qd - qt) / (qd + rtt_min)) */
 	c = c * (MROCE_Q10 - cut) / MROCE_Q10;
 	if (st && st->cap && st->cap < c)
