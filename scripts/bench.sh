@@ -87,8 +87,9 @@ echo "bench: ${benches[*]##*/}; host: $(nproc) CPUs, load $load0; booting the VM
 	"(TCG; the default set takes about 25 min on a quiet host)"
 mkdir -p "$run"
 # Who else uses the host while the VM runs (this script's process tree is
-# the bench; the sampler warns at once when others take over 1 CPU).
-python3 "$top/scripts/hostload.py" $$ "$run/hostload.txt" 10 &
+# the bench; the sampler warns at once when others take over 1 CPU), and
+# second by second, to mark the samples someone else shared the host with.
+python3 "$top/scripts/hostload.py" $$ "$run/hostload.txt" 10 "$run/hostload.timeline" &
 sampler=$!
 python3 "$top/selftests/qemu/vmrun.py" --kver "$kver" --plain --out "$run" "$@" "${benches[@]}"
 rc=$?
@@ -110,6 +111,12 @@ busy "${oavg:-0}" 0.5 && warn+="${warn:+; }other processes used ${oavg} CPUs on 
 busy "${omax:-0}" 1.5 && warn+="${warn:+; }other processes used up to ${omax} CPUs at times"
 [ -n "$warn" ] && warn="WARNING: HOST WAS BUSY ($warn): these numbers are NOT trustworthy"
 "$top/selftests/bench/collect-results" "$run" "$dest" || rc=1
+# Per sample: the most CPU other host processes used during it (a column
+# of the *_rounds.csv files); samples above half a CPU are listed.
+marks=
+if [ -s "$run/hostload.timeline" ]; then
+	marks=$(python3 "$top/scripts/hostload_mark.py" "$run/hostload.timeline" "$dest"/*_rounds.csv)
+fi
 # The guest's clocksource (vmrun.py --clock, MROCE_VM_CLOCK): every
 # timestamp the drivers take costs what it costs on that clock.
 clock=$(cat "$run"/boot*/clocksource 2> /dev/null | sort -u | paste -sd/)
@@ -120,6 +127,7 @@ for f in "$dest"/*.txt "$dest"/*.md; do
 	{
 		echo "$head"
 		[ -z "$warn" ] || echo "$warn"
+		[ -z "$marks" ] || echo "$marks"
 		cat "$f"
 	} > "$f.new" && mv "$f.new" "$f"
 done
@@ -130,12 +138,14 @@ done
 	echo "host:        $(nproc) CPUs, load average $load0 before the bench, $load1 at the end"
 	echo "others:      ${others:-not sampled} (CPUs used by all but this bench)"
 	[ -z "$warn" ] || echo "$warn"
+	[ -z "$marks" ] || echo "$marks"
 	echo "benchmarks:  ${benches[*]##*/}"
 	echo "knobs:       $(env | grep -E '^(BENCH_[A-Z0-9_]+|MROCE_VM_[A-Z]+)=' | sort | tr '\n' ' ')"
 	echo "VM logs:     $run"
 } > "$dest/run.txt"
 echo "bench: ${secs}s; $hostline"
 [ -z "$warn" ] || echo "bench: $warn" >&2
+[ -z "$marks" ] || echo "$marks" >&2
 echo "bench: results in $dest: $(cd "$dest" && ls | tr '\n' ' ')"
 [ $rc -eq 0 ] || echo "bench: a benchmark failed or the VM did not finish (see above)" >&2
 exit $rc

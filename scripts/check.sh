@@ -98,6 +98,12 @@ rc=$?
 [ "$rc" -eq 0 ] || cat "$out/klog_test.log"
 single "kernel-log parser (selftests/qemu/klog_test.py)" $rc
 echo "$msg"
+# make bench's marker of the samples that shared the host with others
+python3 "$top/scripts/hostload_mark_test.py" > "$out/hostload_mark_test.log" 2>&1
+rc=$?
+[ "$rc" -eq 0 ] || cat "$out/hostload_mark_test.log"
+single "bench sample marker (scripts/hostload_mark_test.py)" $rc
+echo "$msg"
 if [ "$modules_rc" -eq 0 ]; then
 	python3 "$top/selftests/qemu/vmrun.py" --kver "$kver" --quiet-pass \
 		--summary "$out/vmtest.json" 2>&1 | tee "$out/vmtest.tap"

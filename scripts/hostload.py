@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: GPL-2.0
 """How busy the host is apart from one process tree (make bench's VM).
 
-Usage: hostload.py ROOT_PID OUT [INTERVAL]
+Usage: hostload.py ROOT_PID OUT [INTERVAL [TIMELINE]]
 
 Every INTERVAL seconds (default 10) until ROOT_PID exits or SIGTERM: the CPU
 time the whole host used (/proc/stat) minus the CPU time of ROOT_PID and its
@@ -12,6 +12,13 @@ A sample above 1 CPU is reported on stderr at once, at most once a minute
     others_avg=A others_max=M load1_max=L samples=N seconds=S
 TCG's load average counts our own vCPU threads, so only "others" tells
 whether someone else shared the host.
+
+With TIMELINE, that file also gets one line per second, "EPOCH OTHERS"
+(the second's end in Unix time, the CPUs the others used in it): a build
+on the host for a few seconds takes one of the two CPUs the guest's vCPUs
+need and turns a sample taken then slow (64 B latency typical 45 -> 306
+us, docs/testing.md), which a 10 s average hides. make bench matches each
+sample's window against it (scripts/bench.sh).
 """
 import os
 import signal
@@ -67,17 +74,31 @@ def main():
     samples = []
     load_max = 0.0
     warned = -60.0
+    tl = open(sys.argv[4], "w", buffering=1) if len(sys.argv) > 4 else None
+    tick = 1.0 if tl else interval
+    # one summary sample per INTERVAL, made of ticks
+    acc_b, acc_o, acc_t = 0, 0, 0.0
     while not stop:
-        end = time.monotonic() + interval
+        end = time.monotonic() + tick
         while not stop and time.monotonic() < end and os.path.exists(f"/proc/{root}"):
-            time.sleep(0.5)
-        if time.monotonic() - t0 < 1:
+            time.sleep(min(0.5, tick))
+        if time.monotonic() - t0 < 0.5:
             break
         alive = os.path.exists(f"/proc/{root}")
         b1, o1, t1 = host_busy(), tree_ticks(root, me), time.monotonic()
         # A descendant that exited unreaped meanwhile drops out of the tree
         # sum: never count that as someone else's time.
-        others = max(0.0, ((b1 - b0) - max(0, o1 - o0)) / HZ / (t1 - t0))
+        db, do = b1 - b0, max(0, o1 - o0)
+        if tl:
+            tl.write(f"{time.time():.0f} {max(0.0, (db - do) / HZ / (t1 - t0)):.2f}\n")
+        acc_b, acc_o, acc_t = acc_b + db, acc_o + do, acc_t + (t1 - t0)
+        b0, o0, t0 = b1, o1, t1
+        if acc_t < interval - 0.5 and alive and not stop:
+            continue
+        if acc_t <= 0:
+            break
+        others = max(0.0, (acc_b - acc_o) / HZ / acc_t)
+        acc_b, acc_o, acc_t = 0, 0, 0.0
         samples.append(others)
         with open("/proc/loadavg") as f:
             load_max = max(load_max, float(f.read().split()[0]))
@@ -85,9 +106,10 @@ def main():
             warned = t1
             print(f"bench: WARNING: other processes use {others:.1f} CPUs of the host now "
                   "(rows measured now are suspect)", file=sys.stderr, flush=True)
-        b0, o0, t0 = b1, o1, t1
         if not alive:
             break
+    if tl:
+        tl.close()
     avg = sum(samples) / len(samples) if samples else 0.0
     with open(out, "w") as f:
         f.write(f"others_avg={avg:.2f} others_max={max(samples, default=0.0):.2f} "

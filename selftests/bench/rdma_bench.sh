@@ -126,7 +126,7 @@ for row in "${rows[@]}"; do
 	if [[ $row == tcp:* ]]; then tcp_rows+=("$row"); else rdma_rows+=("$row"); fi
 done
 
-declare -A rv note vparams cnt txp retx down place
+declare -A rv note vparams cnt txp retx down place win
 # mroce's parameter sets: one column each (mroce, mroce2, ...).
 IFS='|' read -ra psets <<< "${BENCH_MROCE_PARAMS:-}"
 # "a |": the second set is empty (mroce as installed), read drops it.
@@ -363,6 +363,8 @@ failed() { # failed KEY ROUND WHY: the round is left out of KEY's median
 # run_row COL TEST LOSS ROUND: one sample into rv[COL,TEST,LOSS,ROUND].
 run_row() {
 	local c=$1 t=$2 l=$3 r=$4 drv=mroce sender=dev0 log got='' c0 c1 p0 r0 k=$1,$2,$3 pid ok
+	local w0
+	w0=$(date +%s)
 	local -a d
 	[ "$c" = rxe ] && drv=rxe
 	log=$out/$c-$t-loss$l-r$r
@@ -407,6 +409,7 @@ run_row() {
 		retx[$k,$r]=${d[-1]}
 		cnt[$k,$r]=${d[*]:0:${#d[@]}-2}
 	fi
+	win[$k,$r]="$w0 $(date +%s)"
 	nrun=$((nrun + 1))
 	if [ -z "$got" ]; then
 		failed "$k" "$r" "$(why_failed "$log")"
@@ -426,7 +429,8 @@ run_row() {
 }
 
 run_tcp() { # run_tcp LOSS ROUND
-	local l=$1 r=$2 log=$out/tcp-loss$1-r$2 spid bps k=tcp,tcp,$1
+	local l=$1 r=$2 log=$out/tcp-loss$1-r$2 spid bps k=tcp,tcp,$1 w0
+	w0=$(date +%s)
 	set_loss "$l" veth00
 	iperf3 -s -B 10.0.0.2 -1 > "$log.server" 2>&1 &
 	spid=$!
@@ -435,6 +439,7 @@ run_tcp() { # run_tcp LOSS ROUND
 	wait "$spid"
 	set_loss 0 veth00
 	bps=$(python3 -c 'import json,sys; print("%.1f" % (json.load(open(sys.argv[1]))["end"]["sum_received"]["bits_per_second"] / 1e6))' "$log.json" 2>/dev/null)
+	win[$k,$r]="$w0 $(date +%s)"
 	nrun=$((nrun + 1))
 	if [ -n "$bps" ]; then
 		rv[$k,$r]=$bps
@@ -956,7 +961,7 @@ echo
 cat "$md"
 
 echo "driver,test,loss_pct,netem,size,window_s,rounds,ok_rounds,median,min,max,unit,lat_typical_us,lat_p99_us,mroce_params,note" > "$csv"
-echo "driver,test,loss_pct,netem,round,size,window_s,goodput_mbps,iterations,lat_typical_us,lat_avg_us,lat_p99_us,sender_pkts,retransmissions,mroce_params,resends,rto,pto,sack_gaps,naks,rnr_naks,dup_requests,$(printf 'naks_rcvd_%s,' $NAK_CODES)teardown_naks,pin,srv_on_cpu0_pct,cli_on_cpu0_pct,same_cpu_pct,backlog_drops,time_squeezes,cpu_usr_sys_si_pct" > "$rcsv"
+echo "driver,test,loss_pct,netem,round,size,window_s,goodput_mbps,iterations,lat_typical_us,lat_avg_us,lat_p99_us,sender_pkts,retransmissions,mroce_params,resends,rto,pto,sack_gaps,naks,rnr_naks,dup_requests,$(printf 'naks_rcvd_%s,' $NAK_CODES)teardown_naks,pin,srv_on_cpu0_pct,cli_on_cpu0_pct,same_cpu_pct,backlog_drops,time_squeezes,cpu_usr_sys_si_pct,t_start,t_end" > "$rcsv"
 for c in "${cols[@]}" tcp; do
 	for row in "${rows[@]}"; do
 		t=${row%%:*} l=${row#*:}
@@ -981,7 +986,11 @@ for c in "${cols[@]}" tcp; do
 			ctrs=,,,,,,,,,,,,,,,
 			[ -n "${cnt[$k,$r]}" ] && ctrs=${cnt[$k,$r]// /,},${down[$k,$r]}
 			read -r p1 p2 p3 p4 p5 p6 <<< "${place[$k,$r]:-- - - - -}"
-			[ "$t" = tcp ] || ctrs+=",$PIN,$p1,$p2,$p3,$p4,$p5,$p6"
+			if [ "$t" = tcp ]; then ctrs+=",,,,,,,"; else ctrs+=",$PIN,$p1,$p2,$p3,$p4,$p5,$p6"; fi
+			# the sample's wall-clock window (Unix seconds): make bench
+			# matches it against what other host processes used then
+			read -r w0 w1 <<< "${win[$k,$r]:-}"
+			ctrs+=",$w0,$w1"
 			case $t in
 			lat) echo "$c,ib_write_lat,$loss,$netem,$r,64,,,,${rv[$k,$r]},${rv[$k,$r,avg]},${rv[$k,$r,p99]},${txp[$k,$r]},${retx[$k,$r]},\"${vparams[$c]}\",$ctrs" ;;
 			tcp) echo "tcp,iperf3,$loss,$netem,$r,,$DURATION,${rv[$k,$r]},,,,,,,,$ctrs" ;;

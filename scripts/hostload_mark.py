@@ -1,0 +1,66 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0
+"""Mark the benchmark samples that shared the host with someone else.
+
+Usage: hostload_mark.py TIMELINE CSV...
+
+TIMELINE is hostload.py's per-second record ("EPOCH OTHERS": the CPUs that
+processes other than the bench's VM used in the second ending at EPOCH).
+Each CSV is a per-sample file with t_start and t_end columns (Unix seconds,
+the guest's clock, which QEMU starts from the host's); it gets a column
+host_others_cpus: the most the others used in any second of the sample's
+window (one second of slack each side). Under TCG the guest's two vCPUs
+need both host CPUs: a sample during which a build took one of them is
+slow for that reason alone (docs/testing.md), so the bench lists those
+samples on stdout (SUSPECT above 0.5 CPUs).
+"""
+import csv
+import sys
+
+SUSPECT = 0.5
+
+
+def main():
+    line = []
+    with open(sys.argv[1]) as f:
+        for ln in f:
+            w = ln.split()
+            if len(w) == 2:
+                line.append((int(w[0]), float(w[1])))
+    for path in sys.argv[2:]:
+        with open(path, newline="") as f:
+            rows = list(csv.reader(f))
+        if not rows or "t_start" not in rows[0]:
+            continue
+        head = rows[0]
+        a, b = head.index("t_start"), head.index("t_end")
+        if "host_others_cpus" in head:
+            continue
+        head.append("host_others_cpus")
+        bad = []
+        for r in rows[1:]:
+            try:
+                t0, t1 = int(r[a]), int(r[b])
+            except (ValueError, IndexError):
+                r.append("")
+                continue
+            # the second ending at EPOCH covers [EPOCH - 1, EPOCH]
+            seen = [o for t, o in line if t0 - 1 <= t - 1 and t - 1 <= t1 + 1]
+            m = max(seen) if seen else None
+            r.append("" if m is None else f"{m:.2f}")
+            if m is not None and m > SUSPECT:
+                bad.append(f"{' '.join(r[:5])} ({m:.2f} CPUs)")
+        with open(path, "w", newline="") as f:
+            csv.writer(f, lineterminator="\n").writerows(rows)
+        name = path.rsplit("/", 1)[-1]
+        if bad:
+            print(f"bench: {name}: {len(bad)} of {len(rows) - 1} samples ran while other host "
+                  f"processes used over {SUSPECT} CPUs (SUSPECT; column host_others_cpus): "
+                  + "; ".join(bad))
+        else:
+            print(f"bench: {name}: no sample shared the host with other processes "
+                  f"(over {SUSPECT} CPUs)")
+
+
+if __name__ == "__main__":
+    main()

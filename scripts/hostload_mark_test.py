@@ -1,0 +1,73 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0
+"""Unit tests of hostload_mark.py, which marks the benchmark samples that
+shared the host with other processes (make check runs them: a marker that
+missed a busy second would let a sample slowed by the host pass as
+mroce's)."""
+
+import os
+import subprocess
+import sys
+import tempfile
+import unittest
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+HEAD = "driver,test,loss_pct,netem,round,lat_typical_us,t_start,t_end\n"
+
+
+class Mark(unittest.TestCase):
+    def run_mark(self, timeline, rows):
+        with tempfile.TemporaryDirectory() as d:
+            tl, csvf = os.path.join(d, "tl"), os.path.join(d, "x_rounds.csv")
+            with open(tl, "w") as f:
+                f.writelines(f"{t} {o}\n" for t, o in timeline)
+            with open(csvf, "w") as f:
+                f.write(HEAD + "".join(rows))
+            out = subprocess.run([sys.executable, os.path.join(HERE, "hostload_mark.py"),
+                                  tl, csvf], capture_output=True, text=True, check=True).stdout
+            with open(csvf) as f:
+                return out, f.read().splitlines()
+
+    def test_busy_second_inside_window_marks_only_that_sample(self):
+        tl = [(t, 0.1) for t in range(1000, 1030)]
+        tl[12] = (1012, 1.3)	# the second 1011-1012
+        out, lines = self.run_mark(tl, ["mroce,ib_write_lat,0,0,1,42.0,1000,1005\n",
+                                        "mroce,ib_write_lat,0,0,2,95.0,1010,1014\n",
+                                        "mroce,ib_write_lat,0,0,3,43.0,1020,1025\n"])
+        self.assertEqual(lines[0], HEAD.strip() + ",host_others_cpus")
+        self.assertEqual(lines[1].split(",")[-1], "0.10")
+        self.assertEqual(lines[2].split(",")[-1], "1.30")
+        self.assertEqual(lines[3].split(",")[-1], "0.10")
+        self.assertIn("1 of 3 samples", out)
+        self.assertIn("mroce ib_write_lat 0 0 2 (1.30 CPUs)", out)
+
+    def test_quiet_host_says_so(self):
+        out, lines = self.run_mark([(t, 0.2) for t in range(1000, 1010)],
+                                   ["mroce,ib_write_lat,0,0,1,42.0,1002,1004\n"])
+        self.assertIn("no sample shared the host", out)
+        self.assertEqual(lines[1].split(",")[-1], "0.20")
+
+    def test_sample_without_window_or_outside_timeline_gets_no_value(self):
+        out, lines = self.run_mark([(t, 2.0) for t in range(1000, 1010)],
+                                   ["tcp,iperf3,0,0,1,,,\n",
+                                    "mroce,ib_write_lat,0,0,1,42.0,2000,2004\n"])
+        self.assertEqual(lines[1].split(",")[-1], "")
+        self.assertEqual(lines[2].split(",")[-1], "")
+        self.assertIn("no sample shared the host", out)
+
+    def test_marked_file_is_left_alone_a_second_time(self):
+        with tempfile.TemporaryDirectory() as d:
+            tl, csvf = os.path.join(d, "tl"), os.path.join(d, "x_rounds.csv")
+            with open(tl, "w") as f:
+                f.write("1001 1.0\n")
+            with open(csvf, "w") as f:
+                f.write(HEAD + "mroce,ib_write_lat,0,0,1,42.0,1000,1001\n")
+            for _ in range(2):
+                subprocess.run([sys.executable, os.path.join(HERE, "hostload_mark.py"), tl, csvf],
+                               capture_output=True, check=True)
+            with open(csvf) as f:
+                self.assertEqual(f.read().count("host_others_cpus"), 1)
+
+
+if __name__ == "__main__":
+    unittest.main()
