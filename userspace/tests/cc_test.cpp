@@ -190,18 +190,84 @@ TEST(Rate, BytesAndNanosecondsConvert) {
 
 }  // namespace
 
-TEST_F(ConnCc, SrttShareWidensTheHintedWindowOnlyWhenOn) {
-  // A software receiver: min RTT 100 us, ACKs held 40 ms (srtt).
-  mroce_cc_conn_set_hint(&cc, 1000);
-  cc.cwnd = p.max_cwnd;
-  uint32_t narrow = mroce_cc_window(&cc, &p, 100000, 40000000);
-  EXPECT_EQ(narrow, mroce_cc_window(&cc, &p, 100000, 0));  // hint_srtt 0: off
+// Rounds of 1 ms (srtt) in which `bytes` are acknowledged and the smallest
+// RTT sample is `rmin`: the srtt term's inputs (delivered rate, standing
+// queue). The first call only starts the first round.
+class SrttTerm : public ConnCc {
+ protected:
+  void SetUp() override {
+    ConnCc::SetUp();
+    cc.cwnd = p.max_cwnd;
+    mroce_cc_conn_on_ack(&cc, &p, kMss, 0, 0, 0, now, kRound, min_rtt);
+  }
+  void rate_round(uint64_t bytes, uint32_t rmin) {
+    mroce_cc_conn_rtt(&cc, rmin + 5000);
+    mroce_cc_conn_rtt(&cc, rmin);
+    now += kRound;
+    ASSERT_TRUE(mroce_cc_conn_on_ack(&cc, &p, kMss, bytes, bytes / kMss, 0, now, kRound,
+                                     min_rtt));
+  }
+  uint32_t min_term(uint32_t hint) {
+    return mroce_rate_bytes(hint, (uint64_t)min_rtt * p.hint_slack / MROCE_Q10 + p.ack_delay);
+  }
+  static constexpr uint32_t kRound = 1000000;
+  static constexpr uint32_t kMs = 1000000;
+};
+
+TEST_F(SrttTerm, CoversAckHoldsAtTheDeliveredRateNotTheHint) {
+  // A VM: the hint is the configured 5 Gbit/s, the receiver took 50 KB per
+  // ms (400 Mbit/s), min RTT 50 us, srtt 20 ms of held ACKs, no queue.
+  mroce_cc_conn_set_hint(&cc, 5000);
+  rate_round(50000, min_rtt);
+  EXPECT_EQ(cc.dlv, 400u);
+  EXPECT_EQ(cc.sq, 0u);
+  EXPECT_EQ(mroce_cc_window(&cc, &p, min_rtt, 20 * kMs), min_term(5000));  // off
   p.hint_srtt = MROCE_Q10;
-  EXPECT_EQ(mroce_cc_window(&cc, &p, 100000, 40000000), mroce_rate_bytes(1000, 40000000));
-  // An srtt below the min-RTT term changes nothing; cwnd still caps it.
-  EXPECT_EQ(mroce_cc_window(&cc, &p, 100000, 100000), narrow);
+  // 1.25 x 400 Mbit/s over 20 ms, not 5 Gbit/s over 20 ms (12.5 MB).
+  EXPECT_EQ(mroce_cc_window(&cc, &p, min_rtt, 20 * kMs), mroce_rate_bytes(500, 20 * kMs));
+  // Never below the min-RTT term, and cwnd still caps it.
+  EXPECT_EQ(mroce_cc_window(&cc, &p, min_rtt, 100000), min_term(5000));
   cc.cwnd = 100000;
-  EXPECT_EQ(mroce_cc_window(&cc, &p, 100000, 40000000), 100000u);
+  EXPECT_EQ(mroce_cc_window(&cc, &p, min_rtt, 20 * kMs), 100000u);
+}
+
+TEST_F(SrttTerm, AStandingQueueDoesNotWidenTheWindow) {
+  p.hint_srtt = MROCE_Q10;
+  mroce_cc_conn_set_hint(&cc, 5000);
+  rate_round(50000, min_rtt);
+  uint32_t w = mroce_cc_window(&cc, &p, min_rtt, 20 * kMs);
+  // The same receiver with 15 ms of queue in front of it: every sample of
+  // the round waited 15 ms more, and so did srtt.
+  rate_round(50000, min_rtt + 15 * kMs);
+  EXPECT_EQ(cc.sq, 15 * kMs);
+  EXPECT_EQ(mroce_cc_window(&cc, &p, min_rtt, 35 * kMs), w);
+  // One prompt sample in the round: held ACKs, not a queue.
+  mroce_cc_conn_rtt(&cc, 30 * kMs);
+  rate_round(50000, min_rtt);
+  EXPECT_EQ(cc.sq, 0u);
+  EXPECT_EQ(mroce_cc_window(&cc, &p, min_rtt, 35 * kMs), mroce_rate_bytes(500, 35 * kMs));
+}
+
+TEST_F(SrttTerm, TheHintStillCapsTheRate) {
+  p.hint_srtt = MROCE_Q10;
+  mroce_cc_conn_set_hint(&cc, 300);
+  rate_round(50000, min_rtt);
+  EXPECT_EQ(mroce_cc_window(&cc, &p, min_rtt, 20 * kMs), mroce_rate_bytes(300, 20 * kMs));
+}
+
+TEST_F(SrttTerm, ALateRoundLowersTheRateByAQuarterAtMost) {
+  rate_round(50000, min_rtt);
+  EXPECT_EQ(cc.dlv, 400u);
+  rate_round(10000, min_rtt);  // its ACKs were held: 80 Mbit/s
+  EXPECT_EQ(cc.dlv, 300u);
+  rate_round(100000, min_rtt);  // ... and came in this one
+  EXPECT_EQ(cc.dlv, 800u);
+  // A round with one sample keeps the standing queue it had.
+  rate_round(50000, min_rtt + 2 * kMs);
+  mroce_cc_conn_rtt(&cc, min_rtt);
+  now += kRound;
+  mroce_cc_conn_on_ack(&cc, &p, kMss, 50000, 12, 0, now, kRound, min_rtt);
+  EXPECT_EQ(cc.sq, 2 * kMs);
 }
 
 TEST_F(ConnCc, DelaySignalOffByDefault) {

@@ -162,6 +162,30 @@ static bool delay_step(struct mroce_cc_conn *cc, const struct mroce_params *p,
 	return true;
 }
 
+/*
+ * What the round says for the hinted window's srtt term (mroce_cc_window()):
+ * the rate the receiver took, and the queue that stood all round. A round
+ * whose ACKs came late (a receiver that was descheduled) measures less
+ * than it drained and the next one more: the rate is a maximum that decays
+ * by a quarter per round, not the last round's. The standing queue is the
+ * round's smallest RTT sample over the base (delay_step()); a round with
+ * fewer than two samples says nothing about it and keeps the last value.
+ */
+static void round_rates(struct mroce_cc_conn *cc, u64 now, u32 min_rtt)
+{
+	u64 rate = 0, span = now - cc->r_start;
+
+	if (cc->r_start && span)
+		rate = mroce_div64_u64(cc->r_bytes * 8000, span);
+	if (rate > U32_MAX)
+		rate = U32_MAX;
+	if (rate < cc->dlv - cc->dlv / 4)
+		rate = cc->dlv - cc->dlv / 4;
+	cc->dlv = (u32)rate;
+	if (cc->r_samples >= 2 && min_rtt)
+		cc->sq = cc->r_min_rtt > min_rtt ? cc->r_min_rtt - min_rtt : 0;
+}
+
 bool mroce_cc_conn_on_ack(struct mroce_cc_conn *cc,
 			  const struct mroce_params *p, u32 mss,
 			  u32 acked_bytes, u32 acked_pkts, u32 ce_pkts,
@@ -172,13 +196,17 @@ bool mroce_cc_conn_on_ack(struct mroce_cc_conn *cc,
 
 	cc->r_acked += acked_pkts;
 	cc->r_ce += ce_pkts;
+	cc->r_bytes += acked_bytes;
 	ack_step(&cc->cwnd, &cc->ssthresh, acked_bytes, ce_pkts, p->min_cwnd,
 		 p->max_cwnd);
-	if (!cc->round_end)
+	if (!cc->round_end) {
 		cc->round_end = now + period;
+		cc->r_start = now;
+	}
 	if (now < cc->round_end)
 		return false;
 
+	round_rates(cc, now, min_rtt);
 	seen = cc->r_acked + cc->r_lost;
 	cc->alpha = ewma_alpha(cc->alpha, cc->r_ce, cc->r_acked,
 			       p->ecn_gain_shift);
@@ -202,6 +230,8 @@ bool mroce_cc_conn_on_ack(struct mroce_cc_conn *cc,
 	cc->r_samples = 0;
 	cc->cut = false;
 	cc->round_end = now + period;
+	cc->r_start = now;
+	cc->r_bytes = 0;
 	return true;
 }
 
@@ -238,8 +268,8 @@ u64 mroce_rate_ns(u32 mbps, u32 bytes)
 u32 mroce_cc_window(const struct mroce_cc_conn *cc,
 		    const struct mroce_params *p, u32 min_rtt, u32 srtt)
 {
-	u32 hint = cc->hint, w;
-	u64 t, s;
+	u32 hint = cc->hint, w, s;
+	u64 t;
 
 	if (!hint || !min_rtt)
 		return cc->cwnd;
@@ -251,17 +281,34 @@ u32 mroce_cc_window(const struct mroce_cc_conn *cc,
 	 * window stalls between ACKs well below the hinted rate.
 	 */
 	t = (u64)min_rtt * p->hint_slack / MROCE_Q10 + p->ack_delay;
+	w = mroce_rate_bytes(hint, t);
 	/*
 	 * A software receiver also holds its ACKs while its CPU is busy or
-	 * descheduled (a VM: min RTT 0.1 ms, srtt 10-100 ms). That is no
-	 * queue at its port, and a window of hint x min RTT would cut the
-	 * sender to a fraction of the hint; the pacer holds the rate at the
-	 * hint, and the hint falls when a real queue builds.
+	 * descheduled (a VM: min RTT 0.1 ms, srtt 1-50 ms). That is no queue
+	 * at its port, and a window of hint x min RTT cuts the sender to a
+	 * fraction of what the receiver drains. The srtt term covers those
+	 * holds, but not at the hint: a hint from a configured capacity can
+	 * be ten times what a VM drains, and a window of hint x srtt then
+	 * fills a queue that inflates srtt, which widens the window again
+	 * (session 9: Write at 1 % loss 176-325 against 268-442 Mb/s, with
+	 * RTOs and duplicate resends). So it covers what the receiver took
+	 * in the last rounds plus a quarter, to find more if there is more,
+	 * and srtt less the queue that stood a whole round: a queue the
+	 * window filled widens it no further, and the quarter bounds the
+	 * queue to about a quarter of the round trip.
 	 */
-	s = (u64)srtt * MROCE_READ_ONCE(p->hint_srtt) / MROCE_Q10;
-	if (s > t)
-		t = s;
-	w = mroce_rate_bytes(hint, t);
+	s = MROCE_READ_ONCE(p->hint_srtt);
+	if (s && srtt && cc->dlv) {
+		u64 rate = (u64)cc->dlv + cc->dlv / 4;
+		u32 ws;
+
+		if (rate > hint)
+			rate = hint;
+		t = srtt > cc->sq ? srtt - cc->sq : 0;
+		ws = mroce_rate_bytes((u32)rate, t * s / MROCE_Q10);
+		if (ws > w)
+			w = ws;
+	}
 	if (w < p->min_cwnd)
 		w = p->min_cwnd;
 	return w < cc->cwnd ? w : cc->cwnd;

@@ -34,6 +34,10 @@ struct mroce_cc_conn {
 	u16 alpha;
 	bool cut;
 	u32 dcc_cuts;		/* rounds the delay signal cut the window */
+	u64 r_start;		/* time the round started */
+	u64 r_bytes;		/* bytes acknowledged in this round */
+	u32 dlv;		/* Mbit/s delivered, recent rounds (decaying max) */
+	u32 sq;			/* ns, last round's least RTT over min RTT */
 };
 
 void mroce_cc_path_init(struct mroce_cc_path *cc, const struct mroce_params *p,
@@ -69,8 +73,8 @@ void mroce_cc_conn_on_loss(struct mroce_cc_conn *cc,
 			   bool congestion);
 void mroce_cc_conn_set_hint(struct mroce_cc_conn *cc, u32 hint);
 /*
- * Usable window: min(cwnd, hint x max(min RTT x slack + ack_delay,
- * srtt x hint_srtt)).
+ * Usable window: min(cwnd, max(hint x (min RTT x slack + ack_delay),
+ * min(hint, 1.25 x delivered) x (srtt - standing queue) x hint_srtt)).
  */
 u32 mroce_cc_window(const struct mroce_cc_conn *cc,
 		    const struct mroce_params *p, u32 min_rtt, u32 srtt);
