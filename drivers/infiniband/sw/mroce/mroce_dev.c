@@ -346,7 +346,12 @@ static void mroce_init_ibdev(struct mroce_dev *mdev)
 	strscpy(ibdev->node_desc, MROCE_DRV_NAME, sizeof(ibdev->node_desc));
 	ibdev->node_type = RDMA_NODE_IB_CA;
 	ibdev->phys_port_cnt = 1;
-	ibdev->num_comp_vectors = 1;
+	/*
+	 * Completions run wherever the event that retires them runs, so a
+	 * vector selects nothing here; but nvme-rdma and nvmet-rdma size their
+	 * I/O queues by this count, and one queue serialises every CPU's I/O.
+	 */
+	ibdev->num_comp_vectors = num_possible_cpus();
 	addrconf_addr_eui48((u8 *)&ibdev->node_guid, mdev->ndev->dev_addr);
 	/* librxe issues these two as write() commands, not ioctls. */
 	ibdev->uverbs_cmd_mask |= BIT_ULL(IB_USER_VERBS_CMD_POST_SEND) |
