@@ -91,19 +91,21 @@ else
 fi
 
 stage 6/6 "vmtest (QEMU, kernel $kver)"
+# pytest_one <name> <script>: a Python unit-test file, its log shown on failure
+pytest_one() {
+	local log
+	log="$out/$(basename "$2" .py).log"
+	python3 "$top/$2" > "$log" 2>&1
+	rc=$?
+	[ "$rc" -eq 0 ] || cat "$log"
+	single "$1 ($2)" $rc
+	echo "$msg"
+}
 # The runner's kernel-log parser first: one that missed a report would let
 # a broken kernel pass.
-python3 "$top/selftests/qemu/klog_test.py" > "$out/klog_test.log" 2>&1
-rc=$?
-[ "$rc" -eq 0 ] || cat "$out/klog_test.log"
-single "kernel-log parser (selftests/qemu/klog_test.py)" $rc
-echo "$msg"
+pytest_one "kernel-log parser" selftests/qemu/klog_test.py
 # make bench's marker of the samples that shared the host with others
-python3 "$top/scripts/hostload_mark_test.py" > "$out/hostload_mark_test.log" 2>&1
-rc=$?
-[ "$rc" -eq 0 ] || cat "$out/hostload_mark_test.log"
-single "bench sample marker (scripts/hostload_mark_test.py)" $rc
-echo "$msg"
+pytest_one "bench sample marker" scripts/hostload_mark_test.py
 # The tests run the guest on the emulated HPET unless MROCE_VM_CLOCK says
 # otherwise: under TCG the guest's TSC is the host's raw TSC, and a host
 # that is snapshotted or migrated can come back with that TSC days ahead

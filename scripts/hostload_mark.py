@@ -44,8 +44,9 @@ def main():
             except (ValueError, IndexError):
                 r.append("")
                 continue
-            # the second ending at EPOCH covers [EPOCH - 1, EPOCH]
-            seen = [o for t, o in line if t0 - 1 <= t - 1 and t - 1 <= t1 + 1]
+            # the second ending at EPOCH covers [EPOCH - 1, EPOCH]; it
+            # counts if it touches the window widened by a second each side
+            seen = [o for t, o in line if t0 <= t <= t1 + 2]
             m = max(seen) if seen else None
             r.append("" if m is None else f"{m:.2f}")
             if m is not None and m > SUSPECT:
