@@ -13,6 +13,10 @@ TEST(Params, DefaultsAreValid) {
   EXPECT_TRUE(mroce_params_valid(&p));
   EXPECT_EQ(p.n_paths, 8);
   EXPECT_EQ(p.dupthresh, 1);
+  // The module's rate-hint parameters (docs/install.md).
+  EXPECT_EQ(p.rx_mbps, 10000u);
+  EXPECT_EQ(p.hint_period, 100000u);
+  EXPECT_EQ(p.hint_drain, 0);
 }
 
 TEST(Params, BrokenInvariantsAreRejected) {
@@ -35,6 +39,13 @@ TEST(Params, BrokenInvariantsAreRejected) {
   EXPECT_TRUE(broken([](mroce_params &p) { p.hint_slack = 1000; }));
   EXPECT_TRUE(broken([](mroce_params &p) { p.holdoff_min = p.holdoff_max + 1; }));
   EXPECT_TRUE(broken([](mroce_params &p) { p.hs_retries = 0; }));
+  // The module's hint_period_us range (10-10000 us) and a yes/no drain cap.
+  EXPECT_TRUE(broken([](mroce_params &p) { p.hint_period = 9999; }));
+  EXPECT_TRUE(broken([](mroce_params &p) { p.hint_period = 10000001; }));
+  EXPECT_TRUE(broken([](mroce_params &p) { p.hint_drain = 2; }));
+  EXPECT_FALSE(broken([](mroce_params &p) { p.hint_period = 10000; }));
+  EXPECT_FALSE(broken([](mroce_params &p) { p.hint_period = 10000000; }));
+  EXPECT_FALSE(broken([](mroce_params &p) { p.rx_mbps = 0; }));
   EXPECT_FALSE(broken([](mroce_params &p) { p.n_paths = 64; }));
 }
 

@@ -18,7 +18,6 @@
  * recomputed once per hint period by a per-device timer that runs while
  * packets arrive (mroce_ack_hint_tick() starts it).
  */
-#include <linux/moduleparam.h>
 #include <linux/slab.h>
 
 #include "mroce_counters.h"
@@ -178,48 +177,17 @@ void mroce_ack_nak_unknown(struct mroce_dev *mdev,
 /* ------------------------------------------------------------- rate hints */
 
 /*
- * What the device can receive. The link speed needs the RTNL to read, which
- * receive cannot take, and many virtual links report none; so it is a
- * parameter, read at every hint period. 0 turns the hints off: ACKs carry
- * 0 ("no hint") and senders are bounded by their own windows only.
+ * The hint tunables (rx_mbps, hint_period_us, hint_drain) are knobs:
+ * mroce_knobs.c, fields of mroce_prm.
  */
-static uint mroce_rx_mbps = 10000;
-module_param_named(rx_mbps, mroce_rx_mbps, uint, 0644);
-MODULE_PARM_DESC(rx_mbps,
-		 "receive capacity the rate hints share, Mbit/s (default 10000, 0: no hints)");
-
-/*
- * Shortest hint period. The hints follow demand within a few periods; the
- * incast hold (2 base RTTs) needs periods of about an RTT or less, and a
- * shorter one only costs a pass over the device's peers more often (under
- * QEMU TCG a timer softirq per period and device: 10 k/s at 100 us).
- */
-static uint mroce_hint_period_us = 100;
-module_param_named(hint_period_us, mroce_hint_period_us, uint, 0644);
-MODULE_PARM_DESC(hint_period_us,
-		 "rate hint period while packets arrive, us (default 100, 10-10000)");
-
-/*
- * The measured drain cap (docs/protocol.md §6.4): while a queue stands, the
- * grant is cut from what the device really drained, not from rx_mbps. Off
- * by default: it needs the sender's srtt window (hint_srtt) or it starves
- * a window-bound sender, and with it the VM's Write and Read rows lost more
- * at 1 % loss than Send gained (docs/protocol.md §6.4).
- */
-static bool mroce_hint_drain;
-module_param_named(hint_drain, mroce_hint_drain, bool, 0644);
-MODULE_PARM_DESC(hint_drain,
-		 "cut rate hints from the measured drain rate while a queue stands (default 0)");
-
 static u64 mroce_hint_period_ns(void)
 {
-	return (u64)clamp_t(uint, READ_ONCE(mroce_hint_period_us), 10, 10000) *
-		NSEC_PER_USEC;
+	return READ_ONCE(mroce_prm.hint_period);
 }
 
 static void mroce_ack_hint_cfg(struct mroce_hint_cfg *cfg, u32 rtt_min)
 {
-	mroce_hint_cfg_default(cfg, READ_ONCE(mroce_rx_mbps));
+	mroce_hint_cfg_default(cfg, READ_ONCE(mroce_prm.rx_mbps));
 	if (rtt_min) {
 		cfg->rtt_min = rtt_min;
 		cfg->q_target = rtt_min / 2;
@@ -289,7 +257,7 @@ static void mroce_ack_hint_pass(struct mroce_dev *mdev, u64 now, u64 elapsed)
 	u32 n = 0, max, i, rtt_min = 0;
 	unsigned int bkt;
 	u64 period, bytes;
-	bool drain = READ_ONCE(mroce_hint_drain);
+	bool drain = READ_ONCE(mroce_prm.hint_drain);
 
 	mroce_ack_hint_cfg(&cfg, 0);
 	if (!cfg.capacity)
@@ -408,7 +376,7 @@ void mroce_ack_hint_tick(struct mroce_dev *mdev)
 	struct mroce_xport_dev *xd = &mdev->xport;
 
 	if (test_bit(MROCE_HINT_RX, &xd->hint_flags) ||
-	    !READ_ONCE(mroce_rx_mbps))
+	    !READ_ONCE(mroce_prm.rx_mbps))
 		return;
 	set_bit(MROCE_HINT_RX, &xd->hint_flags);
 	if (test_and_set_bit(MROCE_HINT_ARMED, &xd->hint_flags))

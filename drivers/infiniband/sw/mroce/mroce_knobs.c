@@ -140,6 +140,9 @@ MROCE_KNOB_FIELD(rekey_rel)
 MROCE_KNOB_FIELD(hint_srtt)
 MROCE_KNOB_FIELD(dcc_target)
 MROCE_KNOB_FIELD(dcc_floor)
+MROCE_KNOB_FIELD(rx_mbps)
+MROCE_KNOB_FIELD(hint_period)
+MROCE_KNOB_FIELD(hint_drain)
 
 /*
  * The core's timer defaults suit a dedicated CPU; a host stack shares its
@@ -171,11 +174,34 @@ MROCE_KNOB(dcc_target, dcc_target, -1, 1,
 	   "queueing delay that cuts cwnd, ns, 0 = off (default 0)");
 MROCE_KNOB(dcc_floor, dcc_floor, -1, 1,
 	   "the delay signal cuts cwnd no lower, bytes (default 65536)");
+/*
+ * The receiver's rate hints (mroce_ack.c). What the device can receive is a
+ * parameter, not the link speed: that needs the RTNL, which receive cannot
+ * take, and many virtual links report none.
+ */
+MROCE_KNOB(rx_mbps, rx_mbps, -1, 1,
+	   "receive capacity the rate hints share, Mbit/s (default 10000, 0: no hints)");
+/*
+ * The hints follow demand within a few periods; the incast hold (2 base
+ * RTTs) needs periods of about an RTT or less, and a shorter one only costs
+ * a pass over the device's peers more often (under QEMU TCG a timer softirq
+ * per period and device: 10 k/s at 100 us).
+ */
+MROCE_KNOB(hint_period_us, hint_period, -1, NSEC_PER_USEC,
+	   "rate hint period while packets arrive, us (default 100, 10-10000)");
+/*
+ * Off by default: it needs the sender's srtt window (hint_srtt) or it
+ * starves a window-bound sender, and with it the VM's Write and Read rows
+ * lost more at 1 % loss than Send gained (docs/protocol.md §6.4).
+ */
+MROCE_KNOB(hint_drain, hint_drain, -1, 1,
+	   "cut rate hints from the measured drain rate while a queue stands (default 0)");
 
 static const struct mroce_knob *const mroce_knobs[] = {
 	&mroce_knob_min_rto_us, &mroce_knob_pace_horizon_us,
 	&mroce_knob_rto_probe, &mroce_knob_rekey_rel, &mroce_knob_hint_srtt,
-	&mroce_knob_dcc_target, &mroce_knob_dcc_floor,
+	&mroce_knob_dcc_target, &mroce_knob_dcc_floor, &mroce_knob_rx_mbps,
+	&mroce_knob_hint_period_us, &mroce_knob_hint_drain,
 };
 
 /* The core's defaults with the module's own where it has one. */

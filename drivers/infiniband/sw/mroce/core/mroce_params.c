@@ -57,6 +57,15 @@ void mroce_params_default(struct mroce_params *p)
 	p->dcc_max_mdf = MROCE_Q10 / 2;
 	p->dcc_floor = 64 * 1024;
 
+	/*
+	 * What a software device can receive is not its link speed (many
+	 * virtual links report none): a nominal 10 Gbit/s. The drain cap is
+	 * off: without hint_srtt it starves a window-bound sender (§6.4).
+	 */
+	p->rx_mbps = 10000;
+	p->hint_period = 100 * US;
+	p->hint_drain = 0;
+
 	p->suspect_loss = MROCE_Q10 / 4;
 	p->rekey_score = MROCE_Q10 / 2;
 	p->rekey_rel = 2 * MROCE_Q10;
@@ -96,6 +105,10 @@ bool mroce_params_valid(const struct mroce_params *p)
 	    !p->min_rate || p->hint_srtt > 4 * MROCE_Q10)
 		return false;
 	if (p->dcc_max_mdf > MROCE_Q10)
+		return false;
+	/* A pass per period and device: 10 us is already 100 k/s. */
+	if (p->hint_period < 10 * US || p->hint_period > 10 * MS ||
+	    p->hint_drain > 1)
 		return false;
 	if (!p->holdoff_min || p->holdoff_min > p->holdoff_max ||
 	    !p->probe_fails || !p->rekey_rounds || p->rekey_rel < MROCE_Q10)

@@ -51,6 +51,11 @@ struct mroce_params {
 	u16 dcc_max_mdf;	/* Q10 largest cut of one round */
 	u32 dcc_floor;		/* bytes; the delay signal cuts cwnd no lower */
 
+	/* Rate hints, as a receiver (docs/protocol.md §6.4) */
+	u32 rx_mbps;		/* Mbit/s the hints share out; 0 = no hints */
+	u32 hint_period;	/* shortest hint period while packets arrive */
+	u8 hint_drain;		/* measured drain cap; 0 = off */
+
 	/* Path health */
 	u16 suspect_loss;	/* Q10 loss EWMA that makes a path SUSPECT */
 	u16 rekey_score;	/* Q10 score above the path mean that re-keys */
