@@ -217,10 +217,12 @@ class SrttTerm : public ConnCc {
 TEST_F(SrttTerm, CoversAckHoldsAtTheDeliveredRateNotTheHint) {
   // A VM: the hint is the configured 5 Gbit/s, the receiver took 50 KB per
   // ms (400 Mbit/s), min RTT 50 us, srtt 20 ms of held ACKs, no queue.
+  p.hint_srtt = MROCE_Q10;
   mroce_cc_conn_set_hint(&cc, 5000);
   rate_round(50000, min_rtt);
   EXPECT_EQ(cc.dlv, 400u);
   EXPECT_EQ(cc.sq, 0u);
+  p.hint_srtt = 0;
   EXPECT_EQ(mroce_cc_window(&cc, &p, min_rtt, 20 * kMs), min_term(5000));  // off
   p.hint_srtt = MROCE_Q10;
   // 1.25 x 400 Mbit/s over 20 ms, not 5 Gbit/s over 20 ms (12.5 MB).
@@ -256,6 +258,7 @@ TEST_F(SrttTerm, TheHintStillCapsTheRate) {
 }
 
 TEST_F(SrttTerm, ALateRoundLowersTheRateByAQuarterAtMost) {
+  p.hint_srtt = MROCE_Q10;
   rate_round(50000, min_rtt);
   EXPECT_EQ(cc.dlv, 400u);
   rate_round(10000, min_rtt);  // its ACKs were held: 80 Mbit/s
@@ -268,6 +271,25 @@ TEST_F(SrttTerm, ALateRoundLowersTheRateByAQuarterAtMost) {
   now += kRound;
   mroce_cc_conn_on_ack(&cc, &p, kMss, 50000, 12, 0, now, kRound, min_rtt);
   EXPECT_EQ(cc.sq, 2 * kMs);
+}
+
+// Off, rounds keep no delivered rate (no division per round on the ACK
+// path); turned on, the term starts from the next round's rate, not from
+// one measured before it was turned off.
+TEST_F(SrttTerm, OffKeepsNoRateAndOnStartsAfreshAfterARound) {
+  p.hint_srtt = MROCE_Q10;
+  mroce_cc_conn_set_hint(&cc, 5000);
+  rate_round(100000, min_rtt);
+  EXPECT_EQ(cc.dlv, 800u);
+  p.hint_srtt = 0;
+  rate_round(50000, min_rtt + 2 * kMs);
+  EXPECT_EQ(cc.dlv, 0u);
+  EXPECT_EQ(cc.sq, 0u);
+  p.hint_srtt = MROCE_Q10;
+  EXPECT_EQ(mroce_cc_window(&cc, &p, min_rtt, 20 * kMs), min_term(5000));
+  rate_round(50000, min_rtt);
+  EXPECT_EQ(cc.dlv, 400u);
+  EXPECT_EQ(mroce_cc_window(&cc, &p, min_rtt, 20 * kMs), mroce_rate_bytes(500, 20 * kMs));
 }
 
 TEST_F(ConnCc, DelaySignalOffByDefault) {

@@ -206,7 +206,17 @@ bool mroce_cc_conn_on_ack(struct mroce_cc_conn *cc,
 	if (now < cc->round_end)
 		return false;
 
-	round_rates(cc, now, min_rtt);
+	/*
+	 * Only the srtt term reads them: with it off, a division per round
+	 * on the ACK path buys nothing, and a rate kept from before it was
+	 * turned off would size its first window once it is on again.
+	 */
+	if (MROCE_READ_ONCE(p->hint_srtt)) {
+		round_rates(cc, now, min_rtt);
+	} else {
+		cc->dlv = 0;
+		cc->sq = 0;
+	}
 	seen = cc->r_acked + cc->r_lost;
 	cc->alpha = ewma_alpha(cc->alpha, cc->r_ce, cc->r_acked,
 			       p->ecn_gain_shift);

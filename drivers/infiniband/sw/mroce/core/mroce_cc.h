@@ -36,6 +36,7 @@ struct mroce_cc_conn {
 	u32 dcc_cuts;		/* rounds the delay signal cut the window */
 	u64 r_start;		/* time the round started */
 	u64 r_bytes;		/* bytes acknowledged in this round */
+	/* For the srtt term only: both 0 while hint_srtt is off. */
 	u32 dlv;		/* Mbit/s delivered, recent rounds (decaying max) */
 	u32 sq;			/* ns, last round's least RTT over min RTT */
 };
