@@ -7,7 +7,8 @@
 #   3 style    checkpatch.pl on every kernel C/H file
 #   4 unit     user space with ASan/UBSan, every GoogleTest via ctest
 #   5 fuzz     fuzz smoke run (FUZZ_SECONDS, default 30), if fuzzers exist
-#   6 vmtest   the kernel-log parser's unit tests, every VM selftest plus the
+#   6 vmtest   the harness's Python unit tests (kernel-log parser, bench
+#              sample marker, profile report), every VM selftest plus the
 #              kernel-log check
 # Later stages run even when earlier ones fail (where they can). The last
 # line is "N passed, N failed" over every ctest test, style-checked file,
@@ -106,6 +107,8 @@ pytest_one() {
 pytest_one "kernel-log parser" selftests/qemu/klog_test.py
 # make bench's marker of the samples that shared the host with others
 pytest_one "bench sample marker" scripts/hostload_mark_test.py
+# profile_bench's report (its samples by category, per iteration)
+pytest_one "profile report" selftests/bench/profile_report_test.py
 # The tests run the guest on the emulated HPET unless MROCE_VM_CLOCK says
 # otherwise: under TCG the guest's TSC is the host's raw TSC, and a host
 # that is snapshotted or migrated can come back with that TSC days ahead

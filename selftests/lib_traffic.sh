@@ -20,7 +20,10 @@
 #                              two pairs at once need two); PERFTEST_GID_FAMILY
 #                              4 (default) or 6: each side's IPv6 GID instead;
 #                              PERFTEST_CPUS "S C": the server runs on CPU S,
-#                              the client on CPU C (taskset; "" = anywhere)
+#                              the client on CPU C (taskset; "" = anywhere);
+#                              PERFTEST_BEFORE_CLIENT, a command run once the
+#                              server listens, just before the client starts
+#                              (a profiler's start: no setup in its window)
 #   mroce_pair_run TOOL ARGS...
 #                              perftest_pair over mroce_pair_up's topology:
 #                              server on mroce_b (netns b), client on mroce_a,
@@ -32,6 +35,12 @@
 #                              perftest_pair with ibv_rc_pingpong
 #   verify_pair NSA DEVA NSB DEVB SERVER_IP ARGS...
 #                              mroce_verify between the two (server on B)
+#   bench_driver_up DRV [PARAM...]
+#                              the benchmarks' devices (after topo_policy 1):
+#                              DRV (rxe, or mroce with mroce_load's PARAMs)
+#                              loaded, dev0 on veth00 and dev1 on veth01,
+#                              their IPv4 GIDs there; bench_driver_down
+#                              deletes both and unloads rdma_rxe and mroce
 #   build_tools TOOL...        selftests/tools programs: the host's build/tools
 #                              if up to date, else built into $MROCE_TEST_OUT/bin;
 #                              sets MROCE_TOOLS, or tools_why on failure
@@ -113,6 +122,7 @@ perftest_pair() {
 	nsexec "$nsb" timeout "$tmo" "${spin[@]}" "$tool" -d "$devb" "$gopt" "$gb" "$@" > "$log.server" 2>&1 &
 	spid=$!
 	wait_for 30 tcp_listening "$port" "$nsb"
+	[ -z "${PERFTEST_BEFORE_CLIENT:-}" ] || $PERFTEST_BEFORE_CLIENT
 	nsexec "$nsa" timeout "$tmo" "${cpin[@]}" "$tool" -d "$deva" "$gopt" "$ga" "$@" "$ip" > "$log.client" 2>&1
 	rc=$?
 	wait "$spid"
@@ -131,6 +141,35 @@ mroce_pair_run() {
 rc_pingpong() {
 	local args=("$@")
 	PERFTEST_LOG=pingpong perftest_pair "${args[@]:0:5}" ibv_rc_pingpong "${args[@]:5}"
+}
+
+# The benchmarks' devices: rdma_rxe or mroce (which refuses to coexist
+# with rxe, so the other is unloaded first) on topo_policy's veth pair.
+bench_driver_up() { # bench_driver_up DRV [PARAM...]
+	case $1 in
+	rxe)
+		mroce_unload
+		modprobe rdma_rxe || return 1
+		rdma link add dev0 type rxe netdev veth00 &&
+			rdma link add dev1 type rxe netdev veth01
+		;;
+	mroce)
+		rmmod rdma_rxe 2> /dev/null
+		mroce_load "${@:2}" || return 1
+		mroce_link_add dev0 veth00 && mroce_link_add dev1 veth01
+		;;
+	*) false ;;
+	esac || return 1
+	wait_for 5 has_gid dev0 "$(gid_of_ip 10.0.0.1)" && wait_for 5 has_gid dev1 "$(gid_of_ip 10.0.0.2)" ||
+		return 1
+	[ "$1" = rxe ] || transport_ready "" dev0 > /dev/null
+}
+
+bench_driver_down() {
+	rdma link delete dev0 2> /dev/null
+	rdma link delete dev1 2> /dev/null
+	rmmod rdma_rxe mroce 2> /dev/null
+	return 0
 }
 
 # shellcheck disable=SC2034 # tools_why is for the caller

@@ -450,29 +450,9 @@ run_tcp() { # run_tcp LOSS ROUND
 	fi
 }
 
-setup() { # setup DRV [MODULE PARAMETERS...]
-	case $1 in
-	rxe)
-		mroce_unload
-		modprobe rdma_rxe || return 1
-		rdma link add dev0 type rxe netdev veth00 &&
-			rdma link add dev1 type rxe netdev veth01
-		;;
-	mroce)
-		rmmod rdma_rxe 2> /dev/null
-		mroce_load "${@:2}" || return 1
-		mroce_link_add dev0 veth00 && mroce_link_add dev1 veth01
-		;;
-	esac || return 1
-	wait_for 5 has_gid dev0 "$(gid_of_ip 10.0.0.1)" && wait_for 5 has_gid dev1 "$(gid_of_ip 10.0.0.2)" ||
-		return 1
-	[ "$1" = rxe ] || transport_ready "" dev0 > /dev/null
-}
-
+setup() { bench_driver_up "$@"; }
 teardown() {
-	rdma link delete dev0 2> /dev/null
-	rdma link delete dev1 2> /dev/null
-	rmmod rdma_rxe mroce 2> /dev/null
+	bench_driver_down
 	mloaded=-
 	return 0
 }

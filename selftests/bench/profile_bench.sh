@@ -1,0 +1,246 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# make bench BENCH=profile_bench: where the CPU goes, symbol by symbol, for
+# rdma_rxe and mroce on rdma_bench's veth pair (one driver loaded at a
+# time, each afresh). For each driver of BENCH_DRIVERS and each workload of
+# BENCH_PROFILE_WORKLOADS ("lat write send"):
+#
+#   lat     ib_write_lat 64 B, BENCH_PROFILE_LAT_ITERS iterations (100000)
+#   write   ib_write_bw 64 KiB, 1 QP, BENCH_PROFILE_BW_ITERS messages (3000)
+#   send    ib_send_bw 64 KiB, 1 QP, as many
+#
+# `perf record -a -g -e cpu-clock -F BENCH_PROFILE_FREQ` (999 Hz: TCG has no
+# PMU, so the software clock samples; idle CPUs are sampled too) starts
+# disabled and is switched over its control FIFO to cover the steady
+# traffic only: on from BENCH_PROFILE_WARM (1000) packets after perftest's
+# client started (its start and the connection stay out) for
+# BENCH_PROFILE_SECONDS (4) s or until the traffic stops. Each workload's
+# perf.data is reported in the guest while its module is loaded (symbols
+# from the live /proc/kallsyms, kptr_restrict=0) into a self-and-children
+# table and a per-command one, with the packets both devices sent
+# (sent_pkts) and the veth frames in the window;
+# selftests/bench/profile_report.py turns them into profile.md (samples per
+# iteration and per packet, the top symbols, the share of the driver, of
+# mroce's protocol core/, the network stack, scheduling and idle, timers
+# and clock, copies, user space). Kept for a later look:
+# <driver>-<workload>.perf.data and <driver>.kallsyms (perf report -i F
+# --kallsyms K on the host resolves the same symbols and call graphs).
+# BENCH_MROCE_PARAMS: mroce's module parameters (the first set; ko=PATH
+# loads another build).
+# vm-timeout: 1200
+. "$(dirname "$0")/../lib.sh"
+. "$(dirname "$0")/../lib_traffic.sh"
+require_root
+require_cmd perf ib_write_lat ib_write_bw ib_send_bw rdma
+
+FREQ=${BENCH_PROFILE_FREQ:-999}
+LAT_ITERS=${BENCH_PROFILE_LAT_ITERS:-100000}
+BW_ITERS=${BENCH_PROFILE_BW_ITERS:-3000}
+WORKLOADS=${BENCH_PROFILE_WORKLOADS:-lat write send}
+DRIVERS=${BENCH_DRIVERS:-rxe mroce}
+IFS='|' read -r MPARAMS _ <<< "${BENCH_MROCE_PARAMS:-}"
+out=$MROCE_TEST_OUT
+runs=$out/runs
+mkdir -p "$runs"
+for v in "$FREQ" "$LAT_ITERS" "$BW_ITERS"; do
+	[[ $v =~ ^[1-9][0-9]*$ ]] || { echo "profile_bench: '$v' is not a positive number"; exit 1; }
+done
+for w in $WORKLOADS; do
+	case $w in lat | write | send) ;; *) echo "profile_bench: unknown workload $w (lat write send)"; exit 1 ;; esac
+done
+for d in $DRIVERS; do
+	case $d in rxe | mroce) ;; *) echo "profile_bench: unknown driver $d (rxe mroce)"; exit 1 ;; esac
+done
+
+# Kernel addresses in /proc/kallsyms (else perf sees zeros and resolves no
+# kernel or module symbol) and system-wide sampling for root.
+sysctl -qw kernel.kptr_restrict=0 kernel.perf_event_paranoid=-1
+perf record -q -a -e cpu-clock -o /tmp/perf.probe -- true > /tmp/perf.probe.log 2>&1 || {
+	echo "profile_bench: perf record does not work here:"
+	cat /tmp/perf.probe.log
+	exit 1
+}
+
+# The perf session of one workload: started disabled, switched over its
+# control FIFO (perf answers each command on the ack FIFO).
+ctl=/tmp/perf.ctl
+ack=/tmp/perf.ack
+rm -f "$ctl" "$ack"
+mkfifo "$ctl" "$ack" || exit 1
+# Opened read-write here: an open of a FIFO never blocks then, whether or
+# not perf has opened its end yet.
+exec {cfd}<> "$ctl" {afd}<> "$ack"
+perf_ctl() { # perf_ctl enable|disable|ping
+	local a
+	echo "$1" >&"$cfd"
+	read -r -t 120 -u "$afd" a && [ "$a" = ack ]
+}
+
+# A sleep without a process: a read that times out on a FIFO nobody writes.
+tick=/tmp/profile.tick
+rm -f "$tick"
+mkfifo "$tick" || exit 1
+exec {tfd}<> "$tick"
+nap() { read -r -t "$1" -u "$tfd"; return 0; }
+
+# counters VAR: "packets both devices sent (sent_pkts), frames both veth
+# ends sent (tx_packets)", by builtins: it runs while the traffic does.
+# (Its locals are prefixed: printf -v would set a local of the caller's
+# variable's name.)
+counters() {
+	local _a=0 _b=0 _c=0 _d=0 _hw=/sys/class/infiniband
+	read -r _a < "$_hw/dev0/ports/1/hw_counters/sent_pkts"
+	read -r _b < "$_hw/dev1/ports/1/hw_counters/sent_pkts"
+	read -r _c < /sys/class/net/veth00/statistics/tx_packets
+	read -r _d < /sys/class/net/veth01/statistics/tx_packets
+	printf -v "$1" '%s' "$((_a + _b)) $((_c + _d))"
+}
+pkts() { P=${1%% *}; }
+
+# perftest_pair runs in the background: its hook can only leave a mark.
+mark=/tmp/profile.client
+# shellcheck disable=SC2317 # called through PERFTEST_BEFORE_CLIENT
+client_starts() { : > "$mark"; }
+
+# profile DRV WORKLOAD: one perf session over the steady traffic of one
+# perftest run, reported. The window opens once WARM packets have crossed
+# since the client started (its start, the connection and the first
+# messages stay out) and closes after SECONDS s or when the packet count
+# stops moving for a second (the end of the traffic; the teardown stays out).
+# Iterations in the window = its packets x the run's iterations / the
+# run's packets (from the client's start to its exit): perftest counts
+# iterations only for the whole run.
+WARM=${BENCH_PROFILE_WARM:-1000}
+WINDOW=${BENCH_PROFILE_SECONDS:-4}
+profile() {
+	local drv=$1 w=$2 tool args iters base data pid ppid ok=0 s0 c0 c1 e1 t0 t1 last cur got n moved
+	case $w in
+	lat) tool=ib_write_lat args=(-s 64 -n "$LAT_ITERS") iters=$LAT_ITERS ;;
+	write) tool=ib_write_bw args=(-s 65536 -n "$BW_ITERS" --report_gbits) iters=$BW_ITERS ;;
+	send) tool=ib_send_bw args=(-s 65536 -n "$BW_ITERS" --report_gbits) iters=$BW_ITERS ;;
+	esac
+	base=$runs/$drv-$w
+	data=/tmp/$drv-$w.perf.data
+	rm -f "$mark"
+	perf record -a -g -e cpu-clock -F "$FREQ" -D -1 --control "fifo:$ctl,$ack" -N \
+		-o "$data" > "$base.record.log" 2>&1 &
+	pid=$!
+	# perf -a takes seconds to start under TCG (it records every running
+	# task first): the window must not wait for it.
+	if ! perf_ctl ping; then
+		echo "profile_bench: $drv $w: perf did not start ($base.record.log)"
+		kill -INT "$pid"
+		wait "$pid"
+		return 1
+	fi
+	PERFTEST_LOG=runs/$drv-$w PERFTEST_TIMEOUT=300 PERFTEST_BEFORE_CLIENT=client_starts \
+		perftest_pair "" dev0 "" dev1 10.0.0.2 "$tool" "${args[@]}" > /dev/null &
+	ppid=$!
+	until [ -e "$mark" ] || exited "$ppid"; do nap 0.1; done
+	counters s0
+	pkts "$s0"
+	n=$((P + WARM))
+	while ! exited "$ppid"; do
+		counters cur
+		pkts "$cur"
+		[ "$P" -ge "$n" ] && break
+		nap 0.05
+	done
+	c0='' c1=''
+	if ! exited "$ppid"; then
+		perf_ctl enable || echo "profile_bench: perf did not acknowledge 'enable'"
+		t0=$EPOCHREALTIME
+		counters c0
+		last=$c0
+		# (microseconds: EPOCHREALTIME without its point) Polled 4 times
+		# a second: each poll takes a CPU from a busy-polling perftest. A
+		# pause of the traffic under 1 s (rxe waits out a retry timer
+		# now and then) is no end.
+		n=$(( ${t0/./} + WINDOW * 1000000 ))
+		moved=${t0/./}
+		while ! exited "$ppid"; do
+			nap 0.25
+			counters cur
+			t1=$EPOCHREALTIME
+			[ "${t1/./}" -ge "$n" ] && break
+			if [ "${cur%% *}" != "${last%% *}" ]; then
+				moved=${t1/./}
+			elif [ $(( ${t1/./} - moved )) -ge 1000000 ]; then
+				break
+			fi
+			last=$cur
+		done
+		counters c1
+		t1=$EPOCHREALTIME
+		perf_ctl disable || echo "profile_bench: perf did not acknowledge 'disable'"
+	fi
+	wait "$ppid" && ok=1
+	counters e1
+	kill -INT "$pid"
+	wait "$pid"
+	if [ -z "$c0" ] || [ ! -s "$data" ]; then
+		echo "profile_bench: $drv $w: no profile (the traffic ended before the window opened," \
+			"or perf failed: $base.record.log)"
+		return 1
+	fi
+	got=$(awk -v s="${args[1]}" '$1 == s && NF >= 5 { print; exit }' "$base.client")
+	# Reported here: the module's symbols are in /proc/kallsyms only while
+	# it is loaded. One pass gives both: the Samples column is the self count.
+	perf report -i "$data" --stdio -n --children --sort dso,sym -g none -t '|' \
+		> "$base.report" 2> "$base.report.log"
+	perf report -i "$data" --stdio -n --no-children --sort comm -g none -t '|' \
+		> "$base.comm" 2>> "$base.report.log"
+	local p0 f0 p1 f1 ps pe
+	read -r p0 f0 <<< "$c0"
+	read -r p1 f1 <<< "$c1"
+	ps=${s0%% *} pe=${e1%% *}
+	{
+		echo "driver=$drv"
+		echo "workload=$w"
+		echo "tool=$tool ${args[*]}"
+		echo "ok=$ok"
+		echo "run_iterations=$iters"
+		echo "run_pkts=$((pe - ps))"
+		echo "iterations=$(awk -v w=$((p1 - p0)) -v i="$iters" -v r=$((pe - ps)) \
+			'BEGIN { printf "%.1f", (r > 0 ? w * i / r : 0) }')"
+		echo "freq=$FREQ"
+		echo "cpus=$(nproc)"
+		echo "seconds=$(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.3f", b - a }')"
+		echo "driver_pkts=$((p1 - p0))"
+		echo "veth_frames=$((f1 - f0))"
+		echo "perftest=$got"
+		echo "kallsyms=$out/$drv.kallsyms"
+	} > "$base.meta"
+	cp "$data" "$out/"
+	echo "profile_bench: $drv $w: $(grep -m1 '^# Samples' "$base.report" | tr -s ' ');" \
+		"$((p1 - p0)) of the run's $((pe - ps)) packets in $(awk -v a="$t0" -v b="$t1" \
+		'BEGIN { printf "%.2f", b - a }') s; perftest: ${got:-no result}"
+}
+
+echo "profile_bench: drivers $DRIVERS; workloads $WORKLOADS; perf -F $FREQ cpu-clock -a -g;" \
+	"lat $LAT_ITERS iterations, bw $BW_ITERS x 64 KiB; mroce parameters: ${MPARAMS:-defaults}"
+topo_policy 1 || exit 1
+echo "profile_bench: veth MTU $(cat /sys/class/net/veth00/mtu), $(nproc) vCPUs, clocksource" \
+	"$(cat /sys/devices/system/clocksource/clocksource0/current_clocksource)"
+rc=0
+for drv in $DRIVERS; do
+	# shellcheck disable=SC2086 # one word per parameter
+	if [ "$drv" = mroce ]; then set -- $MPARAMS; else set --; fi
+	if ! bench_driver_up "$drv" "$@"; then
+		echo "profile_bench: $drv: setup failed"
+		bench_driver_down
+		rc=1
+		continue
+	fi
+	# The symbols perf resolved against, for a report on the host.
+	cp /proc/kallsyms "$out/$drv.kallsyms"
+	for w in $WORKLOADS; do profile "$drv" "$w" || rc=1; done
+	bench_driver_down
+done
+topo_policy_cleanup 1
+
+python3 "$MROCE_SELFTESTS_DIR/bench/profile_report.py" \
+	--src "$MROCE_REPO/drivers/infiniband/sw/mroce" --out "$out/profile.md" "$runs"/*.meta || rc=1
+cat "$out/profile.md"
+exit $rc
