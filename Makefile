@@ -12,8 +12,10 @@ KDIR := /lib/modules/$(KVER)/build
 KO := $(TOP)/drivers/infiniband/sw/mroce/mroce.ko
 
 # `make vmtest T=mroce_link` runs one selftest; VMARGS passes runner options.
-# The guest runs on the TSC (tsc=reliable); MROCE_VM_CLOCK=hpet boots it on
-# the emulated HPET, the kernel's own choice under TCG (docs/testing.md).
+# The guest runs on the emulated HPET, the kernel's own choice under TCG and
+# a clock a host snapshot cannot jump; make bench and make demo boot it on
+# the TSC (tsc=reliable), the cheap clock real hosts have. MROCE_VM_CLOCK
+# (hpet or tsc) overrides either (docs/testing.md).
 T ?=
 VMARGS ?=
 FUZZ_SECONDS ?= 30
@@ -32,7 +34,7 @@ help:
 	@echo "  unit          user space with ASan/UBSan, GoogleTest via ctest"
 	@echo "  fuzz          fuzzers for FUZZ_SECONDS=$(FUZZ_SECONDS) (userspace/fuzz/run.sh)"
 	@echo "  vmtest        VM selftests (T=<name> for one; logs in build/vm/latest;"
-	@echo "                MROCE_VM_CLOCK=hpet: guest on the HPET instead of the TSC)"
+	@echo "                MROCE_VM_CLOCK=tsc: guest on the TSC instead of the HPET)"
 	@echo "  vmshell       boot the test VM with mroce installed and open a shell"
 	@echo "  check         deps, modules, style, unit, fuzz smoke, vmtest; 'N passed, N failed'"
 	@echo "  demo          boot the VM: two endpoints, an mroce device on each"
@@ -72,7 +74,7 @@ check:
 	@KVER=$(KVER) FUZZ_SECONDS=$(FUZZ_SECONDS) $(TOP)/scripts/check.sh
 
 demo: deps modules
-	@$(VMRUN) --plain $(VMARGS) scripts/demo.sh
+	@$(VMRUN) --plain --clock $(or $(MROCE_VM_CLOCK),tsc) $(VMARGS) scripts/demo.sh
 
 bench: deps
 	@$(TOP)/scripts/bench.sh $(KVER) $(VMARGS)

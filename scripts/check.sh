@@ -109,15 +109,8 @@ pytest_one "kernel-log parser" selftests/qemu/klog_test.py
 pytest_one "bench sample marker" scripts/hostload_mark_test.py
 # profile_bench's report (its samples by category, per iteration)
 pytest_one "profile report" selftests/bench/profile_report_test.py
-# The tests run the guest on the emulated HPET unless MROCE_VM_CLOCK says
-# otherwise: under TCG the guest's TSC is the host's raw TSC, and a host
-# that is snapshotted or migrated can come back with that TSC days ahead
-# (session 9: the guest clock jumped 487,000 s and the kernel reported an
-# RCU stall that never happened). The HPET follows the host's monotonic
-# clock. make bench and make demo keep the TSC: they measure speed.
 if [ "$modules_rc" -eq 0 ]; then
 	python3 "$top/selftests/qemu/vmrun.py" --kver "$kver" --quiet-pass \
-		--clock "${MROCE_VM_CLOCK:-hpet}" \
 		--summary "$out/vmtest.json" 2>&1 | tee "$out/vmtest.tap"
 	tally "$out/vmtest.json"
 	stage_done vmtest "$msg"

@@ -4,7 +4,7 @@
 # make bench BENCH=clock_ab: the guest's clocksource A/B in one boot. Under
 # TCG the kernel finds the vCPUs' TSCs unsynchronised and would run on the
 # emulated HPET (every ktime_get() an emulated MMIO read); the harness
-# boots it with tsc=reliable (vmrun.py --clock tsc, the default), which
+# boots it with tsc=reliable (vmrun.py --clock tsc, as make bench does), which
 # keeps the HPET there to switch to. This runs rdma_bench (its BENCH_ROWS,
 # BENCH_DRIVERS, BENCH_DURATION, ...) for one round per clocksource of
 # BENCH_CLOCKSOURCES ("hpet tsc"), written to
