@@ -117,9 +117,10 @@ busy "${omax:-0}" 1.5 && warn+="${warn:+; }other processes used up to ${omax} CP
 [ -n "$warn" ] && warn="WARNING: HOST WAS BUSY ($warn): these numbers are NOT trustworthy"
 "$top/selftests/bench/collect-results" "$run" "$dest" || rc=1
 # Per sample: the most CPU other host processes used during it (a column
-# of the *_rounds.csv files); samples above half a CPU are listed.
+# of the *_rounds.csv files); samples above half a CPU are listed. A
+# benchmark without rounds (profile_bench) has none to mark.
 marks=
-if [ -s "$run/hostload.timeline" ]; then
+if [ -s "$run/hostload.timeline" ] && compgen -G "$dest/*_rounds.csv" > /dev/null; then
 	marks=$(python3 "$top/scripts/hostload_mark.py" "$run/hostload.timeline" "$dest"/*_rounds.csv)
 fi
 # The guest's clocksource (vmrun.py --clock, MROCE_VM_CLOCK): every
