@@ -12,8 +12,8 @@
 #
 # fio runs $BENCH_DURATION seconds (default 10) per row after a 2 s ramp; a
 # run that does not end within 30 s more (an I/O stalled in a controller
-# reset: rxe at 1 % loss, every round) is cut off and counts what fio
-# reported, or "stall". The table
+# reset: rxe at 1 % loss, every round) is cut off and counts as "stall"
+# (what the interrupted fio printed goes to the note). The table
 # gives mroce/rxe at each loss and each driver's 1 % result against its
 # own lossless one (the goal: mroce keeps >= 0.8 of its lossless IOPS).
 # CSV and table in $MROCE_TEST_OUT (copied to build/bench/).
@@ -86,7 +86,7 @@ use_column() {
 # run_job DRV LOSS JOB ROUND: one fio row on the host's namespace, into
 # rval[DRV,JOB,LOSS,ROUND].
 run_job() {
-	local drv=$1 loss=$2 job=$3 round=$4 dev log rw bs qd f v
+	local drv=$1 loss=$2 job=$3 round=$4 dev log rw bs qd f v rc
 	local key=$drv,$job,$loss,$round
 	log=$out/$drv-$job-loss$loss-r$round.log
 	case $job in
@@ -99,12 +99,19 @@ run_job() {
 		--bs="$bs" --iodepth="$qd" --ioengine=libaio --direct=1 --size=512M \
 		--time_based --runtime="$DURATION" --ramp_time=2 \
 		--output-format=terse --output="$log.terse" > "$log" 2>&1
-	case $? in
+	rc=$?
+	case $rc in
 	0) ;;
 	124) note[$key]="cut off after $((DURATION + CUTOFF)) s" ;;
 	*) note[$key]="fio failed: $(tail -n 1 "$log")" ;;
 	esac
 	v=$(fio_stat "$log" 1 "${rw#rand}" "$f")
+	# What an interrupted fio prints is no rate: its window may hold a
+	# queue depth of I/O and almost no time (655 MB/s from a stalled rxe).
+	if [ -n "$v" ] && [ "$rc" = 124 ]; then
+		note[$key]+="; fio printed $v"
+		v=
+	fi
 	if [ -z "$v" ]; then
 		rval[$key]=${note[$key]:+stall}
 		rval[$key]=${rval[$key]:-fail}
