@@ -16,7 +16,9 @@
 # (what the interrupted fio printed goes to the note). The table
 # gives mroce/rxe at each loss and each driver's 1 % result against its
 # own lossless one (the goal: mroce keeps >= 0.8 of its lossless IOPS).
-# CSV and table in $MROCE_TEST_OUT (copied to build/bench/).
+# CSV and table in $MROCE_TEST_OUT (copied to build/bench/), and every
+# run's value and time in nvmeof_bench_rounds.csv (make bench marks the
+# runs that shared the host with other processes there).
 #
 # The 4 KiB row is a ratio of two short runs on a shared, emulated host,
 # where the load can halve or double from one minute to the next: it runs
@@ -28,7 +30,8 @@
 # round only.
 #
 # Knobs: BENCH_DURATION, BENCH_LOSSES ("0 1"), BENCH_DRIVERS ("rxe mroce"),
-# BENCH_ROUNDS, BENCH_MROCE_PARAMS: mroce module parameters; sets separated
+# BENCH_ROUNDS, BENCH_NVMEOF_JOBS (the rows, "randread4k read128k
+# write128k": e.g. only the 4 KiB row, in more rounds), BENCH_MROCE_PARAMS: mroce module parameters; sets separated
 # by "|" make an A/B (columns mroce, mroce2, ...), a set's word ko=PATH
 # loads that module file instead (as in rdma_bench.sh).
 # vm-timeout: 2400
@@ -44,8 +47,14 @@ LOSSES=${BENCH_LOSSES:-"0 1"}
 DRIVERS=${BENCH_DRIVERS:-"rxe mroce"}
 ROUNDS=${BENCH_ROUNDS:-3}
 CUTOFF=30
-JOBS="randread4k read128k write128k"
+JOBS=${BENCH_NVMEOF_JOBS:-randread4k read128k write128k}
+for j in $JOBS; do
+	case $j in randread4k | read128k | write128k) ;;
+	*) echo "nvmeof_bench: unknown job $j (randread4k read128k write128k)"; exit 1 ;; esac
+done
 csv=$MROCE_TEST_OUT/nvmeof_bench.csv
+rounds_csv=$MROCE_TEST_OUT/nvmeof_bench_rounds.csv
+echo "driver,job,loss_pct,round,value,t_start,t_end,note" > "$rounds_csv"
 table=$MROCE_TEST_OUT/nvmeof_bench.txt
 out=$MROCE_TEST_OUT/nvmeof-runs
 mkdir -p "$out"
@@ -86,7 +95,7 @@ use_column() {
 # run_job DRV LOSS JOB ROUND: one fio row on the host's namespace, into
 # rval[DRV,JOB,LOSS,ROUND].
 run_job() {
-	local drv=$1 loss=$2 job=$3 round=$4 dev log rw bs qd f v rc
+	local drv=$1 loss=$2 job=$3 round=$4 dev log rw bs qd f v rc ts te unit
 	local key=$drv,$job,$loss,$round
 	log=$out/$drv-$job-loss$loss-r$round.log
 	case $job in
@@ -95,11 +104,13 @@ run_job() {
 	write128k) rw=write bs=128k qd=16 f=bw ;;
 	esac
 	dev=$(host_disk) || { rval[$key]=fail; note[$key]="no host disk"; return; }
+	ts=$(date +%s)
 	timeout -s INT $((DURATION + CUTOFF)) fio --filename="$dev" --name="$job" --rw="$rw" \
 		--bs="$bs" --iodepth="$qd" --ioengine=libaio --direct=1 --size=512M \
 		--time_based --runtime="$DURATION" --ramp_time=2 \
 		--output-format=terse --output="$log.terse" > "$log" 2>&1
 	rc=$?
+	te=$(date +%s)
 	case $rc in
 	0) ;;
 	124) note[$key]="cut off after $((DURATION + CUTOFF)) s" ;;
@@ -120,7 +131,11 @@ run_job() {
 	else
 		rval[$key]=$v
 	fi
-	progress "$drv $job loss $loss% (round $round): ${rval[$key]} $([ "$f" = bw ] && echo MB/s || echo IOPS)${note[$key]:+ (${note[$key]})}"
+	echo "$drv,$job,$loss,$round,${rval[$key]},$ts,$te,\"${note[$key]}\"" >> "$rounds_csv"
+	unit=
+	[[ ${rval[$key]} =~ ^[0-9.]+$ ]] && unit=" IOPS"
+	[ -n "$unit" ] && [ "$f" = bw ] && unit=" MB/s"
+	progress "$drv $job loss $loss% (round $round): ${rval[$key]}$unit${note[$key]:+ (${note[$key]})}"
 }
 
 # val[DRV,JOB,LOSS] from the rounds: the median of the numbers (a failed
@@ -159,7 +174,8 @@ run_column() {
 	if [ -z "$why" ]; then
 		# shellcheck disable=SC2086 # one word per level
 		for l in $(in_round_order "$r" $LOSSES); do
-			jobs=randread4k
+			jobs=
+			[[ " $JOBS " == *" randread4k "* ]] && jobs=randread4k
 			[ "$r" = 1 ] && jobs=$JOBS
 			ulp_loss "$l"
 			if connect > "$out/$c-connect-$l-r$r.log" 2>&1; then
@@ -201,10 +217,11 @@ done
 # --- report ------------------------------------------------------------------
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (a ~ /^[0-9.]+$/ && b ~ /^[0-9.]+$/ && b > 0) printf "%.2f", a / b; else printf "-" }'; }
 
-has_rxe=0
-[[ " ${cols[*]} " == *" rxe "* ]] && has_rxe=1
 mcols=()
 for c in "${cols[@]}"; do [[ $c == mroce* ]] && mcols+=("$c"); done
+# has_rxe: the mroce/rxe ratios (rxe and at least one mroce column)
+has_rxe=0
+[[ " ${cols[*]} " == *" rxe "* ]] && [ ${#mcols[@]} -gt 0 ] && has_rxe=1
 job_name() {
 	case $1 in
 	randread4k) echo "4 KiB randread IOPS" ;;
