@@ -5,10 +5,13 @@ iteration and per packet, the top symbols (self and children), and where
 the busy samples went by category, as a markdown document.
 
 Inputs: RUN.meta files (key=value: driver, workload, iterations, freq,
-seconds, driver_pkts, veth_frames, perftest) next to RUN.report and
-RUN.comm, the outputs of `perf report --stdio -n -g none -t '|'` with
---children --sort dso,sym (its Samples column counts self samples) and
---no-children --sort comm.
+seconds, driver_pkts, veth_frames, perftest: perftest's result line or
+fio's "N IOPS", nvme_queues) next to RUN.report and RUN.comm, the outputs
+of `perf report --stdio -n -g none -t '|'` with --children --sort dso,sym
+(its Samples column counts self samples) and --no-children --sort comm,
+and RUN.stat0 and RUN.stat1: /proc/stat's cpu and ctxt lines, a line "softirqs",
+then /proc/softirqs, a line "hw_counters", then "NAME: dev0 dev1" of both
+devices' hw counters, at the start and the end of the window.
 --src is the module's source directory: the names of mroce's protocol-core
 functions (core/*.c) make the "core/" category, and every module function
 is placed in its source file.
@@ -182,6 +185,35 @@ def category(row, core_funcs, mods=None):
     return "other kernel"
 
 
+def parse_cpustat(path):
+    """A RUN.stat0/1 file: ({'cpu0': (busy, all) jiffies, ...},
+    {'NET_RX': [count per CPU], ..., 'ctxt': [context switches]},
+    {'acks_sent': [dev0, dev1], ...}). Busy is all but idle and iowait;
+    the total 'cpu' line is left out."""
+    cpus, soft, hw = {}, {}, {}
+    if not os.path.exists(path):
+        return cpus, soft, hw
+    section = None
+    with open(path, encoding="utf-8", errors="replace") as f:
+        for line in f:
+            words = line.split()
+            if not words:
+                continue
+            if words[0] in ("softirqs", "hw_counters"):
+                section = soft if words[0] == "softirqs" else hw
+            elif words[0] == "ctxt" and len(words) == 2 and section is None:
+                soft["ctxt"] = [int(words[1])]
+            elif section is not None:
+                if words[0].endswith(":"):
+                    section[words[0][:-1]] = [int(x) for x in words[1:] if x.isdigit()]
+            elif re.fullmatch(r"cpu\d+", words[0]):
+                v = [int(x) for x in words[1:]]
+                total = sum(v[:8])	# guest time is counted in user already
+                idle = sum(v[3:5])
+                cpus[words[0]] = (total - idle, total)
+    return cpus, soft, hw
+
+
 def read_meta(path):
     meta = {}
     with open(path, encoding="utf-8") as f:
@@ -223,6 +255,17 @@ class Run:
                 self.files[where.get(base_name(r["sym"]), "?")] += r["samples"]
         self.idle = self.cat["idle"]
         self.busy = sum(self.cat.values()) - self.idle
+        # Per CPU busy share and softirqs in the window, from the kernel's
+        # own accounting (not sampled)
+        c0, s0, h0 = parse_cpustat(base + ".stat0")
+        c1, s1, h1 = parse_cpustat(base + ".stat1")
+        self.cpu_busy = {}
+        for c in sorted(c1, key=lambda c: int(c[3:])):
+            if c in c0:
+                db, dt = c1[c][0] - c0[c][0], c1[c][1] - c0[c][1]
+                self.cpu_busy[c] = pct(db, dt)
+        self.softirqs = {k: [b - a for a, b in zip(s0[k], v)] for k, v in s1.items() if k in s0}
+        self.hw = {k: sum(v) - sum(h0[k]) for k, v in h1.items() if k in h0}
 
     def unresolved_share(self):
         """The module's samples perf could not name, as a share of them."""
@@ -244,7 +287,10 @@ def fmt(x, nd=1):
     return "-" if x != x else f"{x:.{nd}f}"
 
 
-WORKLOAD_NAMES = {"lat": "ib_write_lat 64 B", "write": "ib_write_bw 64 KiB", "send": "ib_send_bw 64 KiB"}
+WORKLOAD_NAMES = {"lat": "ib_write_lat 64 B", "write": "ib_write_bw 64 KiB", "send": "ib_send_bw 64 KiB",
+                  "nvme": "NVMe-oF 4 KiB randread QD32"}
+WORKLOAD_ORDER = ["lat", "write", "send", "nvme"]
+SOFTIRQS = ["NET_RX", "NET_TX", "TIMER", "HRTIMER", "BLOCK", "TASKLET", "SCHED", "RCU", "ctxt"]
 
 
 def report(runs, out):
@@ -257,13 +303,14 @@ def report(runs, out):
              "seconds or until the traffic ends: no process start, connection or teardown); each "
              "driver loaded afresh on the same veth pair. **busy** = all samples but the idle "
              "loop. CPU us/iteration = busy samples / F / iterations (an iteration: one 64 B "
-             "write round trip for ib_write_lat, one 64 KiB message for the _bw tools; the "
-             "iterations in the window = its packets x the run's iterations / the run's "
-             "packets). packets = `sent_pkts` of "
+             "write round trip for ib_write_lat, one 64 KiB message for the _bw tools, one "
+             "4 KiB read for NVMe-oF; the perftest iterations in the window = its packets x "
+             "the run's iterations / the run's packets, the NVMe-oF reads are those the "
+             "namespace's path device completed in it). packets = `sent_pkts` of "
              "both devices (data, ACKs and control); veth frames = `tx_packets` of both veth "
              "ends (a GSO burst is one frame). perftest busy-polls its CQ, so user space fills "
              "whatever time the kernel leaves: kernel us/iteration (busy less user) is the "
-             "drivers' cost. Samples are taken in a timer interrupt: time "
+             "drivers' cost (fio sleeps in io_getevents: its user time is real work). Samples are taken in a timer interrupt: time "
              "with interrupts off is charged to where they come back on "
              "(`_raw_spin_unlock_irqrestore`, `__local_bh_enable_ip`, ...), so those symbols "
              "stand for the code before them.\n")
@@ -279,7 +326,10 @@ def report(runs, out):
     w.append("|---|---|---|---|---|---|---|---|---|---|---|---|---|")
     for r in runs:
         res = r.meta.get("perftest", "").split()
-        if r.workload == "lat" and len(res) >= 6:
+        if r.workload == "nvme" and res:
+            res = " ".join(res) + (f" ({r.meta['nvme_queues'].split()[0]} queues)"
+                                   if r.meta.get("nvme_queues") else "")
+        elif r.workload == "lat" and len(res) >= 6:
             res = f"typical {res[4]} us, avg {res[5]} us"
         elif len(res) >= 4:
             res = f"{res[3]} Gb/s avg"
@@ -309,8 +359,37 @@ def report(runs, out):
         w.append(f"| {r.driver} | {r.workload} | " + " | ".join(cells) + " |")
     w.append("")
 
+    if any(r.cpu_busy for r in runs):
+        w.append("## Per CPU and softirqs in the window (kernel accounting, not sampled)\n")
+        w.append("Busy % of each CPU (/proc/stat: all but idle and iowait; perf's own sampling "
+                 "is in it), softirqs per iteration (/proc/softirqs; per CPU in brackets) and "
+                 "context switches per iteration (ctxt: wakeups of kworkers, ksoftirqd, fio). A "
+                 "CPU near 100 % busy is the bottleneck of a workload that is not "
+                 "CPU-bound in total.\n")
+        ncpu = max(len(r.cpu_busy) for r in runs)
+        w.append("| driver | workload | " + " | ".join(f"cpu{i} busy %" for i in range(ncpu)) + " | "
+                 + " | ".join(SOFTIRQS) + " |")
+        w.append("|---|---|" + "---|" * (ncpu + len(SOFTIRQS)))
+        for r in runs:
+            busy = [fmt(r.cpu_busy.get(f"cpu{i}", float("nan"))) for i in range(ncpu)]
+            soft = []
+            for k in SOFTIRQS:
+                v = r.softirqs.get(k)
+                if v is None or not r.iters:
+                    soft.append("-")
+                    continue
+                soft.append(f"{fmt(sum(v) / r.iters, 2)} ({'/'.join(fmt(x / r.iters, 2) for x in v)})")
+            w.append(f"| {r.driver} | {r.workload} | " + " | ".join(busy + soft) + " |")
+        w.append("")
+        for r in runs:
+            moved = [(k, v) for k, v in r.hw.items() if v and r.iters]
+            if moved:
+                w.append(f"{r.driver} {r.workload}: device counters per iteration, both devices "
+                         "(those that moved): " + ", ".join(f"{k} {fmt(v / r.iters, 3)}" for k, v in moved)
+                         + "\n")
+
     by = {(r.driver, r.workload): r for r in runs}
-    pairs = [(by[("rxe", wl)], by[("mroce", wl)]) for wl in ("lat", "write", "send")
+    pairs = [(by[("rxe", wl)], by[("mroce", wl)]) for wl in WORKLOAD_ORDER
              if ("rxe", wl) in by and ("mroce", wl) in by]
     if pairs:
         w.append("## mroce against rxe: CPU us per iteration by category (mroce - rxe)\n")
@@ -382,7 +461,7 @@ def main():
     if not core:
         sys.exit(f"profile_report: no core/*.c functions under {args.src}")
     order = {"rxe": 0, "mroce": 1}
-    worder = {"lat": 0, "write": 1, "send": 2}
+    worder = {wl: i for i, wl in enumerate(WORKLOAD_ORDER)}
     runs = []
     for m in args.meta:
         if not os.path.exists(m[:-len(".meta")] + ".report"):

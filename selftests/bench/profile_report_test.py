@@ -138,31 +138,111 @@ class Parse(unittest.TestCase):
         self.assertEqual(cat("[kernel.kallsyms]", "rcu_core"), "other kernel")
 
 
+STAT0 = """cpu  1000 0 500 8000 10 0 20 0 0 0
+cpu0 600 0 300 3000 10 0 10 0 0 0
+cpu1 400 0 200 5000 0 0 10 0 0 0
+ctxt 5000
+softirqs
+                    CPU0       CPU1
+          HI:          0          0
+      NET_RX:       1000         50
+     HRTIMER:          7          3
+hw_counters
+acks_sent: 10 20
+pto_timeouts: 0 0
+"""
+# 200 jiffies later: cpu0 busy 190 of 200, cpu1 busy 50 of 200 (iowait
+# is idle time)
+STAT1 = """cpu  1000 0 500 8000 10 0 20 0 0 0
+cpu0 700 0 390 3000 20 0 10 0 0 0
+cpu1 420 0 220 5150 0 0 20 0 0 0
+ctxt 5125
+softirqs
+                    CPU0       CPU1
+          HI:          0          0
+      NET_RX:       1300        150
+     HRTIMER:         27          3
+hw_counters
+acks_sent: 60 45
+pto_timeouts: 0 0
+"""
+
+
+class CpuStat(unittest.TestCase):
+    def test_parse_cpustat(self):
+        with tempfile.TemporaryDirectory() as d:
+            p = os.path.join(d, "x.stat0")
+            with open(p, "w") as f:
+                f.write(STAT0)
+            cpus, soft, hw = pr.parse_cpustat(p)
+        self.assertEqual(cpus, {"cpu0": (910, 3920), "cpu1": (610, 5610)})
+        self.assertEqual(soft, {"ctxt": [5000], "HI": [0, 0], "NET_RX": [1000, 50], "HRTIMER": [7, 3]})
+        self.assertEqual(hw, {"acks_sent": [10, 20], "pto_timeouts": [0, 0]})
+        self.assertEqual(pr.parse_cpustat("/nonexistent"), ({}, {}, {}))
+
+
 class Report(unittest.TestCase):
-    def write_run(self, d, drv, rows, iters=100, pkts=400):
-        base = os.path.join(d, f"{drv}-lat")
+    def write_run(self, d, drv, rows, iters=100, pkts=400, workload="lat",
+                  result="64 100 10.0 90.0 20.00 25.00 3.0 60.0 80.0", extra="", stat=None):
+        base = os.path.join(d, f"{drv}-{workload}")
         with open(base + ".meta", "w") as f:
-            f.write(f"driver={drv}\nworkload=lat\niterations={iters}\nfreq=1000\nseconds=1.0\n"
-                    f"driver_pkts={pkts}\nveth_frames={pkts}\nok=1\n"
-                    "perftest=64 100 10.0 90.0 20.00 25.00 3.0 60.0 80.0\n")
+            f.write(f"driver={drv}\nworkload={workload}\niterations={iters}\nfreq=1000\nseconds=1.0\n"
+                    f"driver_pkts={pkts}\nveth_frames={pkts}\nok=1\nperftest={result}\n{extra}")
         with open(base + ".report", "w") as f:
             f.write(report_rows(rows))
+        for i, text in enumerate(stat or []):
+            with open(f"{base}.stat{i}", "w") as f:
+                f.write(text)
         return base + ".meta"
+
+    def src_dir(self, d):
+        src = os.path.join(d, "src")
+        os.makedirs(os.path.join(src, "core"))
+        with open(os.path.join(src, "core", "mroce_cc.c"), "w") as f:
+            f.write(CORE_C)
+        with open(os.path.join(src, "mroce_rx.c"), "w") as f:
+            f.write(DRV_C)
+        return src
+
+    def render(self, d, metas):
+        out = os.path.join(d, "profile.md")
+        res = subprocess.run([sys.executable, os.path.join(HERE, "profile_report.py"), "--src",
+                              self.src_dir(d), "--out", out] + metas, capture_output=True, text=True)
+        with open(out) as f:
+            return res.returncode, f.read()
+
+    def test_nvme_workload_per_read_with_cpus_and_softirqs(self):
+        with tempfile.TemporaryDirectory() as d:
+            rows = [(100, "[kernel.kallsyms]", "k", "default_idle"), (100, "[mroce]", "k", "mroce_rx_one"),
+                    (100, "fio", ".", "main")]
+            metas = [self.write_run(d, drv, rows, iters=50, pkts=300, workload="nvme", result="3791 IOPS",
+                                    extra="nvme_queues=3 127\n", stat=[STAT0, STAT1] if drv == "mroce" else None)
+                     for drv in ("mroce", "rxe")]
+            # a lat run sorts before nvme whatever the argument order
+            metas.append(self.write_run(d, "rxe", rows))
+            rc, md = self.render(d, metas)
+        self.assertEqual(rc, 0, md)
+        lines = md.splitlines()
+        summary = [ln for ln in lines if ln.startswith("| rxe | ")]
+        self.assertTrue(summary[0].startswith("| rxe | ib_write_lat 64 B |"), summary)
+        # 200 busy samples at 1 kHz over 50 reads: 4000 us per read, 6 packets
+        self.assertTrue(any(ln.startswith("| mroce | NVMe-oF 4 KiB randread QD32 | 3791 IOPS (3 queues) |")
+                            and "| 300 | 33.3 | 200 | 4.00 | 4000.0 | 2000.0 | 6.00 |" in ln for ln in lines), md)
+        # per CPU busy: 190/200 and 50/200 jiffies; NET_RX 300 + 100 over
+        # 50 reads, HRTIMER 20 + 0, 125 context switches; a run without
+        # stat files shows dashes
+        self.assertIn("| mroce | nvme | 95.0 | 25.0 | 8.00 (6.00/2.00) | - | - | 0.40 (0.40/0.00) | - | - | - | - "
+                      "| 2.50 (2.50) |", md)
+        self.assertIn("| rxe | nvme | - | - | - | - |", md)
+        # 75 ACKs over 50 reads; a counter that did not move is left out
+        self.assertIn("mroce nvme: device counters per iteration, both devices (those that moved): "
+                      "acks_sent 1.500\n", md)
+        # the comparison row of the pair
+        self.assertTrue(any(ln.startswith("| nvme | 4000.0 vs 4000.0 |") for ln in lines), md)
 
     def run_report(self, rows_rxe, rows_mroce):
         with tempfile.TemporaryDirectory() as d:
-            src = os.path.join(d, "src")
-            os.makedirs(os.path.join(src, "core"))
-            with open(os.path.join(src, "core", "mroce_cc.c"), "w") as f:
-                f.write(CORE_C)
-            with open(os.path.join(src, "mroce_rx.c"), "w") as f:
-                f.write(DRV_C)
-            metas = [self.write_run(d, "rxe", rows_rxe), self.write_run(d, "mroce", rows_mroce)]
-            out = os.path.join(d, "profile.md")
-            res = subprocess.run([sys.executable, os.path.join(HERE, "profile_report.py"), "--src", src,
-                                  "--out", out] + metas, capture_output=True, text=True)
-            with open(out) as f:
-                return res.returncode, f.read()
+            return self.render(d, [self.write_run(d, "rxe", rows_rxe), self.write_run(d, "mroce", rows_mroce)])
 
     def test_busy_per_iteration_leaves_idle_out(self):
         rc, md = self.run_report(
