@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 #include "loop_harness.h"
 
+#include <gtest/gtest.h>
+
 #include <algorithm>
 #include <cstring>
 
@@ -650,7 +652,19 @@ void Endpoint::on_timer(uint64_t now) {
   pump(now);
 }
 
-uint64_t Endpoint::next_wakeup() const {
+void Endpoint::check_deadline() {
+  uint64_t scan = mroce_conn_scan_deadline(&conn);
+  uint64_t cached = mroce_conn_next_deadline(&conn);
+  st.deadline_checks++;
+  if (cached == scan) return;
+  // The first mismatch fails the test; the rest are only counted.
+  if (!st.deadline_mismatches++)
+    ADD_FAILURE() << "endpoint " << cfg.conn_id << ": cached deadline " << cached
+                  << " != full scan " << scan << " at check " << st.deadline_checks;
+}
+
+uint64_t Endpoint::next_wakeup() {
+  check_deadline();
   uint64_t t = mroce_conn_next_deadline(&conn);
   if (paced_until_) t = std::min(t, paced_until_);
   // Held retransmissions wake us when they become due; due ones are sent by
@@ -712,9 +726,13 @@ bool Loop::run(const std::function<bool()> &done, uint64_t limit_ns) {
       q_.pop();
       delivered++;
       eps_[p.to]->receive(p.bytes, p.ce, now_);
+      eps_[p.to]->check_deadline();
     }
     for (auto &e : eps_)
-      if (e->next_wakeup() <= now_) e->on_timer(now_);
+      if (e->next_wakeup() <= now_) {
+        e->on_timer(now_);
+        e->check_deadline();
+      }
   }
   return true;
 }

@@ -104,7 +104,11 @@ class Endpoint {
   void receive(const std::vector<uint8_t> &bytes, bool ce, uint64_t now);
   void on_timer(uint64_t now);
   void pump(uint64_t now);
-  uint64_t next_wakeup() const;
+  // Also checks the connection's cached deadline against a full scan.
+  uint64_t next_wakeup();
+  // The cached deadline (mroce_conn_next_deadline()) equals a full scan
+  // (mroce_conn_scan_deadline()); a mismatch fails the running test.
+  void check_deadline();
 
   mroce_conn conn{};
   std::vector<mroce_path> paths;
@@ -115,6 +119,7 @@ class Endpoint {
     uint64_t retransmits = 0, retry_exhausted = 0, bad_packets = 0, placement_errors = 0;
     uint64_t completions_tx = 0, completions_rx = 0, order_errors = 0, executed = 0;
     uint64_t rekeys_why[8] = {};  // by enum mroce_health_event
+    uint64_t deadline_checks = 0, deadline_mismatches = 0;
   } st;
 
   struct PendingReq {

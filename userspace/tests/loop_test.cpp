@@ -143,6 +143,48 @@ TEST(LoopProperty, EveryMessageExactlyOnceUnderLossDuplicationReordering) {
   EXPECT_GT(ptos, 0u);
 }
 
+// mroce_conn_next_deadline() caches each path's deadline and recomputes
+// only the paths a call touched: after every delivery and timer of random
+// runs (loss, duplication, reordering, a black-holed link: PTOs, RTOs,
+// silence, overdue packets, re-keys) it must equal a full scan. The
+// harness compares the two at each step (Endpoint::check_deadline()).
+TEST(LoopProperty, CachedDeadlineEqualsAFullScanAfterEveryEvent) {
+  uint64_t base = mt::test_seed(0xdead);
+  uint64_t checks = 0, mismatches = 0, rtos = 0, ptos = 0, silent = 0, overdue = 0, rekeys = 0;
+  for (uint64_t i = 0; i < 10; i++) {
+    uint64_t seed = base + i;
+    mt::Rng rng(seed);
+    mroce_params p = params();
+    p.reo_wnd = rng.chance(0.5) ? static_cast<uint16_t>(rng.range(64, MROCE_Q10)) : 0;
+    p.rto_probe = rng.chance(0.5) ? 1 : 0;
+    p.silent_rtts = static_cast<uint8_t>(rng.range(0, 6));
+    Loop loop(chaos_net(rng, static_cast<int>(rng.range(2, 8))), &p, ep(0x31), ep(0x32), seed);
+    loop.ep(0).connect(loop.now());
+    ASSERT_TRUE(loop.run([&] { return mroce_conn_established(&loop.ep(0).conn); }, 100000000))
+        << "seed " << seed;
+    if (rng.chance(0.5)) loop.net().links[0].blackhole = true;
+    post_random(loop, rng, 10, 30000);
+    ASSERT_TRUE(loop.run([&] { return all_done(loop); }, 30000000000ull)) << "seed " << seed;
+    for (int e = 0; e < 2; e++) {
+      const auto &x = loop.ep(e);
+      checks += x.st.deadline_checks;
+      mismatches += x.st.deadline_mismatches;
+      rtos += x.conn.stats.rtos;
+      ptos += x.conn.stats.ptos;
+      silent += x.conn.stats.silent;
+      overdue += x.conn.stats.overdue;
+      rekeys += x.conn.stats.rekeys;
+    }
+  }
+  EXPECT_EQ(mismatches, 0u);
+  // The runs went through every kind of deadline the cache keeps.
+  EXPECT_GT(checks, 10000u);
+  EXPECT_GT(ptos, 0u);
+  EXPECT_GT(rtos + silent, 0u);
+  EXPECT_GT(overdue, 0u);
+  EXPECT_GT(rekeys, 0u);
+}
+
 TEST(LoopProperty, SameSeedSameRun) {
   auto run = [](uint64_t seed) {
     mt::Rng rng(seed);

@@ -51,6 +51,17 @@ static u32 path_pto(const struct mroce_conn *c, const struct mroce_path *p)
 	return mroce_rtt_pto(p->rtt.srtt ? &p->rtt : &c->rtt, c->prm);
 }
 
+/*
+ * @p's deadline inputs changed (its timers, records, RTT, health): the next
+ * mroce_conn_next_deadline() recomputes it. Every change to them goes
+ * through one of the callers; the unit tests check the cache against a full
+ * scan after every call of randomized runs.
+ */
+static void touch(struct mroce_conn *c, const struct mroce_path *p)
+{
+	c->due_stale |= (u64)1 << p->id;
+}
+
 static u16 fresh_sport(struct mroce_conn *c, const struct mroce_path *self)
 {
 	u32 range = MROCE_SPORT_MAX - MROCE_SPORT_MIN + 1;
@@ -205,6 +216,7 @@ static void health(struct mroce_conn *c, struct mroce_path *p,
 {
 	u8 old = p->health.state;
 
+	touch(c, p);
 	if (mroce_health_step(&p->health, ev, c->prm, now) ==
 	    MROCE_HACT_REKEY)
 		rekey(c, p, gen, ev, now, sk);
@@ -309,6 +321,7 @@ void mroce_conn_reset_transport(struct mroce_conn *c, u64 now)
 	c->owd_valid = false;
 	c->qdelay = 0;
 	c->q_min = U32_MAX;
+	c->due_stale = U64_MAX;
 }
 
 void mroce_conn_init(struct mroce_conn *c, const struct mroce_conn_cfg *cfg)
@@ -396,8 +409,10 @@ u32 mroce_conn_on_hs(struct mroce_conn *c, const struct mroce_pkt *pkt,
 	    !(act & (MROCE_HS_RESTART | MROCE_HS_DOWN)) &&
 	    mroce_conn_established(c)) {
 		if (!c->rtt.srtt && now > c->req_at &&
-		    now - c->req_at < c->prm->max_rto)
+		    now - c->req_at < c->prm->max_rto) {
 			mroce_rtt_sample(&c->rtt, (u32)(now - c->req_at));
+			c->due_stale |= c->due_glob;
+		}
 		c->req_at = 0;
 	}
 	return act;
@@ -500,6 +515,7 @@ static void commit(struct mroce_conn *c, struct mroce_tx_slot *s, u64 cookie,
 {
 	struct mroce_path *p = &c->paths[s->path];
 
+	touch(c, p);
 	/* A path that drained starts a new silence (docs §5.5). */
 	if (!p->tx.n_out)
 		p->quiet_since = 0;
@@ -600,6 +616,7 @@ static void on_block(struct mroce_conn *c, struct mroce_path *p,
 	u32 high, span;
 	bool round;
 
+	touch(c, p);
 	mroce_ptx_on_block(&p->tx, blk, prm->dupthresh, rec_acked, rec_lost,
 			   &b, &r);
 	p->tlp = false;
@@ -686,6 +703,7 @@ static void first_rtt_rearm(struct mroce_conn *c)
 		if (p->rtt.srtt || !p->tx.n_out ||
 		    p->health.state == MROCE_PATH_FAILED)
 			continue;
+		touch(c, p);
 		t = mroce_ptx_oldest(&p->tx) + path_rto(c, p);
 		if (p->rto_at && t < p->rto_at)
 			p->rto_at = t;
@@ -718,6 +736,7 @@ static u32 on_late_block(struct mroce_conn *c, struct mroce_path *p,
 		c->stats.stale_blocks++;
 		return 0;
 	}
+	touch(c, p);
 	c->stats.late_blocks++;
 	mroce_ptx_on_late_block(t, blk, rec_late, &b);
 	return b.data_acked;
@@ -767,6 +786,7 @@ static u32 path_overdue(struct mroce_conn *c, struct mroce_path *p, u64 now)
 
 	if (before > c->acked_tx)
 		before = c->acked_tx;
+	touch(c, p);
 	if (!mroce_ptx_lose_older(&p->tx, before, rec_lost, &b))
 		return 0;
 	if (!p->quiet_since) {
@@ -814,6 +834,8 @@ void mroce_conn_on_ack(struct mroce_conn *c, const struct mroce_pkt *pkt,
 		return;
 	if (watch)
 		cc_mark(c, &m);
+	/* The connection's srtt and acked_tx may move. */
+	c->due_stale |= c->due_glob;
 	mroce_cc_conn_set_hint(&c->cc, pkt->u.ack.rate_hint);
 	for (i = 0; i < pkt->u.ack.n_blocks; i++) {
 		struct mroce_ack_block blk;
@@ -861,6 +883,7 @@ bool mroce_conn_on_nak(struct mroce_conn *c, const struct mroce_nak *nak,
 	p = &c->paths[nak->path_id];
 	if (nak->path_gen != p->gen)
 		return false;
+	touch(c, p);
 	if (nak->code == MROCE_NAK_STALE_GEN) {
 		health(c, p, MROCE_HEV_STALE, (u8)(nak->arg + 1), now, &sk);
 		return false;
@@ -1222,6 +1245,8 @@ u64 mroce_conn_on_timer(struct mroce_conn *c, u64 now,
 	if (!mroce_conn_established(c))
 		return mroce_conn_next_deadline(c);
 
+	/* Rare next to the data path: every path may move. */
+	c->due_stale = U64_MAX;
 	for (i = 0; i < c->n_paths; i++)
 		path_timer(c, &c->paths[i], now, &sk);
 
@@ -1256,27 +1281,28 @@ static u64 earliest(u64 a, u64 b)
 	return b < a ? b : a;
 }
 
-u64 mroce_conn_next_deadline(const struct mroce_conn *c)
+/* The earliest timer work of @p. */
+static u64 path_due(const struct mroce_conn *c, const struct mroce_path *p)
 {
 	u64 t = U64_MAX;
-	u32 i;
+
+	if (p->health.state == MROCE_PATH_FAILED)
+		return earliest(t, p->health.holdoff_end);
+	t = earliest(t, p->rto_at ? max_u64(p->rto_at, p->hold) : 0);
+	t = earliest(t, p->pto_at);
+	t = earliest(t, max_u64(silent_at(c, p), p->hold));
+	return earliest(t, max_u64(overdue_at(c, p), p->hold));
+}
+
+/* What the connection itself waits for: handshake, watchdog, ACKs. */
+static u64 conn_due(const struct mroce_conn *c)
+{
+	u64 t = U64_MAX;
 
 	if (c->hs.state == MROCE_HS_REQ_SENT)
 		t = earliest(t, c->hs.deadline);
 	if (!mroce_conn_established(c))
 		return t;
-	for (i = 0; i < c->n_paths; i++) {
-		const struct mroce_path *p = &c->paths[i];
-
-		if (p->health.state == MROCE_PATH_FAILED) {
-			t = earliest(t, p->health.holdoff_end);
-			continue;
-		}
-		t = earliest(t, p->rto_at ? max_u64(p->rto_at, p->hold) : 0);
-		t = earliest(t, p->pto_at);
-		t = earliest(t, max_u64(silent_at(c, p), p->hold));
-		t = earliest(t, max_u64(overdue_at(c, p), p->hold));
-	}
 	t = earliest(t, c->watchdog_at);
 	if (c->ack_dirty)
 		t = earliest(t, c->ack_at);
@@ -1284,4 +1310,49 @@ u64 mroce_conn_next_deadline(const struct mroce_conn *c)
 	if (c->hint_push)
 		t = earliest(t, 1);
 	return t;
+}
+
+u64 mroce_conn_scan_deadline(const struct mroce_conn *c)
+{
+	u64 t = conn_due(c);
+	u32 i;
+
+	if (!mroce_conn_established(c))
+		return t;
+	for (i = 0; i < c->n_paths; i++)
+		t = earliest(t, path_due(c, &c->paths[i]));
+	return t;
+}
+
+u64 mroce_conn_next_deadline(struct mroce_conn *c)
+{
+	u64 t = conn_due(c);
+	u32 i;
+
+	if (!mroce_conn_established(c))
+		return t;
+	if (c->due_stale) {
+		c->paths_due = U64_MAX;
+		for (i = 0; i < c->n_paths; i++) {
+			struct mroce_path *p = &c->paths[i];
+			u64 bit = (u64)1 << i;
+
+			if (c->due_stale & bit) {
+				p->due = path_due(c, p);
+				/*
+				 * Only a path with packets out reads the
+				 * connection's srtt and acked_tx (silence,
+				 * overdue): see silent_at(), overdue_at().
+				 */
+				if (p->tx.n_out &&
+				    p->health.state != MROCE_PATH_FAILED)
+					c->due_glob |= bit;
+				else
+					c->due_glob &= ~bit;
+			}
+			c->paths_due = earliest(c->paths_due, p->due);
+		}
+		c->due_stale = 0;
+	}
+	return earliest(t, c->paths_due);
 }

@@ -76,6 +76,11 @@ struct mroce_path {
 	struct mroce_ptx old;
 	u64 old_until;		/* 0 = none */
 	u8 old_gen;
+	/*
+	 * This path's earliest timer work (mroce_conn_next_deadline()),
+	 * valid while its bit in the connection's due_stale is clear.
+	 */
+	u64 due;
 	struct mroce_rtt rtt;
 	struct mroce_cc_path cc;
 	struct mroce_health health;
@@ -203,6 +208,17 @@ struct mroce_conn {
 	u64 rng;
 	u64 acked_tx;		/* newest tx time of any acknowledged packet */
 	u64 req_at;		/* our only CONN_REQ of this attempt, 0 = none */
+	/*
+	 * The paths' share of mroce_conn_next_deadline(), cached: the caller
+	 * asks after every call (at every unlock), and most calls touch one
+	 * path. A path whose deadline inputs change sets its due_stale bit;
+	 * one whose deadline reads connection-wide state (srtt, acked_tx:
+	 * paths with packets out) has its due_glob bit, and every ACK stales
+	 * those. paths_due is the least path deadline while due_stale is 0.
+	 */
+	u64 due_stale;
+	u64 due_glob;
+	u64 paths_due;
 
 	/* Receiver */
 	u64 ack_dirty;		/* paths with news for the next ACK */
@@ -353,7 +369,14 @@ u64 mroce_conn_rx_sample(struct mroce_conn *c, u64 period_ns, u32 rtt,
 /* Timers */
 u64 mroce_conn_on_timer(struct mroce_conn *c, u64 now,
 			struct mroce_timer_res *res);
-/* Earliest time mroce_conn_on_timer() has work, U64_MAX if none. */
-u64 mroce_conn_next_deadline(const struct mroce_conn *c);
+/*
+ * Earliest time mroce_conn_on_timer() has work, U64_MAX if none. Cheap: it
+ * recomputes only what changed since the last call (it updates a cache in
+ * @c, hence not const). The parameters it reads (silent_rtts, reo_wnd,
+ * ack_delay, min_pto, max_rto) must not change while @c is established.
+ */
+u64 mroce_conn_next_deadline(struct mroce_conn *c);
+/* The same, computed from scratch without the cache (tests, debugging). */
+u64 mroce_conn_scan_deadline(const struct mroce_conn *c);
 
 #endif /* MROCE_CONN_H */
