@@ -62,6 +62,8 @@ static void mroce_peer_free_work(struct work_struct *work)
 	cancel_work_sync(&peer->xmit_work);
 	cancel_delayed_work_sync(&peer->gc_work);
 	hrtimer_cancel(&peer->timer);
+	/* Dead: a run still scheduled arms nothing and schedules nothing. */
+	tasklet_kill(&peer->arm_tasklet);
 	skb_queue_purge(&peer->xmitq);
 	skb_queue_purge(&peer->ctlq);
 	xa_destroy(&peer->qp_xa);
@@ -78,6 +80,7 @@ void mroce_peer_put(struct mroce_peer *peer)
 }
 
 static void mroce_peer_timer_fn(struct hrtimer *timer);
+static void mroce_peer_arm_tasklet(struct tasklet_struct *t);
 static void mroce_peer_tx_work(struct work_struct *work);
 static void mroce_peer_xmit_work(struct work_struct *work);
 static void mroce_peer_gc_work(struct work_struct *work);
@@ -131,6 +134,7 @@ static struct mroce_peer *mroce_peer_alloc(struct mroce_dev *mdev,
 	peer->wake_at = U64_MAX;
 	hrtimer_init(&peer->timer, CLOCK_MONOTONIC, HRTIMER_MODE_ABS_SOFT);
 	peer->timer.function = mroce_peer_timer;
+	tasklet_setup(&peer->arm_tasklet, mroce_peer_arm_tasklet);
 	INIT_WORK(&peer->tx_work, mroce_peer_tx_work);
 	INIT_WORK(&peer->free_work, mroce_peer_free_work);
 	INIT_WORK(&peer->xmit_work, mroce_peer_xmit_work);
@@ -475,18 +479,48 @@ void mroce_peer_arm(struct mroce_peer *peer)
  * The epilogue of every entry point: arm, unlock, send. Then the doorbells
  * that found the lock taken while we held it (mroce_peer_kick()): on an
  * idle connection they are ours to transmit.
+ *
+ * Where the timer is armed is chosen so that it moves as little as
+ * possible: each move of a CPU's first timer reprograms its clock event
+ * device with irqs off, ~12 us of CPU per 64 B round trip in a TCG guest
+ * (docs/transport.md, sessions 10 and 11). On a ping-pong the packet we
+ * send sets a PTO and its ACK, delivered on this CPU, clears it again --
+ * outside softirq in the local_bh_enable() at the end of our flush, in
+ * softirq later in the same NET_RX run. Arming after that, the timer does
+ * not move at all; arming before, it moved in and out once per packet:
+ *
+ *  - outside softirq (a doorbell's system call, a work item) with packets
+ *    to send: arm after the flush, one more lock round;
+ *  - in softirq (receive, our timer): the peer's arm tasklet arms. A
+ *    tasklet scheduled from NET_RX runs after it in the same softirq pass
+ *    and before the HRTIMER softirq, where a soft hrtimer expires anyway,
+ *    so no deadline fires later for it; a burst of packets for the peer
+ *    computes its deadline once.
  */
-void mroce_peer_unlock(struct mroce_peer *peer)
+static void __mroce_peer_unlock(struct mroce_peer *peer, bool from_tasklet)
 {
 	unsigned int rounds;
-	bool send;
+	bool send, late;
 
 	for (rounds = 0;; rounds++) {
-		mroce_peer_arm(peer);
 		send = mroce_peer_queued(peer);
+		late = false;
+		if (from_tasklet || peer->dead)
+			mroce_peer_arm(peer);
+		else if (in_serving_softirq())
+			tasklet_schedule(&peer->arm_tasklet);
+		else if (send)
+			late = true;
+		else
+			mroce_peer_arm(peer);
 		spin_unlock_bh(&peer->lock);
 		if (send)
 			mroce_peer_flush(peer);
+		if (late) {
+			spin_lock_bh(&peer->lock);
+			mroce_peer_arm(peer);
+			spin_unlock_bh(&peer->lock);
+		}
 		/*
 		 * With data in flight a doorbell's mark waits for the next
 		 * ACK, whose mroce_tx_run() takes it; and if the connection
@@ -525,6 +559,19 @@ void mroce_peer_unlock(struct mroce_peer *peer)
 		mroce_comp_run(peer);
 		mroce_tx_run(peer, mroce_now(), MROCE_TX_BUDGET);
 	}
+}
+
+void mroce_peer_unlock(struct mroce_peer *peer)
+{
+	__mroce_peer_unlock(peer, false);
+}
+
+static void mroce_peer_arm_tasklet(struct tasklet_struct *t)
+{
+	struct mroce_peer *peer = from_tasklet(peer, t, arm_tasklet);
+
+	spin_lock_bh(&peer->lock);
+	__mroce_peer_unlock(peer, true);
 }
 
 /*

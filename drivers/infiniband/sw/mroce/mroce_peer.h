@@ -73,6 +73,7 @@
 #define MROCE_PEER_H
 
 #include <linux/hrtimer.h>
+#include <linux/interrupt.h>
 #include <linux/in6.h>
 #include <linux/refcount.h>
 #include <net/dst_cache.h>
@@ -194,6 +195,7 @@ struct mroce_peer {
 	struct mroce_tomb	tombs[MROCE_PEER_TOMBS];
 	struct mroce_conn_stats	stats_mark;	/* see mroce_peer_stats_end() */
 	struct hrtimer		timer;
+	struct tasklet_struct	arm_tasklet;	/* softirq: arm after NET_RX */
 	struct work_struct	tx_work;
 	struct work_struct	free_work;
 	struct work_struct	xmit_work;	/* flush on tx_cpu */
