@@ -1103,6 +1103,43 @@ TEST_F(Conn, APeerThatStartsSendingIsHeldAtItsGrantForTwoRttsAndAPacket) {
   EXPECT_EQ(b.c.rx_hint, 5000u);
 }
 
+// The kernel samples only while packets arrive: after a quiet period that
+// no sample saw, mroce_conn_rx_quiet() makes the restart a new busy spell,
+// held at its grant like one that a sample of the quiet period ended.
+TEST_F(Conn, AQuietPeriodNoSampleSawStillEndsTheBusySpell) {
+  mroce_conn_set_rx_hint(&b.c, 1000);
+  establish();
+  const uint64_t period = 5000;
+  const uint32_t rtt = 10000;
+  uint32_t demand, qd;
+  uint64_t cookie = 1;
+  auto feed = [&] {
+    deliver(b, send(a, cookie++, 1000));
+    ack(b, a);
+  };
+  auto busy_for = [&](uint64_t ns) {
+    for (uint64_t t = 0; t < ns; t += period) {
+      feed();
+      mroce_conn_rx_sample(&b.c, period, rtt, 100000, &demand, &qd);
+      now += period;
+    }
+  };
+  busy_for(10 * rtt);
+  mroce_conn_set_rx_hint(&b.c, 2000);
+  ASSERT_EQ(b.c.rx_hint, 2000u);  // long busy: not held
+  // Without the quiet mark the restart continues the old spell ...
+  feed();
+  mroce_conn_rx_sample(&b.c, period, rtt, 100000, &demand, &qd);
+  mroce_conn_set_rx_hint(&b.c, 4000);
+  EXPECT_EQ(b.c.rx_hint, 4000u);
+  // ... with it, the restart is held at the grant it had.
+  mroce_conn_rx_quiet(&b.c);
+  feed();
+  mroce_conn_rx_sample(&b.c, period, rtt, 100000, &demand, &qd);
+  mroce_conn_set_rx_hint(&b.c, 8000);
+  EXPECT_EQ(b.c.rx_hint, 4000u);
+}
+
 }  // namespace
 
 namespace {

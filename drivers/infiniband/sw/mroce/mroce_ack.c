@@ -15,8 +15,9 @@
  *
  * The rate hint every ACK carries is the device's: a water-fill of its
  * receive capacity over the connections it serves (docs/protocol.md §6.4),
- * recomputed once per hint period by a per-device timer that runs while
- * packets arrive (mroce_ack_hint_tick() starts it).
+ * recomputed once per hint period while packets arrive. The arrivals clock
+ * the passes (mroce_ack_hint_tick(), at the end of a receive burst): no
+ * timer ticks while a device is idle or answers a ping-pong.
  */
 #include <linux/slab.h>
 
@@ -24,6 +25,14 @@
 #include "mroce_hint.h"
 #include "mroce_peer.h"
 #include "mroce_trace.h"
+
+/* What a hint pass saw of a connection when it sampled it. */
+struct mroce_hint_seen {
+	struct mroce_peer *peer;
+	u32 hint;	/* its grant, */
+	u32 cap;	/* the grant's incast cap (0 = none) */
+	u32 sent;	/* and the grant its peer last heard */
+};
 
 #define MROCE_ACK_LEN_MAX \
 	(MROCE_ACK_BASE_LEN + MROCE_PEER_PATHS * MROCE_ACK_BLOCK_LEN)
@@ -227,7 +236,7 @@ void mroce_ack_hint_reserve(struct mroce_dev *mdev, u32 n)
 	if (n <= READ_ONCE(xd->hint_cap))
 		return;
 	cap = max_t(u32, 16, roundup_pow_of_two(n));
-	buf = kvmalloc_array(cap, sizeof(*buf) + sizeof(struct mroce_peer *),
+	buf = kvmalloc_array(cap, sizeof(*buf) + sizeof(struct mroce_hint_seen),
 			     GFP_KERNEL);
 	if (!buf)
 		return;
@@ -245,14 +254,20 @@ void mroce_ack_hint_reserve(struct mroce_dev *mdev, u32 n)
 /*
  * One hint period: sample every established connection, water-fill, then
  * hand each its grant and send the ACKs that a fallen grant made due.
- * Peers are locked one at a time, never two at once; hint_lock (the
- * buffer) is taken outside them.
+ * Peers are locked one at a time, never two at once, and only with a
+ * trylock: the pass never spins against the data path. A connection whose
+ * lock is taken sits this pass out and is sampled at the next (its bytes
+ * wait in its counters); one whose grant does not change is not locked a
+ * second time. @quiet: nothing arrived for a whole period before this one,
+ * so every connection that sends now starts a new busy spell (§6.4's hold).
  */
-static void mroce_ack_hint_pass(struct mroce_dev *mdev, u64 now, u64 elapsed)
+static void mroce_ack_hint_pass(struct mroce_dev *mdev, u64 now, u64 elapsed,
+				bool quiet)
 {
 	struct mroce_xport_dev *xd = &mdev->xport;
 	struct mroce_hint_entry *e;
-	struct mroce_peer **up, *peer;
+	struct mroce_hint_seen *seen;
+	struct mroce_peer *peer;
 	struct mroce_hint_cfg cfg;
 	u32 n = 0, max, i, rtt_min = 0;
 	unsigned int bkt;
@@ -262,16 +277,18 @@ static void mroce_ack_hint_pass(struct mroce_dev *mdev, u64 now, u64 elapsed)
 	mroce_ack_hint_cfg(&cfg, 0);
 	if (!cfg.capacity)
 		return;
-	spin_lock(&xd->hint_lock);
-	/* The entries, then the peer of each. */
+	/* The buffer grows in process context; the pass is skipped then. */
+	if (!spin_trylock(&xd->hint_lock))
+		return;
+	/* The entries, then what the pass saw of the peer of each. */
 	e = xd->hint_buf;
 	max = xd->hint_cap;
 	if (!max) {
 		spin_unlock(&xd->hint_lock);
 		return;
 	}
-	up = (struct mroce_peer **)(e + max);
-	/* Timers run late under load: a long gap is not all one sample. */
+	seen = (struct mroce_hint_seen *)(e + max);
+	/* Passes run late under load: a long gap is not all one sample. */
 	period = mroce_hint_period_ns();
 	period = clamp_t(u64, elapsed, period, 2 * period);
 
@@ -282,8 +299,12 @@ static void mroce_ack_hint_pass(struct mroce_dev *mdev, u64 now, u64 elapsed)
 
 		if (n == max)
 			break;	/* the buffer grows in process context */
-		spin_lock_bh(&peer->lock);
+		/* _bh: mroce_peer_unlock() ends with spin_unlock_bh(). */
+		if (!spin_trylock_bh(&peer->lock))
+			continue;
 		if (!peer->dead && mroce_conn_established(c)) {
+			if (quiet)
+				mroce_conn_rx_quiet(c);
 			/* Its own base RTT times its incast hold. */
 			rtt = c->rtt.min_rtt ? c->rtt.min_rtt : cfg.rtt_min;
 			bytes = mroce_conn_rx_sample(c, period, rtt,
@@ -295,7 +316,11 @@ static void mroce_ack_hint_pass(struct mroce_dev *mdev, u64 now, u64 elapsed)
 			e[n].weight = 1;
 			if (!rtt_min || rtt < rtt_min)
 				rtt_min = rtt;
-			up[n++] = peer;
+			seen[n].peer = peer;
+			seen[n].hint = c->rx_hint;
+			seen[n].cap = c->rx_cap;
+			seen[n].sent = c->rx_hint_sent;
+			n++;
 		}
 		/* Not a bare unlock: a doorbell may have found it taken. */
 		mroce_peer_unlock(peer);
@@ -310,11 +335,22 @@ static void mroce_ack_hint_pass(struct mroce_dev *mdev, u64 now, u64 elapsed)
 	}
 	for (i = 0; i < n; i++) {
 		struct mroce_conn *c;
+		u32 hint = e[i].hint;
 		bool push;
 
-		peer = up[i];
+		/*
+		 * Only the pass moves a grant and its cap (the pass bit makes
+		 * it one at a time): what it saw still holds. A grant the peer
+		 * already has needs no second lock round.
+		 */
+		if (seen[i].cap && hint > seen[i].cap)
+			hint = seen[i].cap;
+		if (hint && hint == seen[i].hint && hint == seen[i].sent)
+			continue;
+		peer = seen[i].peer;
 		c = &peer->conn;
-		spin_lock_bh(&peer->lock);
+		if (!spin_trylock_bh(&peer->lock))
+			continue;	/* the next pass hands it out */
 		if (!peer->dead && mroce_conn_established(c)) {
 			/*
 			 * A fallen grant is pushed (a hint-only ACK if no
@@ -335,55 +371,86 @@ static void mroce_ack_hint_pass(struct mroce_dev *mdev, u64 now, u64 elapsed)
 	spin_unlock(&xd->hint_lock);
 }
 
+/* A pass if a period has passed since the last (MROCE_HINT_PASS held). */
+static void mroce_ack_hint_run(struct mroce_dev *mdev, u64 now)
+{
+	struct mroce_xport_dev *xd = &mdev->xport;
+	u64 period = mroce_hint_period_ns(), last = xd->hint_at;
+	bool quiet;
+
+	if ((s64)(now - last) < (s64)period)
+		return;
+	WRITE_ONCE(xd->hint_at, now);
+	/*
+	 * Two periods since the last pass: nothing arrived for a whole period
+	 * (an arrival a period after a pass runs the next), so whoever sends
+	 * now starts anew, as a pass of that quiet period would have found.
+	 */
+	quiet = now - last >= 2 * period;
+	mroce_ack_hint_pass(mdev, now, now - last, quiet);
+	/*
+	 * With two connections or more, a device that falls quiet takes one
+	 * more pass: the idle share C/n may be below what a connection that
+	 * sent alone last heard, and an idle peer would restart at that
+	 * (the pass pushes the lower grant). With one, idle grants only rise.
+	 */
+	if (READ_ONCE(xd->n_peers) > 1 &&
+	    !test_and_set_bit(MROCE_HINT_ARMED, &xd->hint_flags))
+		hrtimer_start(&xd->hint_timer, ns_to_ktime(now + 2 * period),
+			      HRTIMER_MODE_ABS_SOFT);
+}
+
 /*
- * The device's hint timer: one pass per period while packets arrive, and
- * one more after a period without any (the connections' samples then say
- * idle), then it stops until the next packet (mroce_ack_hint_tick()).
+ * The quiet timer: armed by a pass (with two connections or more) for two
+ * periods after it. A later pass meanwhile means the arrivals still clock
+ * the hints: it waits for two periods after that one. Otherwise the device
+ * fell quiet: one last pass samples every connection idle.
  */
 static enum hrtimer_restart mroce_ack_hint_timer(struct hrtimer *timer)
 {
 	struct mroce_xport_dev *xd = container_of(timer, struct mroce_xport_dev,
 						  hint_timer);
 	struct mroce_dev *mdev = container_of(xd, struct mroce_dev, xport);
-	u64 now = mroce_now(), last = xd->hint_at;
-	bool rx;
+	u64 now = mroce_now(), period = mroce_hint_period_ns(), last;
 
-	rx = test_and_clear_bit(MROCE_HINT_RX, &xd->hint_flags);
-	xd->hint_at = now;
-	mroce_ack_hint_pass(mdev, now, now - last);
-	if (!rx) {
-		clear_bit(MROCE_HINT_ARMED, &xd->hint_flags);
-		/* Pairs with the ordered test_and_set_bit() in the tick. */
-		smp_mb__after_atomic();
-		if (!test_bit(MROCE_HINT_RX, &xd->hint_flags) ||
-		    test_and_set_bit(MROCE_HINT_ARMED, &xd->hint_flags))
-			return HRTIMER_NORESTART;
+	if (test_and_set_bit(MROCE_HINT_PASS, &xd->hint_flags)) {
+		/* A pass runs on the other CPU: look again later. */
+		hrtimer_forward_now(timer, ns_to_ktime(period));
+		return HRTIMER_RESTART;
 	}
-	hrtimer_forward_now(timer, ns_to_ktime(mroce_hint_period_ns()));
-	return HRTIMER_RESTART;
+	last = xd->hint_at;
+	if ((s64)(now - last) < (s64)(2 * period)) {
+		clear_bit_unlock(MROCE_HINT_PASS, &xd->hint_flags);
+		hrtimer_set_expires(timer, ns_to_ktime(last + 2 * period));
+		return HRTIMER_RESTART;
+	}
+	WRITE_ONCE(xd->hint_at, now);
+	mroce_ack_hint_pass(mdev, now, now - last, false);
+	clear_bit(MROCE_HINT_ARMED, &xd->hint_flags);
+	clear_bit_unlock(MROCE_HINT_PASS, &xd->hint_flags);
+	return HRTIMER_NORESTART;
 }
 
 /**
- * mroce_ack_hint_tick() - a packet arrived for the device
+ * mroce_ack_hint_tick() - a receive burst for the device ended
  * @mdev: the device
+ * @now: the clock the burst read last
  *
- * Called by receive for every packet of a connection, so it costs a test
- * of one bit; the first packet of a period sets it, and the first after a
- * quiet spell starts the hint timer.
+ * Called with no peer lock held, in softirq context. Costs a comparison
+ * until a period has passed since the last pass; then this CPU runs the
+ * pass, unless the other one already does.
  */
-void mroce_ack_hint_tick(struct mroce_dev *mdev)
+void mroce_ack_hint_tick(struct mroce_dev *mdev, u64 now)
 {
 	struct mroce_xport_dev *xd = &mdev->xport;
 
-	if (test_bit(MROCE_HINT_RX, &xd->hint_flags) ||
-	    !READ_ONCE(mroce_prm.rx_mbps))
+	if ((s64)(now - READ_ONCE(xd->hint_at)) <
+	    (s64)mroce_hint_period_ns() || !READ_ONCE(mroce_prm.rx_mbps))
 		return;
-	set_bit(MROCE_HINT_RX, &xd->hint_flags);
-	if (test_and_set_bit(MROCE_HINT_ARMED, &xd->hint_flags))
+	if (test_and_set_bit_lock(MROCE_HINT_PASS, &xd->hint_flags))
 		return;
-	xd->hint_at = mroce_now();
-	hrtimer_start(&xd->hint_timer, ns_to_ktime(mroce_hint_period_ns()),
-		      HRTIMER_MODE_REL_SOFT);
+	mroce_ack_hint_run(mdev, now);
+	clear_bit_unlock(MROCE_HINT_PASS, &xd->hint_flags);
 }
 
 void mroce_ack_hint_init(struct mroce_dev *mdev)
@@ -391,7 +458,7 @@ void mroce_ack_hint_init(struct mroce_dev *mdev)
 	struct mroce_xport_dev *xd = &mdev->xport;
 
 	spin_lock_init(&xd->hint_lock);
-	hrtimer_init(&xd->hint_timer, CLOCK_MONOTONIC, HRTIMER_MODE_REL_SOFT);
+	hrtimer_init(&xd->hint_timer, CLOCK_MONOTONIC, HRTIMER_MODE_ABS_SOFT);
 	xd->hint_timer.function = mroce_ack_hint_timer;
 }
 

@@ -46,8 +46,11 @@
  *   receive     softirq, UDP encap_rcv: data, ACKs, NAKs, handshake
  *   timer       one soft hrtimer per peer at the earliest deadline the
  *               core (or an RNR hold, or pacing) asks for; softirq
- *   hints       one soft hrtimer per device, every hint period while
- *               packets arrive: the receiver rate hints (mroce_ack.c)
+ *   hints       the receiver rate hints (mroce_ack.c): one pass per hint
+ *               period, run by the receive burst that ends a period
+ *               after the last (softirq; peer->lock by trylock only);
+ *               a soft hrtimer per device with two or more connections
+ *               for the pass after they all fall quiet
  *   tx work     a work item per peer for transmit work that could not be
  *               done inline (doorbell from hard irq, budget exhausted,
  *               more doorbells or queue refills than one BH-disabled
@@ -329,7 +332,7 @@ void mroce_ack_nak_unknown(struct mroce_dev *mdev,
 			   const struct mroce_rx_meta *meta, u32 id);
 u32 mroce_rnr_timer_us(u8 min_rnr_timer);
 void mroce_ack_hint_newcomer(struct mroce_peer *peer);
-void mroce_ack_hint_tick(struct mroce_dev *mdev);
+void mroce_ack_hint_tick(struct mroce_dev *mdev, u64 now);
 void mroce_ack_hint_reserve(struct mroce_dev *mdev, u32 n);
 void mroce_ack_hint_init(struct mroce_dev *mdev);
 void mroce_ack_hint_fini(struct mroce_dev *mdev);

@@ -835,7 +835,7 @@ static void mroce_rx_burst_end(struct mroce_rx_burst *bu, bool idle)
 	/* What a packet at a time would have had, within reason. */
 	mroce_tx_run(peer, now, MROCE_TX_BUDGET * clamp(bu->n, 1U, 4U));
 	mroce_peer_unlock(peer);
-	mroce_ack_hint_tick(peer->mdev);
+	mroce_ack_hint_tick(peer->mdev, now);
 	bu->peer = NULL;
 	bu->n = 0;
 	bu->data = false;

@@ -70,8 +70,8 @@ struct mroce_netns;
 
 /* xport.hint_flags */
 enum {
-	MROCE_HINT_RX,		/* a packet arrived in this period */
-	MROCE_HINT_ARMED,	/* the hint timer runs */
+	MROCE_HINT_PASS,	/* a CPU runs a hint pass */
+	MROCE_HINT_ARMED,	/* the quiet timer is armed */
 };
 
 /* Per-device transport state (struct mroce_dev.xport). */
@@ -86,10 +86,12 @@ struct mroce_xport_dev {
 	struct work_struct	accept_work;
 	bool			closing;
 	/*
-	 * Rate hints (mroce_ack.c): the pass's timer, the start of the period
-	 * it samples, and its buffer (hint_cap entries, then as many peer
-	 * pointers), which grows in process context under hint_lock; the
-	 * drain rate the passes learnt (hint_state, under hint_lock).
+	 * Rate hints (mroce_ack.c): the timer for a device that fell quiet,
+	 * the start of the period the next pass samples (written under
+	 * MROCE_HINT_PASS), and the pass's buffer (hint_cap entries, then as many
+	 * snapshots of their peers), which grows in process context under
+	 * hint_lock; the drain rate the passes learnt (hint_state, under
+	 * hint_lock).
 	 */
 	struct hrtimer		hint_timer;
 	u64			hint_at;

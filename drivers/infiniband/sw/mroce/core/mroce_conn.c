@@ -1064,6 +1064,12 @@ void mroce_conn_set_rx_hint(struct mroce_conn *c, u32 mbps)
 		c->hint_push = true;
 }
 
+void mroce_conn_rx_quiet(struct mroce_conn *c)
+{
+	c->rx_busy = 0;
+	c->rx_cap = 0;
+}
+
 u64 mroce_conn_rx_sample(struct mroce_conn *c, u64 period_ns, u32 rtt,
 			 u32 line, u32 *demand, u32 *qdelay)
 {

@@ -355,6 +355,12 @@ u32 mroce_conn_build_ack(struct mroce_conn *c, u64 now, u8 *buf, u32 cap);
  */
 void mroce_conn_set_rx_hint(struct mroce_conn *c, u32 mbps);
 /*
+ * The receiver got nothing at all for a whole hint period: the peer's next
+ * sample with data starts a new busy spell (held at its grant, docs §6.4),
+ * as a sample of that quiet period would have made it.
+ */
+void mroce_conn_rx_quiet(struct mroce_conn *c);
+/*
  * Demand and queueing of the peer's traffic since the previous call, for
  * mroce_hint_compute(): fills @demand (Mbit/s) and @qdelay, the least
  * queueing (ns of one-way delay above its minimum) any packet saw since the
