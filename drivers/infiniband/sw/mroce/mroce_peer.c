@@ -52,18 +52,29 @@ static void mroce_peer_free_work(struct work_struct *work)
 	unsigned int i;
 
 	/*
-	 * Dead and out of every table: wait out the receive paths and
-	 * doorbells that found it under RCU, then its timer and works (which
-	 * see ->dead and re-arm nothing).
+	 * Out of every table: wait out the receive paths and doorbells that
+	 * found it under RCU.
 	 */
 	synchronize_rcu();
+	/*
+	 * The timer and the arm tasklet keep each other alive: an expiry's
+	 * unlock (softirq) schedules the tasklet, and the tasklet arms the
+	 * timer. Only ->dead breaks that cycle (neither arms nor schedules
+	 * for a dead peer), so it must hold before either is stopped;
+	 * mroce_peer_close() set it before it dropped the table's reference.
+	 * Then the tasklet (a run still scheduled arms nothing), the timer
+	 * (a callback still running sees ->dead and schedules nothing), and
+	 * the works, whose unlock of a dead peer does neither.
+	 */
+	spin_lock_bh(&peer->lock);
+	WARN_ON_ONCE(!peer->dead);
+	peer->dead = true;
+	spin_unlock_bh(&peer->lock);
+	tasklet_kill(&peer->arm_tasklet);
 	hrtimer_cancel(&peer->timer);
 	cancel_work_sync(&peer->tx_work);
 	cancel_work_sync(&peer->xmit_work);
 	cancel_delayed_work_sync(&peer->gc_work);
-	hrtimer_cancel(&peer->timer);
-	/* Dead: a run still scheduled arms nothing and schedules nothing. */
-	tasklet_kill(&peer->arm_tasklet);
 	skb_queue_purge(&peer->xmitq);
 	skb_queue_purge(&peer->ctlq);
 	xa_destroy(&peer->qp_xa);
