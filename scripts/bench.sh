@@ -52,8 +52,9 @@ else
 	for b in "$top"/selftests/bench/*.sh; do
 		[ "${b##*/}" = rdma_bench.sh ] && continue
 		[ "${b##*/}" = nvmeof_bench.sh ] && [ "${BENCH_NVMEOF:-1}" = 0 ] && continue
-		# the A/B experiments (one property of the VM each): only by name
-		case ${b##*/} in clock_ab.sh | pin_ab.sh) continue ;; esac
+		# the A/B experiments (one property of the VM each) and the
+		# latency trace (ftrace slows what it watches): only by name
+		case ${b##*/} in clock_ab.sh | pin_ab.sh | lat_trace.sh) continue ;; esac
 		benches+=("${b#"$top"/}")
 	done
 fi

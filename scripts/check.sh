@@ -109,6 +109,8 @@ pytest_one "kernel-log parser" selftests/qemu/klog_test.py
 pytest_one "bench sample marker" scripts/hostload_mark_test.py
 # profile_bench's report (its samples by category, per iteration)
 pytest_one "profile report" selftests/bench/profile_report_test.py
+# lat_trace's report (the gaps between traced events, per round trip)
+pytest_one "latency trace report" selftests/bench/lat_trace_test.py
 if [ "$modules_rc" -eq 0 ]; then
 	python3 "$top/selftests/qemu/vmrun.py" --kver "$kver" --quiet-pass \
 		--summary "$out/vmtest.json" 2>&1 | tee "$out/vmtest.tap"
