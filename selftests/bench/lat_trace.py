@@ -139,37 +139,43 @@ GRAPH_OPEN = re.compile(r'^\s*\d+\)\s+\|(?P<sp> *)(?P<fn>[\w.]+)(?: \[\w+\])?\(\
 
 
 def graph_calls(lines):
-    """(depth, function, us, root) for every call that has a duration:
-    leaves ("fn();") and the closing braces of calls ("} /* fn */",
-    option funcgraph-tail); root = the depth-0 call it ran under."""
+    """(depth, function, us, root, caller) for every call that has a
+    duration: leaves ("fn();") and the closing braces of calls ("}", named
+    from a per-CPU stack of the open calls); root = the depth-0 call it ran
+    under, caller = the call it ran in ('' for a root). Lines of calls
+    that opened before the trace did are skipped."""
     calls = []
-    open_roots = {}
+    stacks = collections.defaultdict(list)
     for line in lines:
         if line.startswith('#'):
             continue
+        cpu = line.split(')')[0].strip()
         m = GRAPH_OPEN.match(line)
         if m:
-            if (len(m['sp']) - 2) // 2 == 0:
-                open_roots[line.split(')')[0].strip()] = m['fn']
+            depth = (len(m['sp']) - 2) // 2
+            st = stacks[cpu]
+            del st[depth:]
+            if len(st) == depth:
+                st.append(m['fn'])
             continue
         m = GRAPH.match(line)
         if not m:
             continue
         depth = (len(m['sp']) - 2) // 2
         what = m['what'].strip()
+        st = stacks[cpu]
         if what.startswith('}'):
-            f = re.search(r'/\* ([\w.]+)', what)
-            if not f:
+            if len(st) != depth + 1:
+                st.clear()
                 continue
-            fn = f[1]
+            fn = st.pop()
         else:
             f = re.match(r'([\w.]+)(?: \[\w+\])?\(\);', what)
-            if not f:
+            if not f or len(st) != depth:
                 continue
             fn = f[1]
-        cpu = line.split(')')[0].strip()
-        root = fn if depth == 0 else open_roots.get(cpu, '?')
-        calls.append((depth, fn, float(m['us']), root))
+        root = st[0] if st else fn
+        calls.append((depth, fn, float(m['us']), root, st[-1] if st else ''))
     return calls
 
 
@@ -184,14 +190,14 @@ def graph_report(name, lines, out, top):
         tot = sum(c[2] for c in calls if c[0] == 0 and c[1] == root)
         out.write(f'### {root}: {n} calls, {tot / n:.1f} us per call (traced)\n\n')
         agg = collections.defaultdict(lambda: [0.0, 0])
-        for d, fn, us, r in calls:
+        for d, fn, us, r, caller in calls:
             if r == root and d > 0:
-                agg[(d, fn)][0] += us
-                agg[(d, fn)][1] += 1
-        out.write('| depth | callee | us per call of the root | calls per call | us each |\n'
-                  '|---|---|---|---|---|\n')
-        for (d, fn), (us, k) in sorted(agg.items(), key=lambda kv: -kv[1][0])[:top]:
-            out.write(f'| {d} | {"  " * (d - 1)}{fn} | {us / n:.2f} | {k / n:.2f} | {us / k:.2f} |\n')
+                agg[(d, caller, fn)][0] += us
+                agg[(d, caller, fn)][1] += 1
+        out.write('| depth | caller | callee | us per call of the root | calls per call | us each |\n'
+                  '|---|---|---|---|---|---|\n')
+        for (d, caller, fn), (us, k) in sorted(agg.items(), key=lambda kv: -kv[1][0])[:top]:
+            out.write(f'| {d} | {caller} | {fn} | {us / n:.2f} | {k / n:.2f} | {us / k:.2f} |\n')
         out.write('\n')
 
 

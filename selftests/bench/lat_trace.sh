@@ -85,8 +85,6 @@ trace_one() {
 		done
 		[ "$n" -gt 0 ] || { echo "lat_trace: $drv: none of $GRAPH can be traced"; return 1; }
 		echo "$DEPTH" > $T/max_graph_depth
-		echo nofuncgraph-irqs > $T/trace_options
-		echo funcgraph-tail > $T/trace_options
 	else
 		case $drv in mroce) funcs=$funcs_mroce ;; *) funcs=$funcs_rxe ;; esac
 		for f in $COMMON $funcs; do
@@ -97,6 +95,8 @@ trace_one() {
 	echo 32768 > $T/buffer_size_kb
 	if [ "$kind" = graph ]; then
 		echo function_graph > $T/current_tracer
+		# (the tracer's own options exist only while it is the tracer)
+		echo nofuncgraph-irqs > $T/trace_options
 	else
 		echo function > $T/current_tracer
 	fi

@@ -44,6 +44,8 @@ def rxe_trace(rounds=4):
 
 GRAPH = """# tracer: function_graph
 #
+ 1)   0.700 us    |      mroce_orphan_leaf [mroce]();
+ 1)   9.000 us    |    } /* an orphan: opened before the trace */
  1)               |  mroce_tx_run [mroce]() {
  1)   0.500 us    |    mroce_peer_take_kicks [mroce]();
  1)               |    mroce_tx_one [mroce]() {
@@ -52,7 +54,7 @@ GRAPH = """# tracer: function_graph
  1) + 14.000 us   |  } /* mroce_tx_run [mroce] */
  0)               |  mroce_tx_run [mroce]() {
  0)   0.500 us    |    mroce_peer_take_kicks [mroce]();
- 0)   1.500 us    |  } /* mroce_tx_run [mroce] */
+ 0)   1.500 us    |  }
  0)   3.000 us    |  mroce_ack_maybe [mroce]();
 """
 
@@ -101,10 +103,15 @@ class LatTraceTest(unittest.TestCase):
 
     def test_graph_calls(self):
         calls = lt.graph_calls(GRAPH.splitlines(True))
-        self.assertIn((2, '__alloc_skb', 2.0, 'mroce_tx_run'), calls)
-        self.assertIn((1, 'mroce_tx_one', 12.0, 'mroce_tx_run'), calls)
-        self.assertIn((0, 'mroce_tx_run', 14.0, 'mroce_tx_run'), calls)
-        self.assertIn((0, 'mroce_ack_maybe', 3.0, 'mroce_ack_maybe'), calls)
+        self.assertIn((2, '__alloc_skb', 2.0, 'mroce_tx_run', 'mroce_tx_one'),
+                      calls)
+        self.assertIn((1, 'mroce_tx_one', 12.0, 'mroce_tx_run',
+                       'mroce_tx_run'), calls)
+        # closed by a bare "}" (no funcgraph-tail): named from the stack
+        self.assertIn((0, 'mroce_tx_run', 1.5, 'mroce_tx_run', ''), calls)
+        self.assertIn((0, 'mroce_ack_maybe', 3.0, 'mroce_ack_maybe', ''),
+                      calls)
+        # the orphans (opened before the trace) are not counted
         self.assertEqual(len(calls), 7)
 
     def test_graph_report_per_call_of_the_root(self):
@@ -113,8 +120,10 @@ class LatTraceTest(unittest.TestCase):
         text = out.getvalue()
         self.assertIn('### mroce_tx_run: 2 calls, 7.8 us per call', text)
         # tx_one ran in one of the two calls: 6 us per call of the root
-        self.assertIn('| 1 | mroce_tx_one | 6.00 | 0.50 | 12.00 |', text)
-        self.assertIn('| 1 | mroce_peer_take_kicks | 0.50 | 1.00 | 0.50 |', text)
+        self.assertIn('| 1 | mroce_tx_run | mroce_tx_one | 6.00 | 0.50 | 12.00 |', text)
+        self.assertIn('| 2 | mroce_tx_one | __alloc_skb | 1.00 | 0.50 | 2.00 |', text)
+        self.assertIn('| 1 | mroce_tx_run | mroce_peer_take_kicks | 0.50 | 1.00 | 0.50 |',
+                      text)
 
     def test_too_few_posts(self):
         out = io.StringIO()
