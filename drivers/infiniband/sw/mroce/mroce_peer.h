@@ -163,6 +163,24 @@ struct mroce_tomb {
 	u32	end;		/* every stream PSN before it had arrived */
 };
 
+/*
+ * Receive steering (rx_spread, mroce_steer.c): the CPU that handles one kind
+ * of a peer's incoming packets (data and PROBEs; ACKs and NAKs), and how
+ * many of them are queued there or being handled. The flow moves to
+ * another CPU only at busy == 0, so its packets are handled one at a time
+ * in arrival order: a path's receiver takes a PSN out of order for a loss.
+ */
+enum mroce_rx_flow_kind {
+	MROCE_RX_FLOW_DATA,
+	MROCE_RX_FLOW_ACK,
+	MROCE_RX_FLOWS
+};
+
+struct mroce_rx_flow {
+	int		cpu;	/* peer->rx_steer_lock */
+	atomic_t	busy;
+};
+
 struct mroce_peer {
 	struct mroce_dev	*mdev;
 	struct hlist_node	hnode;		/* mdev->xport.peers */
@@ -203,6 +221,8 @@ struct mroce_peer {
 	struct work_struct	free_work;
 	struct work_struct	xmit_work;	/* flush on tx_cpu */
 	int			tx_cpu;		/* see mroce_peer_flush() */
+	spinlock_t		rx_steer_lock;	/* moves of rx_flow[].cpu */
+	struct mroce_rx_flow	rx_flow[MROCE_RX_FLOWS];
 	struct delayed_work	gc_work;
 };
 

@@ -30,6 +30,7 @@
 #include "mroce_counters.h"
 #include "mroce_peer.h"
 #include "mroce_place.h"
+#include "mroce_steer.h"
 #include "mroce_trace.h"
 #include "mroce_ud.h"
 
@@ -1152,6 +1153,7 @@ struct mroce_rx_cb {
 	__be16		sport;
 	bool		v6;
 	bool		ce;
+	u64		cookie;		/* mroce_rx_list()'s @done gets it */
 };
 
 static struct mroce_rx_cb *mroce_rx_cb(struct sk_buff *skb)
@@ -1159,6 +1161,40 @@ static struct mroce_rx_cb *mroce_rx_cb(struct sk_buff *skb)
 	BUILD_BUG_ON(sizeof(struct mroce_rx_cb) > sizeof_field(struct sk_buff,
 								cb));
 	return (struct mroce_rx_cb *)skb->cb;
+}
+
+/*
+ * Park @meta in @skb while it waits (receive bursts, steering); holds the
+ * device until the packet is handled.
+ */
+void mroce_rx_park(struct sk_buff *skb, const struct mroce_rx_meta *meta,
+		   u64 cookie)
+{
+	struct mroce_rx_cb *cb = mroce_rx_cb(skb);
+
+	cb->saddr = meta->saddr;
+	cb->daddr = meta->daddr;
+	cb->sport = meta->sport;
+	cb->v6 = meta->v6;
+	cb->ce = meta->ce;
+	cb->cookie = cookie;
+	skb->dev = meta->dev;
+	dev_hold(skb->dev);
+}
+
+/* The waiting packet's meta; the caller drops the device after handling. */
+static void mroce_rx_unpark(struct sk_buff *skb, struct mroce_rx_meta *meta)
+{
+	const struct mroce_rx_cb *cb = mroce_rx_cb(skb);
+
+	meta->saddr = cb->saddr;
+	meta->daddr = cb->daddr;
+	meta->sport = cb->sport;
+	meta->v6 = cb->v6;
+	meta->ce = cb->ce;
+	meta->dev = skb->dev;
+	/* A live device's namespace is live: no reference of its own. */
+	meta->net = dev_net(meta->dev);
 }
 
 static void mroce_rx_run(struct tasklet_struct *t)
@@ -1173,16 +1209,7 @@ static void mroce_rx_run(struct tasklet_struct *t)
 
 	rcu_read_lock();
 	for (n = 0; n < MROCE_RX_RUN && (skb = __skb_dequeue(&rxc->q)); n++) {
-		const struct mroce_rx_cb *cb = mroce_rx_cb(skb);
-
-		meta.saddr = cb->saddr;
-		meta.daddr = cb->daddr;
-		meta.sport = cb->sport;
-		meta.v6 = cb->v6;
-		meta.ce = cb->ce;
-		meta.dev = skb->dev;
-		/* A live device's namespace is live: no reference of its own. */
-		meta.net = dev_net(meta.dev);
+		mroce_rx_unpark(skb, &meta);
 		mroce_rx_one(skb, &meta, &bu);
 		dev_put(meta.dev);
 	}
@@ -1190,6 +1217,47 @@ static void mroce_rx_run(struct tasklet_struct *t)
 	rcu_read_unlock();
 	if (!skb_queue_empty(&rxc->q))
 		tasklet_schedule(t);
+}
+
+/* One packet, here and now, alone. Softirq. Consumes @skb. */
+void mroce_rx_now(struct sk_buff *skb, const struct mroce_rx_meta *meta)
+{
+	struct mroce_rx_burst bu = { .max = 1 };
+
+	rcu_read_lock();
+	mroce_rx_one(skb, meta, &bu);
+	mroce_rx_burst_end(&bu, true);
+	rcu_read_unlock();
+}
+
+/**
+ * mroce_rx_list() - packets parked by mroce_rx_park(), in bursts
+ * @list: the packets, consumed
+ * @burst: packets of one connection per hold of its lock, at most
+ * @done: called with each packet's cookie once it was handled (the
+ *	burst may still hold its peer's lock), under the RCU read lock
+ *
+ * Softirq. The end of @list ends the last burst: an ACK it still owes goes
+ * now, as at the end of any receive burst.
+ */
+void mroce_rx_list(struct sk_buff_head *list, unsigned int burst,
+		   void (*done)(u64 cookie))
+{
+	struct mroce_rx_burst bu = { .max = max(burst, 1U) };
+	struct mroce_rx_meta meta;
+	struct sk_buff *skb;
+	u64 cookie;
+
+	rcu_read_lock();
+	while ((skb = __skb_dequeue(list))) {
+		cookie = mroce_rx_cb(skb)->cookie;
+		mroce_rx_unpark(skb, &meta);
+		mroce_rx_one(skb, &meta, &bu);
+		dev_put(meta.dev);
+		done(cookie);
+	}
+	mroce_rx_burst_end(&bu, true);
+	rcu_read_unlock();
 }
 
 /**
@@ -1201,8 +1269,8 @@ static void mroce_rx_run(struct tasklet_struct *t)
  */
 void mroce_rx_skb(struct sk_buff *skb, const struct mroce_rx_meta *meta)
 {
-	struct mroce_rx_burst bu = { .max = 1 };
-
+	if (mroce_steer_skb(skb, meta))
+		return;
 	/*
 	 * Queued on this CPU: only this CPU's softirqs (or BH-disabled
 	 * sections) touch its queue, and they never run at once. The device
@@ -1210,7 +1278,6 @@ void mroce_rx_skb(struct sk_buff *skb, const struct mroce_rx_meta *meta)
 	 */
 	if (READ_ONCE(mroce_rx_burst) > 1 && in_softirq()) {
 		struct mroce_rx_cpu *rxc = this_cpu_ptr(&mroce_rx_cpu);
-		struct mroce_rx_cb *cb = mroce_rx_cb(skb);
 
 		if (skb_queue_len(&rxc->q) >= MROCE_RX_QLEN) {
 			/* Behind by a whole queue: not the time to reorder. */
@@ -1218,22 +1285,13 @@ void mroce_rx_skb(struct sk_buff *skb, const struct mroce_rx_meta *meta)
 			kfree_skb(skb);
 			return;
 		}
-		cb->saddr = meta->saddr;
-		cb->daddr = meta->daddr;
-		cb->sport = meta->sport;
-		cb->v6 = meta->v6;
-		cb->ce = meta->ce;
-		skb->dev = meta->dev;
-		dev_hold(skb->dev);
+		mroce_rx_park(skb, meta, 0);
 		__skb_queue_tail(&rxc->q, skb);
 		if (skb_queue_len(&rxc->q) == 1)
 			tasklet_schedule(&rxc->run);
 		return;
 	}
-	rcu_read_lock();
-	mroce_rx_one(skb, meta, &bu);
-	mroce_rx_burst_end(&bu, true);
-	rcu_read_unlock();
+	mroce_rx_now(skb, meta);
 }
 
 void mroce_rx_init(void)
@@ -1246,6 +1304,7 @@ void mroce_rx_init(void)
 		skb_queue_head_init(&rxc->q);
 		tasklet_setup(&rxc->run, mroce_rx_run);
 	}
+	mroce_steer_init();
 }
 
 /* After the sockets closed: nothing queues any more. */
@@ -1255,6 +1314,7 @@ void mroce_rx_exit(void)
 	unsigned int cpu;
 
 	synchronize_net();
+	mroce_steer_exit();
 	for_each_possible_cpu(cpu) {
 		struct mroce_rx_cpu *rxc = per_cpu_ptr(&mroce_rx_cpu, cpu);
 
