@@ -22,7 +22,7 @@ drop_truncated drop_bad_version drop_bad_opcode drop_reserved drop_bad_flags
 drop_bad_length drop_bad_ack_blocks drop_bad_field drop_unknown_conn
 drop_wrong_peer drop_not_connected drop_bad_path drop_stale_gen
 drop_unknown_qp drop_qp_state drop_unexpected drop_bad_rkey drop_mr_bounds
-drop_access drop_bad_atomic drop_rq_overflow drop_nomem
+drop_access drop_bad_atomic drop_rq_overflow drop_nomem drop_rx_queue
 $(for c in $MROCE_NAK_CODES; do echo "naks_sent_$c"; done)
 $(for c in $MROCE_NAK_CODES; do echo "naks_rcvd_$c"; done)"
 

@@ -68,6 +68,7 @@ const std::vector<CounterInfo> &counter_catalog()
 		{"drop_bad_atomic", "drops", P, "refused: atomic misaligned or not supported"},
 		{"drop_rq_overflow", "drops", P, "refused: SEND larger than its receive WQE"},
 		{"drop_nomem", "drops", P, "dropped: no memory to process the packet"},
+		{"drop_rx_queue", "drops", P, "dropped: the receiving CPU's queue was full"},
 
 		{"naks_sent_rnr", "naks", P, "NAKs sent: RNR (no receive WQE posted)"},
 		{"naks_sent_invalid_request", "naks", P, "NAKs sent: INVALID_REQUEST"},

@@ -66,6 +66,7 @@ static const struct rdma_stat_desc mroce_counter_descs[] = {
 	[MROCE_CNT_DROP_BAD_ATOMIC].name	= "drop_bad_atomic",
 	[MROCE_CNT_DROP_RQ_OVERFLOW].name	= "drop_rq_overflow",
 	[MROCE_CNT_DROP_NOMEM].name		= "drop_nomem",
+	[MROCE_CNT_DROP_RX_QUEUE].name		= "drop_rx_queue",
 	[MROCE_CNT_NAKS_SENT_RNR].name		= "naks_sent_rnr",
 	[MROCE_CNT_NAKS_SENT_INVALID_REQUEST].name = "naks_sent_invalid_request",
 	[MROCE_CNT_NAKS_SENT_REMOTE_ACCESS].name = "naks_sent_remote_access",

@@ -90,6 +90,7 @@ enum mroce_counter {
 	MROCE_CNT_DROP_BAD_ATOMIC,	/* misaligned or not advertised */
 	MROCE_CNT_DROP_RQ_OVERFLOW,	/* SEND larger than its receive WQE */
 	MROCE_CNT_DROP_NOMEM,		/* no memory to process the packet */
+	MROCE_CNT_DROP_RX_QUEUE,	/* the receiving CPU's queue was full */
 
 	/*
 	 * NAKs by code (a part of naks_sent / naks_rcvd each), in enum

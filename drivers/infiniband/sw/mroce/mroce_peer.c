@@ -150,9 +150,6 @@ static struct mroce_peer *mroce_peer_alloc(struct mroce_dev *mdev,
 	INIT_WORK(&peer->free_work, mroce_peer_free_work);
 	INIT_WORK(&peer->xmit_work, mroce_peer_xmit_work);
 	peer->tx_cpu = raw_smp_processor_id();
-	spin_lock_init(&peer->rx_steer_lock);
-	for (i = 0; i < MROCE_RX_FLOWS; i++)
-		peer->rx_flow[i].cpu = peer->tx_cpu;
 	INIT_DELAYED_WORK(&peer->gc_work, mroce_peer_gc_work);
 
 	do {

@@ -167,8 +167,9 @@ struct mroce_tomb {
  * Receive steering (rx_spread, mroce_steer.c): the CPU that handles one kind
  * of a peer's incoming packets (data and PROBEs; ACKs and NAKs), and how
  * many of them are queued there or being handled. The flow moves to
- * another CPU only at busy == 0, so its packets are handled one at a time
- * in arrival order: a path's receiver takes a PSN out of order for a loss.
+ * another CPU only when none of them waits or runs, so they are handled
+ * one at a time in arrival order: a path's receiver takes a PSN out of
+ * order for a loss.
  */
 enum mroce_rx_flow_kind {
 	MROCE_RX_FLOW_DATA,
@@ -177,8 +178,7 @@ enum mroce_rx_flow_kind {
 };
 
 struct mroce_rx_flow {
-	int		cpu;	/* peer->rx_steer_lock */
-	atomic_t	busy;
+	atomic_t	state;	/* CPU and count: mroce_steer_take() */
 };
 
 struct mroce_peer {
@@ -221,7 +221,6 @@ struct mroce_peer {
 	struct work_struct	free_work;
 	struct work_struct	xmit_work;	/* flush on tx_cpu */
 	int			tx_cpu;		/* see mroce_peer_flush() */
-	spinlock_t		rx_steer_lock;	/* moves of rx_flow[].cpu */
 	struct mroce_rx_flow	rx_flow[MROCE_RX_FLOWS];
 	struct delayed_work	gc_work;
 };

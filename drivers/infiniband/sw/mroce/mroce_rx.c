@@ -1134,13 +1134,22 @@ free:
 	consume_skb(skb);
 }
 
-/* ------------------------------------------------------ receive bursts */
+/* ------------------------------------------- the per-CPU receive queue */
 
+/*
+ * Packets handled later on a CPU: after the stack's receive batch in bursts
+ * (rx_burst > 1, on the CPU they arrived on), or on the CPU receive
+ * steering chose (rx_spread, mroce_steer.c). One queue per CPU, any CPU
+ * adds to it (q.lock), its tasklet empties it, an IPI schedules that from
+ * another CPU.
+ */
 #define MROCE_RX_QLEN	1024	/* packets waiting per CPU, at most */
 #define MROCE_RX_RUN	256	/* packets per tasklet run */
+#define MROCE_RX_STEER_BURST	64	/* steered: per lock hold, at most */
 
 struct mroce_rx_cpu {
 	struct sk_buff_head	q;
+	call_single_data_t	csd;	/* schedules run on its CPU */
 	struct tasklet_struct	run;
 };
 
@@ -1153,7 +1162,7 @@ struct mroce_rx_cb {
 	__be16		sport;
 	bool		v6;
 	bool		ce;
-	u64		cookie;		/* mroce_rx_list()'s @done gets it */
+	u64		cookie;		/* mroce_steer_done()'s, 0: none */
 };
 
 static struct mroce_rx_cb *mroce_rx_cb(struct sk_buff *skb)
@@ -1163,12 +1172,9 @@ static struct mroce_rx_cb *mroce_rx_cb(struct sk_buff *skb)
 	return (struct mroce_rx_cb *)skb->cb;
 }
 
-/*
- * Park @meta in @skb while it waits (receive bursts, steering); holds the
- * device until the packet is handled.
- */
-void mroce_rx_park(struct sk_buff *skb, const struct mroce_rx_meta *meta,
-		   u64 cookie)
+/* Park @meta in @skb while it waits; holds the device until it is handled. */
+static void mroce_rx_park(struct sk_buff *skb, const struct mroce_rx_meta *meta,
+			  u64 cookie)
 {
 	struct mroce_rx_cb *cb = mroce_rx_cb(skb);
 
@@ -1197,67 +1203,87 @@ static void mroce_rx_unpark(struct sk_buff *skb, struct mroce_rx_meta *meta)
 	meta->net = dev_net(meta->dev);
 }
 
+/*
+ * The tasklet: the queue in bursts. A steered batch is handled in bursts of
+ * up to MROCE_RX_STEER_BURST whatever rx_burst says: the hop has already
+ * put those packets behind the stack's receive pass, so batching delays
+ * them no further.
+ */
 static void mroce_rx_run(struct tasklet_struct *t)
 {
 	struct mroce_rx_cpu *rxc = from_tasklet(rxc, t, run);
-	struct mroce_rx_burst bu = {
-		.max = max(READ_ONCE(mroce_rx_burst), 1U),
-	};
+	unsigned int burst = max(READ_ONCE(mroce_rx_burst), 1U);
+	struct mroce_rx_burst bu = { .max = burst };
 	struct mroce_rx_meta meta;
+	struct sk_buff_head local;
 	struct sk_buff *skb;
 	unsigned int n;
+	u64 cookie;
+
+	__skb_queue_head_init(&local);
+	spin_lock(&rxc->q.lock);
+	for (n = 0; n < MROCE_RX_RUN && (skb = __skb_dequeue(&rxc->q)); n++)
+		__skb_queue_tail(&local, skb);
+	spin_unlock(&rxc->q.lock);
 
 	rcu_read_lock();
-	for (n = 0; n < MROCE_RX_RUN && (skb = __skb_dequeue(&rxc->q)); n++) {
+	while ((skb = __skb_dequeue(&local))) {
+		cookie = mroce_rx_cb(skb)->cookie;
 		mroce_rx_unpark(skb, &meta);
+		bu.max = cookie ? max(burst, MROCE_RX_STEER_BURST) : burst;
 		mroce_rx_one(skb, &meta, &bu);
 		dev_put(meta.dev);
+		if (cookie)
+			mroce_steer_done(cookie);
 	}
 	mroce_rx_burst_end(&bu, true);
 	rcu_read_unlock();
-	if (!skb_queue_empty(&rxc->q))
+	/* A lockless peek: a packet queued after it saw empty kicks anew. */
+	if (!skb_queue_empty_lockless(&rxc->q))
 		tasklet_schedule(t);
 }
 
-/* One packet, here and now, alone. Softirq. Consumes @skb. */
-void mroce_rx_now(struct sk_buff *skb, const struct mroce_rx_meta *meta)
+static void mroce_rx_kick(void *arg)
 {
-	struct mroce_rx_burst bu = { .max = 1 };
+	struct mroce_rx_cpu *rxc = arg;
 
-	rcu_read_lock();
-	mroce_rx_one(skb, meta, &bu);
-	mroce_rx_burst_end(&bu, true);
-	rcu_read_unlock();
+	tasklet_schedule(&rxc->run);
 }
 
-/**
- * mroce_rx_list() - packets parked by mroce_rx_park(), in bursts
- * @list: the packets, consumed
- * @burst: packets of one connection per hold of its lock, at most
- * @done: called with each packet's cookie once it was handled (the
- *	burst may still hold its peer's lock), under the RCU read lock
- *
- * Softirq. The end of @list ends the last burst: an ACK it still owes goes
- * now, as at the end of any receive burst.
- */
-void mroce_rx_list(struct sk_buff_head *list, unsigned int burst,
-		   void (*done)(u64 cookie))
+/* Wait for @skb's turn on @cpu's queue. Softirq; consumes @skb. */
+static void mroce_rx_queue(int cpu, struct sk_buff *skb,
+			   const struct mroce_rx_meta *meta, u64 cookie)
 {
-	struct mroce_rx_burst bu = { .max = max(burst, 1U) };
-	struct mroce_rx_meta meta;
-	struct sk_buff *skb;
-	u64 cookie;
+	struct mroce_rx_cpu *rxc = per_cpu_ptr(&mroce_rx_cpu, cpu);
+	bool kick;
 
-	rcu_read_lock();
-	while ((skb = __skb_dequeue(list))) {
-		cookie = mroce_rx_cb(skb)->cookie;
-		mroce_rx_unpark(skb, &meta);
-		mroce_rx_one(skb, &meta, &bu);
-		dev_put(meta.dev);
-		done(cookie);
+	spin_lock(&rxc->q.lock);
+	if (skb_queue_len(&rxc->q) >= MROCE_RX_QLEN) {
+		spin_unlock(&rxc->q.lock);
+		/* Behind by a whole queue: not the time to reorder. */
+		mroce_rx_drop(meta, MROCE_CNT_DROP_RX_QUEUE, NULL, skb);
+		kfree_skb(skb);
+		if (cookie) {
+			rcu_read_lock();
+			mroce_steer_done(cookie);
+			rcu_read_unlock();
+		}
+		return;
 	}
-	mroce_rx_burst_end(&bu, true);
-	rcu_read_unlock();
+	mroce_rx_park(skb, meta, cookie);
+	__skb_queue_tail(&rxc->q, skb);
+	kick = skb_queue_len(&rxc->q) == 1;
+	spin_unlock(&rxc->q.lock);
+	if (!kick)
+		return;
+	if (cpu == smp_processor_id())
+		tasklet_schedule(&rxc->run);
+	else
+		/*
+		 * -EBUSY: the last kick is still on its way and schedules
+		 * the tasklet after this packet was queued.
+		 */
+		smp_call_function_single_async(cpu, &rxc->csd);
 }
 
 /**
@@ -1269,29 +1295,21 @@ void mroce_rx_list(struct sk_buff_head *list, unsigned int burst,
  */
 void mroce_rx_skb(struct sk_buff *skb, const struct mroce_rx_meta *meta)
 {
-	if (mroce_steer_skb(skb, meta))
-		return;
-	/*
-	 * Queued on this CPU: only this CPU's softirqs (or BH-disabled
-	 * sections) touch its queue, and they never run at once. The device
-	 * reference keeps skb->dev and its namespace until the tasklet ran.
-	 */
-	if (READ_ONCE(mroce_rx_burst) > 1 && in_softirq()) {
-		struct mroce_rx_cpu *rxc = this_cpu_ptr(&mroce_rx_cpu);
+	struct mroce_rx_burst bu = { .max = 1 };
+	struct mroce_steer_to to;
 
-		if (skb_queue_len(&rxc->q) >= MROCE_RX_QLEN) {
-			/* Behind by a whole queue: not the time to reorder. */
-			mroce_rx_drop(meta, MROCE_CNT_DROP_NOMEM, NULL, skb);
-			kfree_skb(skb);
+	if (in_softirq()) {
+		mroce_steer_pick(skb, &to);
+		/* Bursts: after the stack's batch, on this CPU. */
+		if (!to.now || READ_ONCE(mroce_rx_burst) > 1) {
+			mroce_rx_queue(to.cpu, skb, meta, to.cookie);
 			return;
 		}
-		mroce_rx_park(skb, meta, 0);
-		__skb_queue_tail(&rxc->q, skb);
-		if (skb_queue_len(&rxc->q) == 1)
-			tasklet_schedule(&rxc->run);
-		return;
 	}
-	mroce_rx_now(skb, meta);
+	rcu_read_lock();
+	mroce_rx_one(skb, meta, &bu);
+	mroce_rx_burst_end(&bu, true);
+	rcu_read_unlock();
 }
 
 void mroce_rx_init(void)
@@ -1302,9 +1320,13 @@ void mroce_rx_init(void)
 		struct mroce_rx_cpu *rxc = per_cpu_ptr(&mroce_rx_cpu, cpu);
 
 		skb_queue_head_init(&rxc->q);
+		INIT_CSD(&rxc->csd, mroce_rx_kick, rxc);
 		tasklet_setup(&rxc->run, mroce_rx_run);
 	}
-	mroce_steer_init();
+}
+
+static void mroce_rx_noop(void *arg)
+{
 }
 
 /* After the sockets closed: nothing queues any more. */
@@ -1314,7 +1336,8 @@ void mroce_rx_exit(void)
 	unsigned int cpu;
 
 	synchronize_net();
-	mroce_steer_exit();
+	/* Kicks still on their way run before this one (FIFO per CPU). */
+	on_each_cpu(mroce_rx_noop, NULL, 1);
 	for_each_possible_cpu(cpu) {
 		struct mroce_rx_cpu *rxc = per_cpu_ptr(&mroce_rx_cpu, cpu);
 
