@@ -172,6 +172,27 @@ bench_driver_down() {
 	return 0
 }
 
+# Run CMD DRV for each driver of DRIVERS (words), each brought up afresh
+# (mroce with the module parameters of MPARAMS, words) and taken down
+# after. A driver that does not come up is reported ("NAME: DRV: setup
+# failed") and skipped. Fails if any setup or CMD did.
+bench_each_driver() { # bench_each_driver NAME DRIVERS MPARAMS CMD
+	local name=$1 drivers=$2 mparams=$3 cmd=$4 drv rc=0
+	for drv in $drivers; do
+		# shellcheck disable=SC2086 # one word per parameter
+		if [ "$drv" = mroce ]; then set -- $mparams; else set --; fi
+		if ! bench_driver_up "$drv" "$@"; then
+			echo "$name: $drv: setup failed"
+			bench_driver_down
+			rc=1
+			continue
+		fi
+		"$cmd" "$drv" || rc=1
+		bench_driver_down
+	done
+	return $rc
+}
+
 # shellcheck disable=SC2034 # tools_why is for the caller
 build_tools() {
 	tools_why=

@@ -128,24 +128,13 @@ trace_one() {
 topo_policy 1 || exit 1
 echo "lat_trace: drivers $DRIVERS; $ITERS iterations, traced ${SECONDS_ON} s; clocksource" \
 	"$(cat /sys/devices/system/clocksource/clocksource0/current_clocksource)"
-rc=0
 traces=()
-for drv in $DRIVERS; do
-	# shellcheck disable=SC2086 # one word per parameter
-	if [ "$drv" = mroce ]; then set -- $MPARAMS; else set --; fi
-	if ! bench_driver_up "$drv" "$@"; then
-		echo "lat_trace: $drv: setup failed"
-		bench_driver_down
-		rc=1
-		continue
-	fi
-	if trace_one "$drv"; then
-		traces+=("$out/$drv.$([ -n "$GRAPH" ] && echo graph || echo trace)")
-	else
-		rc=1
-	fi
-	bench_driver_down
-done
+trace_driver() {
+	trace_one "$1" || return 1
+	traces+=("$out/$1.$([ -n "$GRAPH" ] && echo graph || echo trace)")
+}
+rc=0
+bench_each_driver lat_trace "$DRIVERS" "$MPARAMS" trace_driver || rc=1
 topo_policy_cleanup 1
 [ ${#traces[@]} -gt 0 ] || exit 1
 python3 "$MROCE_SELFTESTS_DIR/bench/lat_trace.py" ${GRAPH:+--graph} "${traces[@]}" \

@@ -342,21 +342,15 @@ echo "profile_bench: drivers $DRIVERS; workloads $WORKLOADS; perf -F $FREQ cpu-c
 topo_policy 1 || exit 1
 echo "profile_bench: veth MTU $(cat /sys/class/net/veth00/mtu), $(nproc) vCPUs, clocksource" \
 	"$(cat /sys/devices/system/clocksource/clocksource0/current_clocksource)"
-rc=0
-for drv in $DRIVERS; do
-	# shellcheck disable=SC2086 # one word per parameter
-	if [ "$drv" = mroce ]; then set -- $MPARAMS; else set --; fi
-	if ! bench_driver_up "$drv" "$@"; then
-		echo "profile_bench: $drv: setup failed"
-		bench_driver_down
-		rc=1
-		continue
-	fi
+profile_driver() {
+	local w r=0
 	# The symbols perf resolved against, for a report on the host.
-	cp /proc/kallsyms "$out/$drv.kallsyms"
-	for w in $WORKLOADS; do profile "$drv" "$w" || rc=1; done
-	bench_driver_down
-done
+	cp /proc/kallsyms "$out/$1.kallsyms"
+	for w in $WORKLOADS; do profile "$1" "$w" || r=1; done
+	return $r
+}
+rc=0
+bench_each_driver profile_bench "$DRIVERS" "$MPARAMS" profile_driver || rc=1
 topo_policy_cleanup 1
 
 python3 "$MROCE_SELFTESTS_DIR/bench/profile_report.py" \
