@@ -24,7 +24,7 @@ DESTDIR ?=
 VMRUN := python3 $(TOP)/selftests/qemu/vmrun.py --kver $(KVER)
 
 .PHONY: help deps modules clean install dkms-install unit fuzz style vmtest \
-	vmshell check demo bench bench-sim
+	vmshell check demo bench bench-sim corebench
 
 help:
 	@echo "mroce make targets (KVER=$(KVER)):"
@@ -41,6 +41,7 @@ help:
 	@echo "  bench         VM benchmarks (selftests/bench/*.sh, or BENCH=rdma_bench; BENCH_ROWS, BENCH_ROUNDS,"
 	@echo "                BENCH_DRIVERS, BENCH_MROCE_PARAMS, BENCH_NVMEOF=0: docs/testing.md); build/bench/"
 	@echo "  bench-sim     simulator benchmarks (userspace/sim/bench.sh)"
+	@echo "  corebench     instructions per packet of the core (callgrind; userspace/bench/corebench.sh)"
 	@echo "  install       build for $(INSTALL_KVER), install + depmod + modprobe.d (DESTDIR=)"
 	@echo "  dkms-install  register the source with DKMS, build and install for KVER"
 	@echo "  clean         remove build products"
@@ -85,6 +86,9 @@ bench-sim:
 	else \
 		echo "bench-sim: no simulator yet (userspace/sim/bench.sh)"; \
 	fi
+
+corebench:
+	@$(TOP)/userspace/bench/corebench.sh
 
 install:
 	@$(TOP)/scripts/build-module.sh $(INSTALL_KVER)

@@ -26,6 +26,8 @@ pkgs=(
 	pkg-config libelf-dev zlib1g-dev
 	# make bench-sim plots
 	gnuplot-nox
+	# make corebench (callgrind)
+	valgrind
 	"$@"
 )
 
