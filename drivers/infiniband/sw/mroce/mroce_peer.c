@@ -77,6 +77,8 @@ static void mroce_peer_free_work(struct work_struct *work)
 	cancel_delayed_work_sync(&peer->gc_work);
 	skb_queue_purge(&peer->xmitq);
 	skb_queue_purge(&peer->ctlq);
+	skb_queue_purge(&peer->sendq);
+	skb_queue_purge(&peer->sendctl);
 	xa_destroy(&peer->qp_xa);
 	for (i = 0; i < ARRAY_SIZE(peer->dst); i++)
 		dst_cache_destroy(&peer->dst[i]);
@@ -91,6 +93,7 @@ void mroce_peer_put(struct mroce_peer *peer)
 }
 
 static void mroce_peer_timer_fn(struct hrtimer *timer);
+static unsigned int mroce_peer_handoff(struct mroce_peer *peer);
 static void mroce_peer_arm_tasklet(struct tasklet_struct *t);
 static void mroce_peer_tx_work(struct work_struct *work);
 static void mroce_peer_xmit_work(struct work_struct *work);
@@ -141,6 +144,9 @@ static struct mroce_peer *mroce_peer_alloc(struct mroce_dev *mdev,
 	INIT_LIST_HEAD(&peer->comp_list);
 	skb_queue_head_init(&peer->xmitq);
 	skb_queue_head_init(&peer->ctlq);
+	spin_lock_init(&peer->send_lock);
+	skb_queue_head_init(&peer->sendq);
+	skb_queue_head_init(&peer->sendctl);
 	peer->timer_at = U64_MAX;
 	peer->wake_at = U64_MAX;
 	hrtimer_init(&peer->timer, CLOCK_MONOTONIC, HRTIMER_MODE_ABS_SOFT);
@@ -245,6 +251,7 @@ struct mroce_peer *mroce_peer_get(struct mroce_dev *mdev,
 static void mroce_peer_close(struct mroce_peer *peer, u32 reason, bool if_idle)
 {
 	struct mroce_xport_dev *xd = &peer->mdev->xport;
+	unsigned int handed;
 
 	spin_lock_bh(&peer->lock);
 	if (peer->dead) {
@@ -259,9 +266,11 @@ static void mroce_peer_close(struct mroce_peer *peer, u32 reason, bool if_idle)
 	if (mroce_conn_established(&peer->conn))
 		mroce_peer_send_hs(peer, MROCE_OP_CONN_CLOSE, reason);
 	peer->dead = true;
+	handed = mroce_peer_handoff(peer);
 	spin_unlock_bh(&peer->lock);
 	/* Still ours to send: nobody else transmits for a dead peer. */
-	mroce_peer_flush(peer);
+	if (handed)
+		mroce_peer_flush(peer, true);
 
 	spin_lock_bh(&xd->peer_lock);
 	hash_del_rcu(&peer->hnode);
@@ -352,83 +361,140 @@ bool mroce_peer_idle(const struct mroce_peer *peer)
 	return true;
 }
 
-/* Packets wait on either transmit queue (peer->lock held). */
-static bool mroce_peer_queued(const struct mroce_peer *peer)
+/* What mroce_peer_handoff() handed over. */
+#define MROCE_HANDED_CTL	BIT(0)
+#define MROCE_HANDED_DATA	BIT(1)
+
+/*
+ * Move what this hold of peer->lock built to the send queues, before the
+ * lock is dropped: the order of handoffs is the order of building, so each
+ * path's packets stay in path PSN order. Returns MROCE_HANDED_* of what
+ * moved; the caller sends after unlocking (mroce_peer_flush()).
+ */
+static unsigned int mroce_peer_handoff(struct mroce_peer *peer)
 {
-	return !skb_queue_empty(&peer->xmitq) || !skb_queue_empty(&peer->ctlq);
+	unsigned int handed = 0;
+
+	lockdep_assert_held(&peer->lock);
+	if (!skb_queue_empty(&peer->ctlq))
+		handed |= MROCE_HANDED_CTL;
+	if (!skb_queue_empty(&peer->xmitq))
+		handed |= MROCE_HANDED_DATA;
+	if (!handed)
+		return 0;
+	spin_lock(&peer->send_lock);
+	skb_queue_splice_tail_init(&peer->ctlq, &peer->sendctl);
+	skb_queue_splice_tail_init(&peer->xmitq, &peer->sendq);
+	spin_unlock(&peer->send_lock);
+	return handed;
 }
 
 /*
- * Send what the peer queued. One sender at a time, and while anything is in
- * flight only on the peer's transmit CPU: veth, loopback and RPS deliver
- * through per-CPU backlogs, so packets sent from two CPUs can overtake each
- * other, and a path's receiver takes a reordered PSN for a loss. An idle
- * connection may start from any CPU (mroce_tx_run() moves tx_cpu there);
- * the ACKs then come back on that CPU and keep the transmissions there.
- * Control packets go first: data queued behind an ACK would hold up the
- * peer's whole window.
+ * Take what there is to send onto @local (send_lock held): control packets
+ * always, first (data queued behind an ACK would hold up the peer's whole
+ * window), the data too when @data.
  */
-void mroce_peer_flush(struct mroce_peer *peer)
+static void mroce_peer_take(struct mroce_peer *peer, struct sk_buff_head *local,
+			    bool data)
+{
+	lockdep_assert_held(&peer->send_lock);
+	skb_queue_splice_tail_init(&peer->sendctl, local);
+	if (data)
+		skb_queue_splice_tail_init(&peer->sendq, local);
+}
+
+/**
+ * mroce_peer_flush() - send what the holders of peer->lock handed over
+ * @peer: the connection; peer->lock NOT held
+ * @own_data: the caller handed over data (mroce_peer_handoff()), so the
+ *	      data is its to send or to pass on to tx_cpu
+ *
+ * Control packets (ACKs, NAKs, handshake) have no path order to keep: they
+ * leave from whichever CPU finds them, now, rather than after a work item
+ * got the CPU, or a sender waits for them. Data has one sender at a time
+ * (->xmitting), and while anything is in flight only on the peer's
+ * transmit CPU: veth, loopback and RPS deliver through per-CPU backlogs,
+ * so packets sent from two CPUs can overtake each other, and a path's
+ * receiver takes a reordered PSN for a loss. A queued data packet is in
+ * flight for the core already, so data leaves from tx_cpu, or from any
+ * CPU once the peer is dead. An idle connection may start from any CPU
+ * (mroce_tx_run() moves tx_cpu there); the ACKs then come back on that CPU
+ * and keep the transmissions there. Data some other CPU handed over is
+ * that CPU's to send, or to pass on to tx_cpu's work item: taking it from
+ * here would send it from the wrong CPU, and a work item for it would be a
+ * needless kworker wakeup (one per round trip under ib_write_lat).
+ *
+ * Nothing here waits for peer->lock: the send queues have their own lock,
+ * held only to splice. A sender that took peer->lock again after each
+ * batch spun while the other CPU built its doorbell's packet under it
+ * (13 us of CPU per 64 B round trip, docs/transport.md), and then sent
+ * that packet for it from the wrong CPU.
+ */
+void mroce_peer_flush(struct mroce_peer *peer, bool own_data)
 {
 	struct sk_buff_head local;
 	unsigned int rounds;
+	bool data = false;
 
-	spin_lock_bh(&peer->lock);
-	if (peer->xmitting || !mroce_peer_queued(peer)) {
-		spin_unlock_bh(&peer->lock);
-		return;
-	}
 	__skb_queue_head_init(&local);
-	if (peer->tx_cpu != smp_processor_id() && !peer->dead &&
-	    !mroce_peer_idle(peer)) {
-		/*
-		 * Data goes from tx_cpu. ACKs, NAKs and handshake packets have
-		 * no path order to keep: they leave now rather than after a
-		 * work item got the CPU, or a sender waits for them.
-		 */
-		skb_queue_splice_init(&peer->ctlq, &local);
-		if (!skb_queue_empty(&peer->xmitq))
-			queue_work_on(peer->tx_cpu, mroce_wq, &peer->xmit_work);
-		spin_unlock(&peer->lock);
-		mroce_net_xmit_list(peer, &local);
-		local_bh_enable();
-		return;
-	}
-	peer->xmitting = true;
-	for (rounds = 0; mroce_peer_queued(peer); rounds++) {
-		/*
-		 * Other CPUs queue while we send, and can do so for as long
-		 * as their traffic lasts: this CPU, BH-disabled, would never
-		 * get back to its own receive queue or scheduler. A few
-		 * rounds, then the rest goes from the work item (still one
-		 * sender at a time: the queues keep their order).
-		 */
-		if (rounds == MROCE_FLUSH_ROUNDS) {
-			queue_work_on(peer->tx_cpu, mroce_wq, &peer->xmit_work);
-			break;
+	local_bh_disable();
+	spin_lock(&peer->send_lock);
+	if (!peer->xmitting && !skb_queue_empty(&peer->sendq)) {
+		if (READ_ONCE(peer->tx_cpu) == smp_processor_id() ||
+		    READ_ONCE(peer->dead)) {
+			peer->xmitting = true;
+			data = true;
+		} else if (own_data) {
+			queue_work_on(READ_ONCE(peer->tx_cpu), mroce_wq,
+				      &peer->xmit_work);
 		}
-		skb_queue_splice_tail_init(&peer->ctlq, &local);
-		skb_queue_splice_tail_init(&peer->xmitq, &local);
-		spin_unlock(&peer->lock);
+	}
+	mroce_peer_take(peer, &local, data);
+	spin_unlock(&peer->send_lock);
+
+	for (rounds = 0;; rounds++) {
 		/* Still BH-disabled: receive waits for the whole batch. */
 		mroce_net_xmit_list(peer, &local);
-		spin_lock(&peer->lock);
+		if (!data)
+			break;
+		spin_lock(&peer->send_lock);
+		if (skb_queue_empty(&peer->sendq) &&
+		    skb_queue_empty(&peer->sendctl)) {
+			peer->xmitting = false;
+			spin_unlock(&peer->send_lock);
+			break;
+		}
+		/*
+		 * Other CPUs hand over while we send, and can do so for as
+		 * long as their traffic lasts: this CPU, BH-disabled, would
+		 * never get back to its own receive queue or scheduler. A
+		 * few rounds, then the rest goes from the work item (still
+		 * one sender at a time: the queue keeps its order).
+		 */
+		if (rounds == MROCE_FLUSH_ROUNDS) {
+			peer->xmitting = false;
+			queue_work_on(READ_ONCE(peer->tx_cpu), mroce_wq,
+				      &peer->xmit_work);
+			spin_unlock(&peer->send_lock);
+			break;
+		}
+		mroce_peer_take(peer, &local, true);
+		spin_unlock(&peer->send_lock);
 	}
-	peer->xmitting = false;
-	spin_unlock_bh(&peer->lock);
+	local_bh_enable();
 }
 
+/*
+ * Data handed over on another CPU, or left by a sender after its rounds:
+ * send it from tx_cpu. No doorbell waits for this (it never held
+ * peer->lock), so there are no marks to serve.
+ */
 static void mroce_peer_xmit_work(struct work_struct *work)
 {
 	struct mroce_peer *peer = container_of(work, struct mroce_peer,
 					       xmit_work);
 
-	/*
-	 * Through the epilogue: it sends, and serves doorbells that found
-	 * the lock taken meanwhile (mroce_peer_kick() queues no work).
-	 */
-	spin_lock_bh(&peer->lock);
-	mroce_peer_unlock(peer);
+	mroce_peer_flush(peer, true);
 }
 
 /* ------------------------------------------------------------ the timer */
@@ -510,23 +576,23 @@ void mroce_peer_arm(struct mroce_peer *peer)
  */
 static void __mroce_peer_unlock(struct mroce_peer *peer, bool from_tasklet)
 {
-	unsigned int rounds;
-	bool send, late;
+	unsigned int rounds, handed;
+	bool late;
 
 	for (rounds = 0;; rounds++) {
-		send = mroce_peer_queued(peer);
+		handed = mroce_peer_handoff(peer);
 		late = false;
 		if (from_tasklet || peer->dead)
 			mroce_peer_arm(peer);
 		else if (in_serving_softirq())
 			tasklet_schedule(&peer->arm_tasklet);
-		else if (send)
+		else if (handed)
 			late = true;
 		else
 			mroce_peer_arm(peer);
 		spin_unlock_bh(&peer->lock);
-		if (send)
-			mroce_peer_flush(peer);
+		if (handed)
+			mroce_peer_flush(peer, handed & MROCE_HANDED_DATA);
 		if (late) {
 			spin_lock_bh(&peer->lock);
 			mroce_peer_arm(peer);
@@ -581,7 +647,14 @@ static void mroce_peer_arm_tasklet(struct tasklet_struct *t)
 {
 	struct mroce_peer *peer = from_tasklet(peer, t, arm_tasklet);
 
-	spin_lock_bh(&peer->lock);
+	/*
+	 * A busy lock is another CPU's, and every holder arms on its way
+	 * out (or schedules this tasklet there): spinning here only kept
+	 * this CPU's next softirq -- often the ping-pong's next packet --
+	 * waiting (1.3 us of CPU per 64 B round trip in the s12 profile).
+	 */
+	if (!spin_trylock_bh(&peer->lock))
+		return;
 	__mroce_peer_unlock(peer, true);
 }
 

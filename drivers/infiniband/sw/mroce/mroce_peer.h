@@ -34,6 +34,8 @@
  *                             and MR helpers) with it held, as
  *                             mroce_verbs.h allows; they take qp->state_lock,
  *                             queue locks, mr->lock and cq->lock inside it.
+ *   3. peer->send_lock        (BH) the send queues and peer->xmitting;
+ *                             innermost, held for a splice only.
  *
  * Nothing sleeps under peer->lock. Completion handlers run under it (a
  * verbs helper may call one), and a handler may post: the kick hooks
@@ -57,10 +59,14 @@
  *               stretch serves: MROCE_KICK_ROUNDS, MROCE_FLUSH_ROUNDS)
  *   doorbell    a user or kernel post that finds the peer idle transmits
  *               directly (latency)
- * All of them build packets under peer->lock onto the peer's transmit
- * queues (data and PROBEs on peer->xmitq, ACKs, NAKs and handshake packets
- * on peer->ctlq) and send them after dropping it; one sender at a time
- * (peer->xmitting), so each path's packets leave in path PSN order.
+ * All of them build packets under peer->lock onto the peer's build queues
+ * (data and PROBEs on peer->xmitq, ACKs, NAKs and handshake packets on
+ * peer->ctlq), hand them to the send queues before dropping it, and send
+ * after (mroce_peer_flush()). The send queues have a lock of their own,
+ * held only to splice: a sender never waits for a holder of peer->lock
+ * that is building (a data packet takes microseconds). Data has one sender
+ * at a time (peer->xmitting), on tx_cpu, so each path's packets leave in
+ * path PSN order; control packets leave from whichever CPU handed them.
  *
  * Lifetime
  * --------
@@ -194,7 +200,6 @@ struct mroce_peer {
 
 	spinlock_t		lock;
 	bool			dead;
-	bool			xmitting;
 	unsigned long		kick_pending;	/* bit 0: a QP has ->kicked */
 	struct mroce_conn	conn;
 	struct mroce_path	paths[MROCE_PEER_PATHS];
@@ -203,8 +208,12 @@ struct mroce_peer {
 	struct list_head	qps;		/* attached QPs */
 	struct list_head	tx_list;	/* QPs with something to send */
 	struct list_head	comp_list;	/* QPs with completions to check */
-	struct sk_buff_head	xmitq;		/* data and PROBEs, path order */
-	struct sk_buff_head	ctlq;		/* ACKs, NAKs, handshake */
+	struct sk_buff_head	xmitq;		/* built: data and PROBEs, path order */
+	struct sk_buff_head	ctlq;		/* built: ACKs, NAKs, handshake */
+	spinlock_t		send_lock;	/* the three below */
+	bool			xmitting;	/* a CPU is sending sendq's data */
+	struct sk_buff_head	sendq;		/* handed over: data, path order */
+	struct sk_buff_head	sendctl;	/* handed over: control */
 	u32			n_qps;
 	u32			backlog;	/* bytes queued, not yet sent */
 	u64			timer_at;	/* armed expiry, U64_MAX = none */
@@ -290,7 +299,7 @@ struct mroce_peer *mroce_peer_find_id(u32 id);
 struct mroce_peer *mroce_peer_lookup(struct mroce_dev *mdev,
 				     const struct in6_addr *raddr);
 void mroce_peer_unlock(struct mroce_peer *peer);
-void mroce_peer_flush(struct mroce_peer *peer);
+void mroce_peer_flush(struct mroce_peer *peer, bool own_data);
 bool mroce_peer_idle(const struct mroce_peer *peer);
 void mroce_peer_queue_path(struct mroce_peer *peer, struct sk_buff *skb,
 			   u8 path, u16 sport);
