@@ -252,8 +252,7 @@ static NOINLINE u32 tx_ack(struct side *s, bool all, struct wire_pkt *w)
 	if (all ? s->conn.ack_dirty || s->conn.hint_push :
 	    mroce_conn_ack_due(&s->conn, now)) {
 		len = mroce_conn_build_ack(&s->conn, now, w->b,
-					   MROCE_ACK_BASE_LEN +
-					   N_PATHS * MROCE_ACK_BLOCK_LEN);
+					   mroce_conn_ack_len(&s->conn));
 		w->len = len;
 	}
 	mroce_conn_next_deadline(&s->conn);

@@ -105,4 +105,30 @@ TEST(BitmapProperty, OperationsMatchAReferenceBitset) {
   }
 }
 
+// The ring helpers (stream windows) against a plain array of bits.
+TEST(BitmapProperty, RingOperationsMatchAReference) {
+  constexpr uint32_t kRingWords = 16, kBits = kRingWords * 64;
+  mt::Rng rng(mt::test_seed(0x5196));
+  for (int iter = 0; iter < 5000; iter++) {
+    uint64_t bm[kRingWords];
+    bool ref[kBits];
+    for (auto &w : bm) w = rng.chance(0.5) ? ~0ull : rng.chance(0.3) ? 0 : rng.u64();
+    for (uint32_t i = 0; i < kBits; i++) ref[i] = mroce_bm_test(bm, i);
+    uint32_t start = rng.u32();
+    uint32_t limit = static_cast<uint32_t>(rng.range(0, kBits));
+    uint32_t ones = 0;
+    while (ones < limit && ref[(start + ones) % kBits]) ones++;
+    ASSERT_EQ(mroce_bm_ring_ones(bm, kRingWords, start, limit), ones);
+    uint32_t next = limit;
+    for (uint32_t k = 0; k < limit; k++)
+      if (ref[(start + k) % kBits]) { next = k; break; }
+    ASSERT_EQ(mroce_bm_ring_next_set(bm, kRingWords, start, limit), next);
+    uint32_t n = static_cast<uint32_t>(rng.range(0, kBits + 10));
+    mroce_bm_ring_clear(bm, kRingWords, start, n);
+    for (uint32_t k = 0; k < n && k < kBits; k++) ref[(start + k) % kBits] = false;
+    for (uint32_t i = 0; i < kBits; i++)
+      ASSERT_EQ(mroce_bm_test(bm, i), ref[i]) << "clear " << n << " from " << start;
+  }
+}
+
 }  // namespace

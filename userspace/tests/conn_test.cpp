@@ -553,6 +553,57 @@ TEST_F(Conn, AckCarriesAtMostSixteenBlocksRoundRobin) {
   EXPECT_EQ(reported.size(), 40u);
 }
 
+// Round robin across ACKs (docs §6.3): each ACK starts after the path the
+// previous one reported last and wraps to the lowest dirty paths below it;
+// mroce_conn_ack_len() sizes an ACK that reports every dirty path.
+TEST_F(Conn, AckRoundRobinResumesAfterTheLastPathAndWraps) {
+  p.n_paths = 64;
+  a.paths.resize(64);
+  b.paths.resize(64);
+  for (Side *s : {&a, &b}) {
+    mroce_conn_cfg cfg{};
+    cfg.prm = &p;
+    cfg.ops = &s->ops;
+    cfg.ctx = s;
+    cfg.paths = s->paths.data();
+    cfg.max_paths = 64;
+    cfg.local_id = s == &a ? 0xa : 0xb;
+    cfg.nonce = s == &a ? 1 : 2;
+    cfg.seed = 3;
+    cfg.mtu = 1500;
+    mroce_conn_init(&s->c, &cfg);
+  }
+  establish();
+  ASSERT_EQ(a.c.n_paths, 64);
+  EXPECT_EQ(mroce_conn_ack_len(&b.c), uint32_t(MROCE_ACK_BASE_LEN));
+  for (int i = 0; i < 3; i++) deliver(b, send(a, 100 + i, 10, 60 + i));
+  EXPECT_EQ(mroce_conn_ack_len(&b.c), uint32_t(MROCE_ACK_BASE_LEN + 3 * MROCE_ACK_BLOCK_LEN));
+  auto order = [&](uint32_t cap) {
+    std::vector<int> ids;
+    uint8_t buf[MROCE_MAX_HDR_LEN];
+    uint32_t n = mroce_conn_build_ack(&b.c, now, buf, cap);
+    EXPECT_GT(n, 0u);
+    mroce_pkt pkt = decode(buf, n);
+    for (int k = 0; k < pkt.u.ack.n_blocks; k++) {
+      mroce_ack_block blk;
+      mroce_ack_block_get(&pkt, k, &blk);
+      ids.push_back(blk.path_id);
+    }
+    return ids;
+  };
+  // Exactly the room ack_len asks for reports all three in one ACK.
+  EXPECT_EQ(order(mroce_conn_ack_len(&b.c)), (std::vector<int>{60, 61, 62}));
+  EXPECT_FALSE(mroce_conn_ack_due(&b.c, now));
+  // The last ACK ended at 62: the next starts at 63, then wraps to 0 and up.
+  for (int i : {1, 63, 5, 62, 0}) deliver(b, send(a, 200 + i, 10, i));
+  EXPECT_EQ(order(MROCE_ACK_BASE_LEN + 3 * MROCE_ACK_BLOCK_LEN),
+            (std::vector<int>{63, 0, 1}));
+  // ... and the rest resumes after 1, at 5, then 62.
+  EXPECT_EQ(mroce_conn_ack_len(&b.c), uint32_t(MROCE_ACK_BASE_LEN + 2 * MROCE_ACK_BLOCK_LEN));
+  EXPECT_EQ(order(MROCE_MAX_HDR_LEN), (std::vector<int>{5, 62}));
+  EXPECT_EQ(mroce_conn_ack_len(&b.c), uint32_t(MROCE_ACK_BASE_LEN));
+}
+
 TEST_F(Conn, RateHintFromTheReceiverCapsWindowAndPaces) {
   establish();
   mroce_conn_set_rx_hint(&b.c, 100);  // 100 Mbit/s

@@ -58,20 +58,26 @@ static void mroce_ack_send(struct mroce_peer *peer, u64 now, bool all)
 {
 	struct sk_buff *skb;
 	unsigned int i;
-	u32 len;
+	u32 len, cap;
 
 	lockdep_assert_held(&peer->lock);
 	if (all && !peer->conn.ack_dirty && !peer->conn.hint_push)
 		return;
 	for (i = 0; i < 4 && (all || mroce_conn_ack_due(&peer->conn, now));
 	     i++) {
-		skb = mroce_net_alloc_skb(peer->mdev, MROCE_ACK_LEN_MAX,
-					  GFP_ATOMIC);
+		/*
+		 * Sized to the paths it reports, not to all of them: the
+		 * allocator zeroes what it hands out, and a one-block ACK
+		 * then fits a 512-byte slab object instead of a 1 KiB one.
+		 */
+		cap = min_t(u32, mroce_conn_ack_len(&peer->conn),
+			    MROCE_ACK_LEN_MAX);
+		skb = mroce_net_alloc_skb(peer->mdev, cap, GFP_ATOMIC);
 		if (!skb)
 			return;	/* still due: the timer tries again */
 		/* Nothing left to report ends the loop here. */
 		len = mroce_conn_build_ack(&peer->conn, now, skb_tail_pointer(skb),
-					   MROCE_ACK_LEN_MAX);
+					   cap);
 		if (!len) {
 			kfree_skb(skb);
 			return;

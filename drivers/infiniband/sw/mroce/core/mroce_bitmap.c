@@ -9,6 +9,8 @@ void mroce_bm_shift(u64 *bm, u32 nwords, u32 n)
 {
 	u32 words = n / 64, bits = n % 64, i;
 
+	if (!n)
+		return;
 	if (n >= nwords * 64) {
 		memset(bm, 0, nwords * sizeof(*bm));
 		return;
@@ -91,4 +93,59 @@ bool mroce_bm_empty(const u64 *bm, u32 nwords)
 			return false;
 	}
 	return true;
+}
+
+u32 mroce_bm_ring_ones(const u64 *bm, u32 nwords, u32 start, u32 limit)
+{
+	u32 mask = nwords * 64 - 1, n = 0;
+
+	while (n < limit) {
+		u32 pos = (start + n) & mask, bit = pos % 64;
+		u64 holes = ~bm[pos / 64] >> bit;
+
+		if (holes) {
+			n += mroce_ctz64(holes);
+			break;
+		}
+		n += 64 - bit;
+	}
+	return n < limit ? n : limit;
+}
+
+u32 mroce_bm_ring_next_set(const u64 *bm, u32 nwords, u32 start, u32 limit)
+{
+	u32 mask = nwords * 64 - 1, k = 0;
+
+	while (k < limit) {
+		u32 pos = (start + k) & mask, bit = pos % 64;
+		u64 w = bm[pos / 64] >> bit;
+
+		if (w) {
+			k += mroce_ctz64(w);
+			break;
+		}
+		k += 64 - bit;
+	}
+	return k < limit ? k : limit;
+}
+
+void mroce_bm_ring_clear(u64 *bm, u32 nwords, u32 start, u32 n)
+{
+	u32 mask = nwords * 64 - 1;
+
+	if (n > mask) {
+		memset(bm, 0, nwords * sizeof(*bm));
+		return;
+	}
+	while (n) {
+		u32 pos = start & mask, bit = pos % 64, take = 64 - bit;
+		u64 m;
+
+		if (take > n)
+			take = n;
+		m = take == 64 ? U64_MAX : ((u64)1 << take) - 1;
+		bm[pos / 64] &= ~(m << bit);
+		start += take;
+		n -= take;
+	}
 }

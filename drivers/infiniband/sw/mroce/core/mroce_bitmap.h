@@ -37,4 +37,17 @@ u32 mroce_bm_next_set(const u64 *bm, u32 nwords, u32 from, u32 limit);
 u32 mroce_bm_span(const u64 *bm, u32 nwords);
 bool mroce_bm_empty(const u64 *bm, u32 nwords);
 
+/*
+ * Ring bitmaps: bit (x mod size) stands for sequence number x, size =
+ * nwords * 64 a power of two. A window over them moves by clearing the bits
+ * it leaves, with work proportional to the move, not to the bitmap (a
+ * sliding bitmap shifts all of its words at every step).
+ */
+/* Consecutive set bits from bit @start on (wrapping), at most @limit. */
+u32 mroce_bm_ring_ones(const u64 *bm, u32 nwords, u32 start, u32 limit);
+/* Least k < @limit with bit (@start + k) set, or @limit if none. */
+u32 mroce_bm_ring_next_set(const u64 *bm, u32 nwords, u32 start, u32 limit);
+/* Clears @n bits from bit @start on (wrapping). */
+void mroce_bm_ring_clear(u64 *bm, u32 nwords, u32 start, u32 n);
+
 #endif /* MROCE_BITMAP_H */

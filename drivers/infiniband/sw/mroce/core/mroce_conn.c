@@ -810,6 +810,9 @@ static u32 conn_overdue(struct mroce_conn *c, u64 now)
 {
 	u32 i, n = 0;
 
+	/* The rule is off, or has no RTT yet: see overdue_at(). */
+	if (!c->prm->reo_wnd || !c->rtt.srtt)
+		return 0;
 	for (i = 0; i < c->n_paths; i++) {
 		struct mroce_path *p = &c->paths[i];
 
@@ -1003,10 +1006,19 @@ bool mroce_conn_ack_due(const struct mroce_conn *c, u64 now)
 		(c->ack_now || (c->ack_at && now >= c->ack_at)));
 }
 
+u32 mroce_conn_ack_len(const struct mroce_conn *c)
+{
+	u32 n = mroce_popcount64(c->ack_dirty);
+
+	if (n > MROCE_ACK_MAX_BLOCKS)
+		n = MROCE_ACK_MAX_BLOCKS;
+	return MROCE_ACK_BASE_LEN + n * MROCE_ACK_BLOCK_LEN;
+}
+
 u32 mroce_conn_build_ack(struct mroce_conn *c, u64 now, u8 *buf, u32 cap)
 {
-	u32 room, n = 0, i, len;
-	u8 idx = c->ack_rr;
+	u64 low = ((u64)1 << c->ack_rr) - 1, todo[2];
+	u32 room, n = 0, len, k, pass;
 
 	if (!mroce_conn_established(c) || (!c->ack_dirty && !c->hint_push) ||
 	    cap < MROCE_ACK_BASE_LEN + (c->ack_dirty ? MROCE_ACK_BLOCK_LEN : 0))
@@ -1015,19 +1027,27 @@ u32 mroce_conn_build_ack(struct mroce_conn *c, u64 now, u8 *buf, u32 cap)
 	if (room > MROCE_ACK_MAX_BLOCKS)
 		room = MROCE_ACK_MAX_BLOCKS;
 	len = MROCE_ACK_BASE_LEN;
-	/* Round robin so that many busy paths all get reported. */
-	for (i = 0; i < c->n_paths && n < room; i++) {
-		struct mroce_ack_block blk;
-		u8 k = (u8)((idx + i) % c->n_paths);
+	/*
+	 * Round robin so that many busy paths all get reported: the dirty
+	 * paths from ack_rr up, then those below it, each in index order.
+	 */
+	todo[0] = c->ack_dirty & ~low;
+	todo[1] = c->ack_dirty & low;
+	for (pass = 0; pass < 2; pass++) {
+		while (todo[pass] && n < room) {
+			struct mroce_ack_block blk;
 
-		if (!(c->ack_dirty & ((u64)1 << k)))
-			continue;
-		mroce_prx_block(&c->paths[k].rx, k, now, &blk);
-		mroce_ack_block_put(&blk, buf + len);
-		len += MROCE_ACK_BLOCK_LEN;
-		c->ack_dirty &= ~((u64)1 << k);
-		c->ack_rr = (u8)((k + 1) % c->n_paths);
-		n++;
+			k = mroce_ctz64(todo[pass]);
+			todo[pass] &= todo[pass] - 1;
+			if (k >= c->n_paths)
+				break;
+			mroce_prx_block(&c->paths[k].rx, (u8)k, now, &blk);
+			mroce_ack_block_put(&blk, buf + len);
+			len += MROCE_ACK_BLOCK_LEN;
+			c->ack_dirty &= ~((u64)1 << k);
+			c->ack_rr = k + 1 < c->n_paths ? (u8)(k + 1) : 0;
+			n++;
+		}
 	}
 	mroce_encode_ack_head(c->hs.remote.id, c->rx_hint, c->rx_ce, (u8)n,
 			      buf, cap);
@@ -1330,35 +1350,62 @@ u64 mroce_conn_scan_deadline(const struct mroce_conn *c)
 	return t;
 }
 
+/* Recomputes the cached deadline of path @i. */
+static void due_refresh(struct mroce_conn *c, u32 i)
+{
+	struct mroce_path *p = &c->paths[i];
+	u64 bit = (u64)1 << i;
+
+	p->due = path_due(c, p);
+	/*
+	 * Only a path with packets out reads the connection's srtt and
+	 * acked_tx (silence, overdue): see silent_at(), overdue_at().
+	 */
+	if (p->tx.n_out && p->health.state != MROCE_PATH_FAILED)
+		c->due_glob |= bit;
+	else
+		c->due_glob &= ~bit;
+}
+
 u64 mroce_conn_next_deadline(struct mroce_conn *c)
 {
-	u64 t = conn_due(c);
+	u64 t = conn_due(c), all, stale;
+	bool rescan = false;
 	u32 i;
 
 	if (!mroce_conn_established(c))
 		return t;
-	if (c->due_stale) {
-		c->paths_due = U64_MAX;
-		for (i = 0; i < c->n_paths; i++) {
-			struct mroce_path *p = &c->paths[i];
-			u64 bit = (u64)1 << i;
+	all = c->n_paths < 64 ? ((u64)1 << c->n_paths) - 1 : U64_MAX;
+	stale = c->due_stale & all;
+	if (stale == all) {
+		/* Every path (a reset, a timer): no cached value is kept. */
+		for (i = 0; i < c->n_paths; i++)
+			due_refresh(c, i);
+		rescan = true;
+	} else {
+		/*
+		 * Most calls touched one path: paths_due moves only if that
+		 * path's deadline fell below it, or rose from being it.
+		 */
+		while (stale) {
+			u64 old;
 
-			if (c->due_stale & bit) {
-				p->due = path_due(c, p);
-				/*
-				 * Only a path with packets out reads the
-				 * connection's srtt and acked_tx (silence,
-				 * overdue): see silent_at(), overdue_at().
-				 */
-				if (p->tx.n_out &&
-				    p->health.state != MROCE_PATH_FAILED)
-					c->due_glob |= bit;
-				else
-					c->due_glob &= ~bit;
-			}
-			c->paths_due = earliest(c->paths_due, p->due);
+			i = mroce_ctz64(stale);
+			stale &= stale - 1;
+			old = c->paths[i].due;
+			due_refresh(c, i);
+			if (c->paths[i].due <= c->paths_due)
+				c->paths_due = c->paths[i].due;
+			else if (old == c->paths_due)
+				rescan = true;
 		}
-		c->due_stale = 0;
 	}
+	if (rescan) {
+		c->paths_due = U64_MAX;
+		for (i = 0; i < c->n_paths; i++)
+			c->paths_due = earliest(c->paths_due,
+						c->paths[i].due);
+	}
+	c->due_stale = 0;
 	return earliest(t, c->paths_due);
 }

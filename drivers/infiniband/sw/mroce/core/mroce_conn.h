@@ -344,6 +344,12 @@ enum mroce_rx_verdict mroce_conn_rx_check(struct mroce_conn *c,
 bool mroce_conn_rx_accept(struct mroce_conn *c, const struct mroce_pkt *pkt,
 			  bool ce, u64 now);
 bool mroce_conn_ack_due(const struct mroce_conn *c, u64 now);
+/*
+ * Length of the ACK mroce_conn_build_ack() would build with room for every
+ * path it has news of (one ACK, if MROCE_ACK_MAX_BLOCKS allow): what a
+ * caller allocates for it. MROCE_ACK_BASE_LEN for a hint-only ACK.
+ */
+u32 mroce_conn_ack_len(const struct mroce_conn *c);
 /* Encodes the next ACK into @buf; returns its length, 0 if none is due. */
 u32 mroce_conn_build_ack(struct mroce_conn *c, u64 now, u8 *buf, u32 cap);
 /*

@@ -60,9 +60,14 @@ bool mroce_prx_accept(struct mroce_prx *r, u32 psn, u32 tx_ts, bool ce,
 	u32 i = psn - r->cum - 1;
 	bool ooo = i != 0 || !mroce_bm_empty(r->sack, MROCE_SACK_WORDS);
 
-	mroce_bm_set(r->sack, i);
-	if (i == 0)
-		advance(r, r->cum);
+	/* In order with nothing above it: the window just moves by one. */
+	if (!ooo) {
+		r->cum++;
+	} else {
+		mroce_bm_set(r->sack, i);
+		if (i == 0)
+			advance(r, r->cum);
+	}
 	r->rx_cnt++;
 	if (ce)
 		r->ce_cnt++;

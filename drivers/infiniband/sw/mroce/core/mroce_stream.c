@@ -9,6 +9,8 @@
 #include "mroce_bitmap.h"
 #include "mroce_wire.h"
 
+#define RING_MASK	(MROCE_STREAM_WINDOW - 1)
+
 void mroce_stx_init(struct mroce_stx *s, u32 initial_psn)
 {
 	memset(s, 0, sizeof(*s));
@@ -32,12 +34,13 @@ enum mroce_stx_ack mroce_stx_ack(struct mroce_stx *s, u32 psn)
 
 	if (d >= s->next - s->una)
 		return (s32)d < 0 ? MROCE_STX_ACK_DUP : MROCE_STX_ACK_INVALID;
-	if (mroce_bm_test(s->acked, d))
+	if (mroce_bm_test(s->acked, psn & RING_MASK))
 		return MROCE_STX_ACK_DUP;
-	mroce_bm_set(s->acked, d);
+	mroce_bm_set(s->acked, psn & RING_MASK);
 	if (d == 0) {
-		n = mroce_bm_leading_ones(s->acked, MROCE_STREAM_WORDS);
-		mroce_bm_shift(s->acked, MROCE_STREAM_WORDS, n);
+		n = mroce_bm_ring_ones(s->acked, MROCE_STREAM_WORDS, s->una,
+				       s->next - s->una);
+		mroce_bm_ring_clear(s->acked, MROCE_STREAM_WORDS, s->una, n);
 		s->una += n;
 	}
 	return MROCE_STX_ACK_NEW;
@@ -49,7 +52,7 @@ bool mroce_stx_is_acked(const struct mroce_stx *s, u32 psn)
 
 	if ((s32)d < 0)
 		return true;
-	return d < s->next - s->una && mroce_bm_test(s->acked, d);
+	return d < s->next - s->una && mroce_bm_test(s->acked, psn & RING_MASK);
 }
 
 void mroce_srx_init(struct mroce_srx *r, u32 initial_psn)
@@ -66,7 +69,8 @@ enum mroce_srx_verdict mroce_srx_check(const struct mroce_srx *r, u32 psn)
 		return MROCE_SRX_DUP;
 	if (d >= MROCE_STREAM_WINDOW)
 		return MROCE_SRX_WINDOW;
-	return mroce_bm_test(r->rcv, d) ? MROCE_SRX_DUP : MROCE_SRX_NEW;
+	return mroce_bm_test(r->rcv, psn & RING_MASK) ? MROCE_SRX_DUP :
+		MROCE_SRX_NEW;
 }
 
 enum mroce_srx_verdict mroce_srx_check_data(struct mroce_srx *r,
@@ -88,22 +92,30 @@ enum mroce_srx_verdict mroce_srx_check_data(struct mroce_srx *r,
 
 void mroce_srx_accept(struct mroce_srx *r, u32 psn, u8 tag)
 {
-	u32 d = psn - r->base;
+	u32 d = psn - r->base, i = psn & RING_MASK;
 
-	mroce_bm_set(r->rcv, d);
+	mroce_bm_set(r->rcv, i);
 	if (tag & 1)
-		mroce_bm_set(r->tag_lo, d);
+		mroce_bm_set(r->tag_lo, i);
 	if (tag & 2)
-		mroce_bm_set(r->tag_hi, d);
+		mroce_bm_set(r->tag_hi, i);
+	/* Chunks from base to base + ready are all there. */
 	if (d == r->ready)
-		r->ready = mroce_bm_leading_ones(r->rcv, MROCE_STREAM_WORDS);
+		r->ready += mroce_bm_ring_ones(r->rcv, MROCE_STREAM_WORDS,
+					       psn, MROCE_STREAM_WINDOW - d);
 }
 
+/*
+ * Releases the first @n chunks, of which only the last may be tagged (pop
+ * stops at every tag): its tag bits are the only ones to clear.
+ */
 static void release(struct mroce_srx *r, u32 n)
 {
-	mroce_bm_shift(r->rcv, MROCE_STREAM_WORDS, n);
-	mroce_bm_shift(r->tag_lo, MROCE_STREAM_WORDS, n);
-	mroce_bm_shift(r->tag_hi, MROCE_STREAM_WORDS, n);
+	u32 last = (r->base + n - 1) & RING_MASK;
+
+	mroce_bm_ring_clear(r->rcv, MROCE_STREAM_WORDS, r->base, n);
+	mroce_bm_clear(r->tag_lo, last);
+	mroce_bm_clear(r->tag_hi, last);
 	r->base += n;
 	r->ready -= n;
 }
@@ -114,16 +126,18 @@ bool mroce_srx_pop(struct mroce_srx *r, u32 *psn, u8 *tag)
 
 	if (!r->ready)
 		return false;
-	lo = mroce_bm_next_set(r->tag_lo, MROCE_STREAM_WORDS, 0, r->ready);
-	hi = mroce_bm_next_set(r->tag_hi, MROCE_STREAM_WORDS, 0, r->ready);
+	lo = mroce_bm_ring_next_set(r->tag_lo, MROCE_STREAM_WORDS, r->base,
+				    r->ready);
+	hi = mroce_bm_ring_next_set(r->tag_hi, MROCE_STREAM_WORDS, r->base,
+				    r->ready);
 	k = lo < hi ? lo : hi;
 	if (k == r->ready) {
 		release(r, r->ready);
 		return false;
 	}
 	*psn = r->base + k;
-	*tag = (u8)(mroce_bm_test(r->tag_lo, k) |
-		    mroce_bm_test(r->tag_hi, k) << 1);
+	*tag = (u8)(mroce_bm_test(r->tag_lo, (r->base + k) & RING_MASK) |
+		    mroce_bm_test(r->tag_hi, (r->base + k) & RING_MASK) << 1);
 	release(r, k + 1);
 	return true;
 }

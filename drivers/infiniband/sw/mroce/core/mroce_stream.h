@@ -13,12 +13,17 @@
 
 #define MROCE_STREAM_WINDOW	1024
 #define MROCE_STREAM_WORDS	(MROCE_STREAM_WINDOW / 64)
+/*
+ * The windows' bitmaps are rings: stream PSN x has bit x % 1024, and bits of
+ * PSNs outside the window are zero. Moving a window clears the bits it
+ * leaves behind instead of shifting 1024 bits for every chunk.
+ */
 
 /* Sender side. */
 struct mroce_stx {
 	u32 next;		/* next stream PSN to assign */
 	u32 una;		/* lowest stream PSN not acknowledged */
-	u64 acked[MROCE_STREAM_WORDS];	/* bit i => una + i acknowledged */
+	u64 acked[MROCE_STREAM_WORDS];	/* ring: [una, next) acknowledged */
 };
 
 enum mroce_stx_ack {
@@ -36,10 +41,10 @@ bool mroce_stx_is_acked(const struct mroce_stx *s, u32 psn);
 
 /* Receiver side. */
 struct mroce_srx {
-	u32 base;		/* stream PSN of bit 0: first not yet released */
+	u32 base;		/* first stream PSN not yet released */
 	u32 ready;		/* received in-order chunks from base on */
-	u64 rcv[MROCE_STREAM_WORDS];
-	u64 tag_lo[MROCE_STREAM_WORDS];	/* 2-bit caller tag per chunk */
+	u64 rcv[MROCE_STREAM_WORDS];	/* ring: [base, base + 1024) received */
+	u64 tag_lo[MROCE_STREAM_WORDS];	/* ring: 2-bit caller tag per chunk */
 	u64 tag_hi[MROCE_STREAM_WORDS];
 };
 
