@@ -462,7 +462,7 @@ static int mroce_rx_needs(u8 opcode)
 }
 
 /*
- * Tombstones (docs/protocol.md §4.5). The peer's last retransmissions may
+ * Tombstones (docs/protocol.md §4.4). The peer's last retransmissions may
  * arrive after the application destroyed the QP: the first copy got
  * through, its ACK was lost. They are duplicates, and acknowledging them is
  * the truth, where refusing them (UNKNOWN_STREAM) fails a sender whose data
@@ -497,8 +497,15 @@ void mroce_rx_tomb_clear(struct mroce_peer *peer, u32 qpn)
 	}
 }
 
-/* A chunk that a QP which is gone had received. */
-static bool mroce_rx_tomb_dup(struct mroce_peer *peer, u32 qpn, u32 psn)
+enum mroce_tomb_res {
+	MROCE_TOMB_NONE,	/* no tombstone speaks for the packet */
+	MROCE_TOMB_DUP,		/* a chunk the QP that is gone had received */
+	MROCE_TOMB_AFTER,	/* the stream went on after its QP was gone */
+};
+
+/* What the tombstones of QPN @qpn say about its stream PSN @psn. */
+static enum mroce_tomb_res mroce_rx_tomb(struct mroce_peer *peer, u32 qpn,
+					 u32 psn)
 {
 	u64 now = 0;
 	unsigned int i;
@@ -506,15 +513,18 @@ static bool mroce_rx_tomb_dup(struct mroce_peer *peer, u32 qpn, u32 psn)
 	for (i = 0; i < MROCE_PEER_TOMBS; i++) {
 		const struct mroce_tomb *t = &peer->tombs[i];
 
-		if (!t->until || t->qpn != qpn ||
-		    t->end - psn - 1 >= MROCE_STREAM_WINDOW)
+		if (!t->until || t->qpn != qpn)
 			continue;
 		if (!now)
 			now = mroce_now();
-		if (now < t->until)
-			return true;
+		if (now >= t->until)
+			continue;
+		if (t->end - psn - 1 < MROCE_STREAM_WINDOW)
+			return MROCE_TOMB_DUP;
+		if (psn - t->end < MROCE_STREAM_WINDOW)
+			return MROCE_TOMB_AFTER;
 	}
-	return false;
+	return MROCE_TOMB_NONE;
 }
 
 /* The stream part of a data packet: which QP, which chunk, placement. */
@@ -526,10 +536,28 @@ static enum mroce_rx_res mroce_rx_stream(struct mroce_rx_ctx *rc)
 	int needs;
 
 	rc->qp = mroce_xport_find_qp(rc->peer, d->stream_id);
-	if (!rc->qp && mroce_rx_tomb_dup(rc->peer, d->stream_id,
-					 d->stream_psn)) {
+	switch (rc->qp ? MROCE_TOMB_NONE :
+		mroce_rx_tomb(rc->peer, d->stream_id, d->stream_psn)) {
+	case MROCE_TOMB_DUP:
 		mroce_rx_peer_count(rc, MROCE_CNT_DUP_REQ);
 		return MROCE_RX_ACCEPT;
+	case MROCE_TOMB_AFTER:
+		/*
+		 * A new chunk for a QP its application just destroyed: the
+		 * sender's WQE fails, but not before an IB requester's would
+		 * (no responder: it retries until its ACK timeout runs out).
+		 * Failing it at once broke ibv_srq_pingpong, whose server
+		 * posts a send or two the client, having counted its
+		 * iterations, will never take, and quits once its own
+		 * earlier sends complete: the refusal of the extra one came
+		 * back before that. So: resend later while the tombstone
+		 * lasts (no loss or congestion signal), UNKNOWN_STREAM after.
+		 */
+		mroce_rx_peer_count(rc, MROCE_CNT_DROP_UNKNOWN_QP);
+		return mroce_rx_nak_res(rc, MROCE_NAK_STREAM_PSN_WINDOW, 0,
+					false);
+	default:
+		break;
 	}
 	if (!rc->qp) {
 		mroce_rx_peer_count(rc, MROCE_CNT_DROP_UNKNOWN_QP);
