@@ -500,7 +500,8 @@ enum mroce_tx_status mroce_conn_tx_reserve(struct mroce_conn *c, u64 now,
 		slot->depart = c->pace_next;
 		return MROCE_TX_PACED;
 	}
-	idx = mroce_pick_path(c, len, pref_path);
+	/* The window cannot have moved since: pacing touched only its clock. */
+	idx = mroce_pick_path_w(c, len, pref_path, w);
 	if (idx < 0)
 		return any_active(c) ? MROCE_TX_WINDOW : MROCE_TX_NOPATH;
 	slot_fill(c, (u8)idx, len, now, slot);
@@ -583,8 +584,18 @@ static void round_check(struct mroce_conn *c, struct mroce_path *p, u64 now,
 	u64 hot_sum = 0, loss_sum = 0;
 	u32 i, active = 0;
 
-	p->score = mroce_path_score(c, p);
 	p->hot = mroce_path_hot(c, p);
+	p->score = mroce_path_score_hot(c, p, p->hot);
+	/*
+	 * Neither test of mroce_health_is_bad() can pass for a path whose
+	 * loss is under the absolute bar and whose hot score is under the
+	 * margin alone (the siblings' mean only raises the bar; scores are far
+	 * below U32_MAX); all it would do is clear bad_rounds. A ping-pong ends
+	 * a round with every ACK: skip the scan of the siblings then.
+	 */
+	if (p->health.loss_ewma <= c->prm->suspect_loss &&
+	    p->hot <= c->prm->rekey_score && !p->health.bad_rounds)
+		return;
 	for (i = 0; i < c->n_paths; i++) {
 		const struct mroce_path *q = &c->paths[i];
 
@@ -757,19 +768,25 @@ static u64 overdue_wait(const struct mroce_conn *c, const struct mroce_path *p)
 	return srtt + ((u64)srtt * c->prm->reo_wnd >> 10) + c->prm->ack_delay;
 }
 
-/* When the oldest outstanding packet of @p is overdue; U64_MAX: not now. */
-static u64 overdue_at(const struct mroce_conn *c, const struct mroce_path *p)
+/*
+ * When the oldest outstanding packet of @p is overdue; U64_MAX: not now.
+ * @oldest: mroce_ptx_oldest() of @p, read only if it has packets out.
+ */
+static u64 overdue_from(const struct mroce_conn *c, const struct mroce_path *p,
+			u64 oldest)
 {
-	u64 oldest;
-
 	if (!c->prm->reo_wnd || !c->rtt.srtt || !p->tx.n_out ||
 	    (p->health.state != MROCE_PATH_ACTIVE &&
 	     p->health.state != MROCE_PATH_SUSPECT))
 		return U64_MAX;
-	oldest = mroce_ptx_oldest(&p->tx);
 	if (!oldest || c->acked_tx <= oldest)
 		return U64_MAX;
 	return oldest + overdue_wait(c, p);
+}
+
+static u64 overdue_at(const struct mroce_conn *c, const struct mroce_path *p)
+{
+	return overdue_from(c, p, p->tx.n_out ? mroce_ptx_oldest(&p->tx) : 0);
 }
 
 /*
@@ -1128,17 +1145,17 @@ u64 mroce_conn_rx_sample(struct mroce_conn *c, u64 period_ns, u32 rtt,
  * tail-loss probe's round trip) while some path acknowledged a packet sent
  * after it. Paths are FIFO, so that packet is not merely late; waiting for
  * the RTO (min_rto, many RTTs) could exhaust the stream windows first.
- * U64_MAX if the rule does not apply now.
+ * U64_MAX if the rule does not apply now. @oldest as for overdue_from().
  */
-static u64 silent_at(const struct mroce_conn *c, const struct mroce_path *p)
+static u64 silent_from(const struct mroce_conn *c, const struct mroce_path *p,
+		       u64 oldest)
 {
-	u64 oldest, wait, probe;
+	u64 wait, probe;
 
 	if (!c->prm->silent_rtts || !c->rtt.srtt || !p->tx.n_out ||
 	    (p->health.state != MROCE_PATH_ACTIVE &&
 	     p->health.state != MROCE_PATH_SUSPECT))
 		return U64_MAX;
-	oldest = mroce_ptx_oldest(&p->tx);
 	/* Packets declared overdue still count as the path's silence. */
 	if (p->quiet_since && (!oldest || p->quiet_since < oldest))
 		oldest = p->quiet_since;
@@ -1147,6 +1164,11 @@ static u64 silent_at(const struct mroce_conn *c, const struct mroce_path *p)
 	wait = (u64)c->prm->silent_rtts * c->rtt.srtt + c->prm->ack_delay;
 	probe = (u64)path_pto(c, p) + c->rtt.srtt;
 	return oldest + (wait > probe ? wait : probe);
+}
+
+static u64 silent_at(const struct mroce_conn *c, const struct mroce_path *p)
+{
+	return silent_from(c, p, p->tx.n_out ? mroce_ptx_oldest(&p->tx) : 0);
 }
 
 /* RTO, or silence: what is outstanding is lost and the path re-keyed. */
@@ -1310,14 +1332,16 @@ static u64 earliest(u64 a, u64 b)
 /* The earliest timer work of @p. */
 static u64 path_due(const struct mroce_conn *c, const struct mroce_path *p)
 {
-	u64 t = U64_MAX;
+	u64 t = U64_MAX, oldest;
 
 	if (p->health.state == MROCE_PATH_FAILED)
 		return earliest(t, p->health.holdoff_end);
 	t = earliest(t, p->rto_at ? max_u64(p->rto_at, p->hold) : 0);
 	t = earliest(t, p->pto_at);
-	t = earliest(t, max_u64(silent_at(c, p), p->hold));
-	return earliest(t, max_u64(overdue_at(c, p), p->hold));
+	/* Both rules start from the oldest packet out: find it once. */
+	oldest = p->tx.n_out ? mroce_ptx_oldest(&p->tx) : 0;
+	t = earliest(t, max_u64(silent_from(c, p, oldest), p->hold));
+	return earliest(t, max_u64(overdue_from(c, p, oldest), p->hold));
 }
 
 /* What the connection itself waits for: handshake, watchdog, ACKs. */
@@ -1375,6 +1399,9 @@ u64 mroce_conn_next_deadline(struct mroce_conn *c)
 
 	if (!mroce_conn_established(c))
 		return t;
+	/* Nothing changed since the last call (most receives, most ACKs built). */
+	if (!c->due_stale)
+		return earliest(t, c->paths_due);
 	all = c->n_paths < 64 ? ((u64)1 << c->n_paths) - 1 : U64_MAX;
 	stale = c->due_stale & all;
 	if (stale == all) {

@@ -34,12 +34,17 @@ u32 mroce_path_hot(const struct mroce_conn *c, const struct mroce_path *p)
 	return s > U32_MAX ? U32_MAX : (u32)s;
 }
 
-u32 mroce_path_score(const struct mroce_conn *c, const struct mroce_path *p)
+u32 mroce_path_score_hot(const struct mroce_conn *c,
+			 const struct mroce_path *p, u32 hot)
 {
-	u64 s = mroce_path_hot(c, p) +
-		(u64)p->health.loss_ewma * c->prm->w_loss / MROCE_Q10;
+	u64 s = hot + (u64)p->health.loss_ewma * c->prm->w_loss / MROCE_Q10;
 
 	return s > U32_MAX ? U32_MAX : (u32)s;
+}
+
+u32 mroce_path_score(const struct mroce_conn *c, const struct mroce_path *p)
+{
+	return mroce_path_score_hot(c, p, mroce_path_hot(c, p));
 }
 
 /*
@@ -50,7 +55,12 @@ u32 mroce_path_score(const struct mroce_conn *c, const struct mroce_path *p)
  * link) or in a black hole looks loaded within one RTT, long before its RTT
  * or loss statistics move.
  */
-static u32 path_share(const struct mroce_conn *c)
+static u32 conn_window(const struct mroce_conn *c)
+{
+	return mroce_cc_window(&c->cc, c->prm, c->rtt.min_rtt, c->rtt.srtt);
+}
+
+static u32 path_share(const struct mroce_conn *c, u32 cwnd)
 {
 	u32 i, active = 0;
 	u64 share;
@@ -59,9 +69,7 @@ static u32 path_share(const struct mroce_conn *c)
 		active += c->paths[i].health.state == MROCE_PATH_ACTIVE;
 	if (!active)
 		return U32_MAX;
-	share = mroce_div_u64(2ull * mroce_cc_window(&c->cc, c->prm,
-						      c->rtt.min_rtt,
-						      c->rtt.srtt), active);
+	share = mroce_div_u64(2ull * cwnd, active);
 	if (share < c->prm->min_pwnd)
 		share = c->prm->min_pwnd;
 	return share > U32_MAX ? U32_MAX : (u32)share;
@@ -84,7 +92,7 @@ static bool eligible(const struct mroce_path *p, u32 len, u32 share)
 bool mroce_path_eligible(const struct mroce_conn *c,
 			 const struct mroce_path *p, u32 len)
 {
-	return eligible(p, len, path_share(c));
+	return eligible(p, len, path_share(c, conn_window(c)));
 }
 
 static u64 load(const struct mroce_path *p, u32 share)
@@ -97,6 +105,11 @@ static u64 load(const struct mroce_path *p, u32 share)
 
 int mroce_pick_path(struct mroce_conn *c, u32 len, int pref)
 {
+	return mroce_pick_path_w(c, len, pref, conn_window(c));
+}
+
+int mroce_pick_path_w(struct mroce_conn *c, u32 len, int pref, u32 cwnd)
+{
 	const struct mroce_params *prm = c->prm;
 	int a, b, best = -1;
 	u64 best_load = U64_MAX;
@@ -104,7 +117,7 @@ int mroce_pick_path(struct mroce_conn *c, u32 len, int pref)
 
 	if (!c->n_paths)
 		return -1;
-	share = path_share(c);
+	share = path_share(c, cwnd);
 	if (pref >= 0 && pref < c->n_paths) {
 		const struct mroce_path *p = &c->paths[pref];
 

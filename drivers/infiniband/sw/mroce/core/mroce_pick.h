@@ -19,10 +19,15 @@ u32 mroce_path_score(const struct mroce_conn *c, const struct mroce_path *p);
  * judges loss against the siblings on its own).
  */
 u32 mroce_path_hot(const struct mroce_conn *c, const struct mroce_path *p);
+/* mroce_path_score() for a caller that has mroce_path_hot() already. */
+u32 mroce_path_score_hot(const struct mroce_conn *c,
+			 const struct mroce_path *p, u32 hot);
 /* Whether @p may take @len more bytes now. */
 bool mroce_path_eligible(const struct mroce_conn *c,
 			 const struct mroce_path *p, u32 len);
 /* Path index for a @len-byte packet, or -1; @pref is -1 or the original. */
 int mroce_pick_path(struct mroce_conn *c, u32 len, int pref);
+/* The same for a caller that has the connection's mroce_cc_window(). */
+int mroce_pick_path_w(struct mroce_conn *c, u32 len, int pref, u32 cwnd);
 
 #endif /* MROCE_PICK_H */

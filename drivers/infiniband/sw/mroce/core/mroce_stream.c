@@ -122,15 +122,13 @@ static void release(struct mroce_srx *r, u32 n)
 
 bool mroce_srx_pop(struct mroce_srx *r, u32 *psn, u8 *tag)
 {
-	u32 lo, hi, k;
+	u32 k;
 
 	if (!r->ready)
 		return false;
-	lo = mroce_bm_ring_next_set(r->tag_lo, MROCE_STREAM_WORDS, r->base,
-				    r->ready);
-	hi = mroce_bm_ring_next_set(r->tag_hi, MROCE_STREAM_WORDS, r->base,
-				    r->ready);
-	k = lo < hi ? lo : hi;
+	/* The first chunk with either tag bit: one scan of both rings. */
+	k = mroce_bm_ring_next_set2(r->tag_lo, r->tag_hi, MROCE_STREAM_WORDS,
+				    r->base, r->ready);
 	if (k == r->ready) {
 		release(r, r->ready);
 		return false;
