@@ -70,19 +70,27 @@ class Conn : public ::testing::Test {
     init(a, 0xa, 1);
     init(b, 0xb, 2);
   }
-  void init(Side &s, uint32_t id, uint64_t seed) {
+  // One end with room for `max_paths` paths (the handshake uses p.n_paths).
+  void init(Side &s, uint32_t id, uint64_t seed, uint8_t max_paths = 8) {
     s.ops = {on_acked, on_lost, on_state, on_rekey, on_cc, nullptr, on_acked};
+    s.paths.resize(max_paths);
     mroce_conn_cfg cfg{};
     cfg.prm = &p;
     cfg.ops = &s.ops;
     cfg.ctx = &s;
     cfg.paths = s.paths.data();
-    cfg.max_paths = 8;
+    cfg.max_paths = max_paths;
     cfg.local_id = id;
     cfg.nonce = seed * 1000 + 7;
     cfg.seed = seed;
     cfg.mtu = 1500;
     mroce_conn_init(&s.c, &cfg);
+  }
+  // Both ends rebuilt for `n` paths, offered and accepted (not yet connected).
+  void init_paths(uint8_t n) {
+    p.n_paths = n;
+    init(a, 0xa, 1, n);
+    init(b, 0xb, 2, n);
   }
   void establish() {
     mroce_pkt req, rep;
@@ -512,25 +520,7 @@ TEST_F(Conn, AckBlocksOfUnknownPathsOrUnsentPsnsAreIgnored) {
 }
 
 TEST_F(Conn, AckCarriesAtMostSixteenBlocksRoundRobin) {
-  p.n_paths = 64;
-  a.paths.resize(64);
-  b.paths.resize(64);
-  init(a, 0xa, 1);
-  init(b, 0xb, 2);
-  // init() above used 8 paths; rebuild with 64.
-  for (Side *s : {&a, &b}) {
-    mroce_conn_cfg cfg{};
-    cfg.prm = &p;
-    cfg.ops = &s->ops;
-    cfg.ctx = s;
-    cfg.paths = s->paths.data();
-    cfg.max_paths = 64;
-    cfg.local_id = s == &a ? 0xa : 0xb;
-    cfg.nonce = s == &a ? 1 : 2;
-    cfg.seed = 3;
-    cfg.mtu = 1500;
-    mroce_conn_init(&s->c, &cfg);
-  }
+  init_paths(64);
   establish();
   ASSERT_EQ(a.c.n_paths, 64);
   for (int i = 0; i < 40; i++) deliver(b, send(a, i, 10, i));
@@ -557,22 +547,7 @@ TEST_F(Conn, AckCarriesAtMostSixteenBlocksRoundRobin) {
 // previous one reported last and wraps to the lowest dirty paths below it;
 // mroce_conn_ack_len() sizes an ACK that reports every dirty path.
 TEST_F(Conn, AckRoundRobinResumesAfterTheLastPathAndWraps) {
-  p.n_paths = 64;
-  a.paths.resize(64);
-  b.paths.resize(64);
-  for (Side *s : {&a, &b}) {
-    mroce_conn_cfg cfg{};
-    cfg.prm = &p;
-    cfg.ops = &s->ops;
-    cfg.ctx = s;
-    cfg.paths = s->paths.data();
-    cfg.max_paths = 64;
-    cfg.local_id = s == &a ? 0xa : 0xb;
-    cfg.nonce = s == &a ? 1 : 2;
-    cfg.seed = 3;
-    cfg.mtu = 1500;
-    mroce_conn_init(&s->c, &cfg);
-  }
+  init_paths(64);
   establish();
   ASSERT_EQ(a.c.n_paths, 64);
   EXPECT_EQ(mroce_conn_ack_len(&b.c), uint32_t(MROCE_ACK_BASE_LEN));
