@@ -1829,6 +1829,89 @@ static int poll_one(struct ibv_cq *cq, struct ibv_wc *wc, int ms)
 }
 
 /*
+ * With a transport: a SEND to a QP whose application destroyed it a moment
+ * ago (docs/protocol.md §4.4, d339879). The peer's tombstone of the QP
+ * refuses the new message "resend later" (NAK STREAM_PSN_WINDOW) while it
+ * lasts (2 s): the sender holds and resends it, so an application that
+ * races its peer's teardown (ibv_srq_pingpong posts a send its peer no
+ * longer waits for, and quits once its earlier sends complete) is not
+ * failed by a refusal that comes back first. After the tombstone the
+ * refusal is final: NAK UNKNOWN_STREAM, IBV_WC_REM_INV_REQ_ERR, as an IB
+ * requester fails once its retries run out.
+ */
+static void test_send_to_destroyed_qp(const char *peer)
+{
+	enum { LEN = 64 };
+	static char sbuf[LEN], rbuf[LEN];
+	long long win0, unk0, win = -1, unk = -1;
+	struct ibv_wc wc = { .status = IBV_WC_SUCCESS }, wc2;
+	struct ibv_sge ssge, rsge;
+	struct ibv_mr *smr, *rmr;
+	double deadline;
+	struct rc_pair p;
+	int n = 0;
+
+	rc_pair_open(&p, peer, 2, 1, "send to a destroyed QP");
+	rmr = ibv_reg_mr(p.pd2, rbuf, LEN, IBV_ACCESS_LOCAL_WRITE);
+	smr = ibv_reg_mr(pd, sbuf, LEN, 0);
+	if (!rmr || !smr)
+		die("send to a destroyed QP: MRs");
+	ssge = (struct ibv_sge){ (uintptr_t)sbuf, LEN, smr->lkey };
+	rsge = (struct ibv_sge){ (uintptr_t)rbuf, LEN, rmr->lkey };
+
+	/* One message received: the peer's stream is live, so it leaves a tombstone. */
+	fill_msg(sbuf, LEN, 1);
+	if (post_recv1(p.qp2, 1, &rsge) ||
+	    post_send1(p.qp, 1, IBV_WR_SEND, IBV_SEND_SIGNALED, &ssge, 1))
+		die("send to a destroyed QP: first posts");
+	CHECK(poll_one(p.cq2, &wc2, 10000) == 1 && wc2.status == IBV_WC_SUCCESS &&
+	      poll_one(p.cq, &wc, 10000) == 1 && wc.status == IBV_WC_SUCCESS,
+	      "send to a destroyed QP: the first SEND completes at both ends");
+
+	ibv_destroy_qp(p.qp2);
+	win0 = hw_counter(peer, "naks_sent_stream_psn_window");
+	unk0 = hw_counter(peer, "naks_sent_unknown_stream");
+	if (post_send1(p.qp, 2, IBV_WR_SEND, IBV_SEND_SIGNALED, &ssge, 1))
+		die("send to a destroyed QP: second post");
+	/*
+	 * Two refusals of the new message mean the sender resent it after
+	 * the first: it was not failed there. (The core caches hw counters
+	 * for 10 ms.)
+	 */
+	deadline = tc_now_s() + 10;
+	while (tc_now_s() < deadline) {
+		n = ibv_poll_cq(p.cq, 1, &wc);
+		win = hw_counter(peer, "naks_sent_stream_psn_window");
+		unk = hw_counter(peer, "naks_sent_unknown_stream");
+		if (n || win < 0 || win >= win0 + 2)
+			break;
+		usleep(2000);
+	}
+	CHECK(!n && win0 >= 0 && win >= win0 + 2 && unk == unk0,
+	      "send to a destroyed QP: refused 'resend later' (STREAM_PSN_WINDOW NAKs %lld -> %lld, UNKNOWN_STREAM %lld -> %lld) and resent, not failed (%s)",
+	      win0, win, unk0, unk,
+	      n ? ibv_wc_status_str(wc.status) : "no completion");
+
+	/* The tombstone lasts 2 s; then the refusal is final. */
+	if (!n)
+		n = poll_one(p.cq, &wc, 20000);
+	unk = hw_counter(peer, "naks_sent_unknown_stream");
+	CHECK(n == 1 && wc.wr_id == 2 && wc.status == IBV_WC_REM_INV_REQ_ERR &&
+	      unk > unk0,
+	      "send to a destroyed QP: fails IBV_WC_REM_INV_REQ_ERR once the tombstone is gone (%s, UNKNOWN_STREAM NAKs %lld -> %lld)",
+	      n == 1 ? ibv_wc_status_str(wc.status) : "no completion",
+	      unk0, unk);
+
+	ibv_destroy_qp(p.qp);
+	ibv_destroy_cq(p.cq);
+	ibv_destroy_cq(p.cq2);
+	ibv_dereg_mr(rmr);
+	ibv_dereg_mr(smr);
+	ibv_dealloc_pd(p.pd2);
+	ibv_close_device(p.ctx2);
+}
+
+/*
  * With a transport: a receive from an SRQ that fails while its CQ is full.
  * The peer's CQ fills with successful receives; the next message is longer
  * than the SRQ WQE it lands in. That receive fails: its QP enters ERR at
@@ -2131,6 +2214,7 @@ int main(int argc, char **argv)
 		test_sge_past_mr(argv[3]);
 		test_rkey_after_dereg(argv[3]);
 		test_cq_overflow_counted(argv[1], argv[3]);
+		test_send_to_destroyed_qp(argv[3]);
 	}
 
 	ibv_dealloc_pd(pd);
