@@ -92,16 +92,36 @@ void mroce_peer_put(struct mroce_peer *peer)
 		queue_work(mroce_wq, &peer->free_work);
 }
 
-static void mroce_peer_timer_fn(struct hrtimer *timer);
+static bool mroce_peer_timer_fn(struct hrtimer *timer);
 static unsigned int mroce_peer_handoff(struct mroce_peer *peer);
 static void mroce_peer_arm_tasklet(struct tasklet_struct *t);
 static void mroce_peer_tx_work(struct work_struct *work);
 static void mroce_peer_xmit_work(struct work_struct *work);
 static void mroce_peer_gc_work(struct work_struct *work);
 
+/*
+ * An expiry that finds peer->lock taken comes back this much later rather
+ * than spinning: the holder is another CPU's receive or doorbell, often the
+ * ping-pong's next packet, and it may hold the lock for tens of us in a TCG
+ * guest (the spin was ~1.3 us of CPU per 64 B round trip, session 12).
+ */
+#define MROCE_PEER_TIMER_RETRY_NS	(20 * NSEC_PER_USEC)
+
 static enum hrtimer_restart mroce_peer_timer(struct hrtimer *timer)
 {
-	mroce_peer_timer_fn(timer);
+	if (mroce_peer_timer_fn(timer))
+		return HRTIMER_NORESTART;
+	/*
+	 * The holder's arm on its way out may leave the timer alone (its
+	 * timer_at is this expiry), so the deadline's work is ours still.
+	 * Started anew rather than forwarded: the holder may start the timer
+	 * on its CPU while this callback runs (hrtimer_forward() of an
+	 * enqueued timer warns); whichever start comes last stands, and an
+	 * expiry that finds nothing due costs one lock round.
+	 */
+	hrtimer_start(timer, ktime_add_ns(ktime_get(),
+					  MROCE_PEER_TIMER_RETRY_NS),
+		      HRTIMER_MODE_ABS_SOFT);
 	return HRTIMER_NORESTART;
 }
 
@@ -515,17 +535,38 @@ static void mroce_peer_xmit_work(struct work_struct *work)
  * deadline still due there (an ACK that found no memory) would run again in
  * that loop, and again. The callback's clock (timer_floor) bounds it.
  */
+/*
+ * The earliest deadline anybody has, and whether arming for it would touch
+ * the timer at all (peer->lock held): false when the timer already stands
+ * where it should, within the slack, or nothing is due and none is armed.
+ */
+static bool mroce_peer_arm_moves(struct mroce_peer *peer, u64 *due)
+{
+	u64 t;
+
+	t = mroce_conn_next_deadline(&peer->conn);
+	t = min(t, peer->wake_at);
+	if (peer->pace_at)
+		t = min(t, peer->pace_at);
+	*due = t;
+	if (t == U64_MAX)
+		return peer->timer_at != U64_MAX;
+	/*
+	 * An expiry well before the earliest deadline is wasted: push it out
+	 * (a PTO cleared by an ACK leaves the RTO or watchdog, milliseconds
+	 * later). Small moves are not worth reprogramming the timer.
+	 */
+	return t < peer->timer_at ||
+	       t - peer->timer_at >= MROCE_PEER_TIMER_SLACK_NS;
+}
+
 void mroce_peer_arm(struct mroce_peer *peer)
 {
 	u64 t;
 
 	lockdep_assert_held(&peer->lock);
-	if (peer->dead)
+	if (peer->dead || !mroce_peer_arm_moves(peer, &t))
 		return;
-	t = mroce_conn_next_deadline(&peer->conn);
-	t = min(t, peer->wake_at);
-	if (peer->pace_at)
-		t = min(t, peer->pace_at);
 	if (t == U64_MAX) {
 		/*
 		 * Nothing is due any more (the ACK cleared the PTO and RTO):
@@ -534,22 +575,30 @@ void mroce_peer_arm(struct mroce_peer *peer)
 		 * what makes the next doorbell's trylock fail. If the
 		 * callback is already running it finds nothing either.
 		 */
-		if (peer->timer_at != U64_MAX &&
-		    hrtimer_try_to_cancel(&peer->timer) >= 0)
+		if (hrtimer_try_to_cancel(&peer->timer) >= 0)
 			peer->timer_at = U64_MAX;
 		return;
 	}
-	/*
-	 * An expiry well before the earliest deadline is wasted: push it out
-	 * (a PTO cleared by an ACK leaves the RTO or watchdog, milliseconds
-	 * later). Small moves are not worth reprogramming the timer.
-	 */
-	if (t >= peer->timer_at &&
-	    t - peer->timer_at < MROCE_PEER_TIMER_SLACK_NS)
-		return;
 	peer->timer_at = max(t, peer->timer_floor);
 	hrtimer_start(&peer->timer, ns_to_ktime(peer->timer_at),
 		      HRTIMER_MODE_ABS_SOFT);
+}
+
+/*
+ * In softirq the arm waits for the peer's tasklet (see below), but only
+ * when it would move the timer: on a ping-pong the deadline rarely changes
+ * across a received packet (nothing in flight before, nothing after), and
+ * a tasklet run for nothing was 2.3 runs of a TASKLET softirq, a lock round
+ * and an unlock per 64 B round trip, all before the application that
+ * polls got its CPU back (lat_trace, session 14).
+ */
+static void mroce_peer_arm_later(struct mroce_peer *peer)
+{
+	u64 t;
+
+	lockdep_assert_held(&peer->lock);
+	if (mroce_peer_arm_moves(peer, &t))
+		tasklet_schedule(&peer->arm_tasklet);
 }
 
 /*
@@ -580,12 +629,13 @@ static void __mroce_peer_unlock(struct mroce_peer *peer, bool from_tasklet)
 	bool late;
 
 	for (rounds = 0;; rounds++) {
+		WRITE_ONCE(peer->rx_data, false);
 		handed = mroce_peer_handoff(peer);
 		late = false;
 		if (from_tasklet || peer->dead)
 			mroce_peer_arm(peer);
 		else if (in_serving_softirq())
-			tasklet_schedule(&peer->arm_tasklet);
+			mroce_peer_arm_later(peer);
 		else if (handed)
 			late = true;
 		else
@@ -593,8 +643,13 @@ static void __mroce_peer_unlock(struct mroce_peer *peer, bool from_tasklet)
 		spin_unlock_bh(&peer->lock);
 		if (handed)
 			mroce_peer_flush(peer, handed & MROCE_HANDED_DATA);
-		if (late) {
-			spin_lock_bh(&peer->lock);
+		/*
+		 * A busy lock's holder arms on its way out, after what we
+		 * changed: waiting for it here kept the doorbell's system
+		 * call -- and the polling application -- in the kernel while
+		 * the other CPU placed and acknowledged a packet under it.
+		 */
+		if (late && spin_trylock_bh(&peer->lock)) {
 			mroce_peer_arm(peer);
 			spin_unlock_bh(&peer->lock);
 		}
@@ -705,17 +760,19 @@ static void mroce_peer_wake(struct mroce_peer *peer, u64 now)
 	peer->wake_at = next;
 }
 
-static void mroce_peer_timer_fn(struct hrtimer *timer)
+/* False: the lock was busy, nothing done (mroce_peer_timer() retries). */
+static bool mroce_peer_timer_fn(struct hrtimer *timer)
 {
 	struct mroce_peer *peer = container_of(timer, struct mroce_peer,
 					       timer);
 	struct mroce_timer_res res;
 	u64 now;
 
-	spin_lock_bh(&peer->lock);
+	if (!spin_trylock_bh(&peer->lock))
+		return READ_ONCE(peer->dead);
 	if (peer->dead) {
 		spin_unlock_bh(&peer->lock);
-		return;
+		return true;
 	}
 	now = mroce_now();
 	peer->timer_at = U64_MAX;
@@ -740,6 +797,7 @@ static void mroce_peer_timer_fn(struct hrtimer *timer)
 	mroce_tx_run(peer, now, MROCE_TX_BUDGET);
 	mroce_ack_maybe(peer, now);
 	mroce_peer_unlock(peer);
+	return true;
 }
 
 static void mroce_peer_tx_work(struct work_struct *work)
@@ -771,6 +829,31 @@ void mroce_peer_take_kicks(struct mroce_peer *peer)
 	}
 }
 
+/*
+ * Whether a doorbell that found the lock taken waits for it instead of
+ * leaving its mark. On a ping-pong the holder is the other CPU's receive of
+ * the packet this application just polled for, still acknowledging it; a
+ * mark makes that CPU build our packet too, veth delivers it there, and it
+ * is placed inside the other application's own system call, which returns
+ * only after that CPU also acknowledged it and processed the ACK
+ * (lat_trace, session 14: placement to the other side's next post 79 us
+ * against 6-8 us the other way). Waiting, each side sends its own WRITE
+ * from its own CPU. Only behind received data (->rx_data): a holder busy
+ * with ACKs serves the mark in its own transmit run; waiting behind ACKs
+ * too cost ib_send_bw 481 -> 399 Mb/s in one A/B (likely: a bulk sender's
+ * transmissions left the softirq CPU). A user QP's doorbell is a system
+ * call with bottom halves enabled: it holds no peer lock nor any lock a
+ * completion handler takes. Kernel QPs keep the mark (their completion
+ * handlers run under peer->lock and may post), and so does a busy
+ * connection: its next ACK takes the mark.
+ */
+static bool mroce_peer_kick_waits(const struct mroce_peer *peer,
+				  const struct mroce_qp *qp)
+{
+	return qp->is_user && in_task() && !irqs_disabled() &&
+	       !READ_ONCE(peer->conn.inflight);
+}
+
 /**
  * mroce_peer_kick() - @qp of @peer has new work to transmit
  * @peer: the QP's connection
@@ -783,15 +866,33 @@ void mroce_peer_take_kicks(struct mroce_peer *peer)
  * CPUs at once, and the receiver's per-CPU backlogs (veth, loopback, RPS)
  * would reorder them within a path, which the receiver takes for loss.
  * Hard irq leaves it to the work item. A busy lock leaves it to the
- * holder: every holder of a live peer's lock releases it through
- * mroce_peer_unlock(), which looks for marks after unlocking. Queueing the
- * work item here as well cost a wakeup of a high-priority kworker on a CPU
- * that a busy-polling application holds for about one doorbell in four
- * under ib_write_lat; the wakeup preempts the softirq that carries the
- * ACK, and softirq work then waits for ksoftirqd.
+ * holder (but a user QP's doorbell on an idle connection waits for it:
+ * mroce_peer_kick_waits()): every holder of a live peer's lock releases
+ * it through mroce_peer_unlock(), which looks for marks after unlocking.
+ * Queueing the work item here as well cost a wakeup of a high-priority
+ * kworker on a CPU that a busy-polling application holds for about one
+ * doorbell in four under ib_write_lat; the wakeup preempts the softirq that
+ * carries the ACK, and softirq work then waits for ksoftirqd.
  */
 void mroce_peer_kick(struct mroce_peer *peer, struct mroce_qp *qp)
 {
+	if (mroce_peer_kick_waits(peer, qp)) {
+		if (!spin_trylock_bh(&peer->lock)) {
+			if (!READ_ONCE(peer->rx_data))
+				goto mark;
+			spin_lock_bh(&peer->lock);
+		}
+		/* Under the lock: whoever takes it next sees the mark. */
+		WRITE_ONCE(qp->xport.kicked, true);
+		set_bit(0, &peer->kick_pending);
+		if (!peer->dead && !peer->conn.inflight) {
+			mroce_comp_run(peer);
+			mroce_tx_run(peer, mroce_now(), MROCE_TX_BUDGET);
+		}
+		mroce_peer_unlock(peer);
+		return;
+	}
+mark:
 	WRITE_ONCE(qp->xport.kicked, true);
 	set_bit(0, &peer->kick_pending);
 	/*

@@ -58,7 +58,8 @@
  *               more doorbells or queue refills than one BH-disabled
  *               stretch serves: MROCE_KICK_ROUNDS, MROCE_FLUSH_ROUNDS)
  *   doorbell    a user or kernel post that finds the peer idle transmits
- *               directly (latency)
+ *               directly (latency); a user QP's waits for a lock busy
+ *               with received data (mroce_peer_kick_waits())
  * All of them build packets under peer->lock onto the peer's build queues
  * (data and PROBEs on peer->xmitq, ACKs, NAKs and handshake packets on
  * peer->ctlq), hand them to the send queues before dropping it, and send
@@ -201,6 +202,7 @@ struct mroce_peer {
 	spinlock_t		lock;
 	bool			dead;
 	unsigned long		kick_pending;	/* bit 0: a QP has ->kicked */
+	bool			rx_data;	/* the holder received data */
 	struct mroce_conn	conn;
 	struct mroce_path	paths[MROCE_PEER_PATHS];
 	struct dst_cache	dst[MROCE_PEER_PATHS + 1];

@@ -912,6 +912,8 @@ static void mroce_rx_conn(struct mroce_peer *peer, struct sk_buff *skb,
 							    now), now);
 		break;
 	default:
+		/* A doorbell finding the lock taken waits for us (kick_waits). */
+		WRITE_ONCE(peer->rx_data, true);
 		mroce_rx_data(peer, skb, meta, pkt, now);
 		bu->data = true;
 		/* The ACK ratio (or AR, reordering, a PROBE) ends the burst. */
