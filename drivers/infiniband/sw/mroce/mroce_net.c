@@ -309,9 +309,15 @@ static void mroce_net_push_udp(struct sk_buff *skb, __be16 sport)
 }
 
 /*
- * The IPv4 header over a UDP-encapsulated packet. The ID, total length and
- * header checksum are the caller's: a lone packet gets them from
- * ip_local_out(), a burst's segments carry their own.
+ * The IPv4 header over a UDP-encapsulated packet. Every mroce packet goes
+ * with DF (none is larger than mroce_net_mtu()): an atomic datagram, whose
+ * ID means nothing to the receiver (RFC 6864 4.1). So the ID is 0, as the
+ * IP layer makes it for a DF datagram of an unconnected socket
+ * (ip_select_ident_segs()), instead of a per-destination counter hashed and
+ * bumped for every packet (a burst segmented on its way numbers its
+ * segments from 0). The total length and header checksum are the caller's:
+ * a lone packet gets them from ip_local_out(), a burst's segments carry
+ * their own.
  */
 static struct iphdr *mroce_net_push_ip4(struct sk_buff *skb,
 					struct dst_entry *dst, __be32 saddr,
@@ -326,6 +332,7 @@ static struct iphdr *mroce_net_push_ip4(struct sk_buff *skb,
 	iph->ihl = sizeof(*iph) >> 2;
 	iph->tos = tos;
 	iph->frag_off = htons(IP_DF);
+	iph->id = 0;
 	iph->ttl = ip4_dst_hoplimit(dst);
 	iph->protocol = IPPROTO_UDP;
 	iph->saddr = saddr;
@@ -348,11 +355,8 @@ static void mroce_encap_xmit(struct net *net, struct mroce_dev *mdev,
 	mroce_net_push_udp(skb, sport);
 
 	if (!v6) {
-		struct iphdr *iph;
-
-		iph = mroce_net_push_ip4(skb, dst, saddr->s6_addr32[3],
-					 daddr->s6_addr32[3], tos);
-		__ip_select_ident(net, iph, 1);
+		mroce_net_push_ip4(skb, dst, saddr->s6_addr32[3],
+				   daddr->s6_addr32[3], tos);
 		err = ip_local_out(net, NULL, skb);
 	} else {
 		struct ipv6hdr *ip6h;
@@ -463,7 +467,6 @@ static void mroce_net_push4(struct sk_buff *skb, struct dst_entry *dst,
 
 	mroce_net_push_udp(skb, sport);
 	iph = mroce_net_push_ip4(skb, dst, saddr, daddr, tos);
-	iph->id = 0;
 	iph->tot_len = htons(skb->len);
 	ip_send_check(iph);
 }
@@ -502,7 +505,6 @@ static void mroce_net_xmit_burst(struct mroce_peer *peer, struct sk_buff *head,
 	 * whose length segmentation puts back into its header.
 	 */
 	udp_hdr(head)->len = htons(head->len - sizeof(struct iphdr));
-	__ip_select_ident(peer->net, ip_hdr(head), n);
 	sh = skb_shinfo(head);
 	sh->gso_type = SKB_GSO_UDP_L4 | SKB_GSO_FRAGLIST;
 	sh->gso_size = len0;
