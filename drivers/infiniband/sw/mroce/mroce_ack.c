@@ -37,6 +37,58 @@ struct mroce_hint_seen {
 #define MROCE_ACK_LEN_MAX \
 	(MROCE_ACK_BASE_LEN + MROCE_PEER_PATHS * MROCE_ACK_BLOCK_LEN)
 
+/*
+ * One ACK buffer per CPU, allocated ahead, outside any peer lock. An ACK is
+ * built under peer->lock, and on the latency path that is the lock the
+ * other CPU's doorbell waits for while this CPU acknowledges the data the
+ * doorbell's application just saw: an allocation there (with
+ * init_on_alloc, two memsets: the sk_buff and its 512-byte head) holds
+ * that doorbell up. The end of each receive burst (mroce_ack_hint_tick(),
+ * after mroce_peer_unlock()) refills it; ACKs larger than one block, or for
+ * a netdev that needs more headroom than the spare has, allocate as before.
+ */
+#define MROCE_ACK_SPARE_LEN	(MROCE_ACK_BASE_LEN + MROCE_ACK_BLOCK_LEN)
+static DEFINE_PER_CPU(struct sk_buff *, mroce_ack_spare);
+
+/* This CPU's spare if it fits an ACK of @cap bytes for @mdev, else NULL. */
+static struct sk_buff *mroce_ack_spare_take(struct mroce_dev *mdev, u32 cap)
+{
+	struct sk_buff *skb = this_cpu_xchg(mroce_ack_spare, NULL);
+
+	if (!skb)
+		return NULL;
+	if (skb_tailroom(skb) >= cap &&
+	    skb_headroom(skb) >= MROCE_SKB_HEADROOM(mdev->ndev))
+		return skb;
+	/* Keep it for the next one-block ACK. */
+	if (this_cpu_cmpxchg(mroce_ack_spare, NULL, skb))
+		consume_skb(skb);
+	return NULL;
+}
+
+/* Refill this CPU's spare (no peer lock held). */
+static void mroce_ack_spare_fill(struct mroce_dev *mdev)
+{
+	struct sk_buff *skb;
+
+	if (this_cpu_read(mroce_ack_spare))
+		return;
+	skb = mroce_net_alloc_skb(mdev, MROCE_ACK_SPARE_LEN, GFP_ATOMIC);
+	if (skb && this_cpu_cmpxchg(mroce_ack_spare, NULL, skb))
+		consume_skb(skb);
+}
+
+/* Module exit: no receive runs any more. */
+void mroce_ack_exit(void)
+{
+	int cpu;
+
+	for_each_possible_cpu(cpu) {
+		consume_skb(per_cpu(mroce_ack_spare, cpu));
+		per_cpu(mroce_ack_spare, cpu) = NULL;
+	}
+}
+
 /* IB's encoding of min_rnr_timer (IBTA table 45), in microseconds. */
 static const u32 mroce_rnr_us[32] = {
 	655360, 10, 20, 30, 40, 60, 80, 120, 160, 240, 320, 480, 640, 960,
@@ -72,7 +124,9 @@ static void mroce_ack_send(struct mroce_peer *peer, u64 now, bool all)
 		 */
 		cap = min_t(u32, mroce_conn_ack_len(&peer->conn),
 			    MROCE_ACK_LEN_MAX);
-		skb = mroce_net_alloc_skb(peer->mdev, cap, GFP_ATOMIC);
+		skb = mroce_ack_spare_take(peer->mdev, cap);
+		if (!skb)
+			skb = mroce_net_alloc_skb(peer->mdev, cap, GFP_ATOMIC);
 		if (!skb)
 			return;	/* still due: the timer tries again */
 		/* Nothing left to report ends the loop here. */
@@ -442,14 +496,16 @@ static enum hrtimer_restart mroce_ack_hint_timer(struct hrtimer *timer)
  * @mdev: the device
  * @now: the clock the burst read last
  *
- * Called with no peer lock held, in softirq context. Costs a comparison
- * until a period has passed since the last pass; then this CPU runs the
- * pass, unless the other one already does.
+ * Called with no peer lock held, in softirq context. Refills this CPU's
+ * spare ACK buffer if the burst used it. Costs a comparison until a period
+ * has passed since the last pass; then this CPU runs the pass, unless the
+ * other one already does.
  */
 void mroce_ack_hint_tick(struct mroce_dev *mdev, u64 now)
 {
 	struct mroce_xport_dev *xd = &mdev->xport;
 
+	mroce_ack_spare_fill(mdev);
 	if ((s64)(now - READ_ONCE(xd->hint_at)) <
 	    (s64)mroce_hint_period_ns() || !READ_ONCE(mroce_prm.rx_mbps))
 		return;

@@ -466,5 +466,6 @@ void mroce_xport_exit(void)
 {
 	mroce_net_exit();
 	mroce_rx_exit();
+	mroce_ack_exit();
 	destroy_workqueue(mroce_wq);
 }

@@ -211,6 +211,8 @@ struct mroce_rwqe_xport {
 
 int mroce_xport_init(void);
 void mroce_xport_exit(void);
+/* Frees the ACK buffers kept per CPU (mroce_ack.c). */
+void mroce_ack_exit(void);
 int mroce_xport_dev_init(struct mroce_dev *mdev);
 bool mroce_xport_dev_fail(struct mroce_dev *mdev);
 void mroce_xport_dev_fini(struct mroce_dev *mdev);
