@@ -854,6 +854,12 @@ static bool mroce_peer_kick_waits(const struct mroce_peer *peer,
 	       !READ_ONCE(peer->conn.inflight);
 }
 
+static void mroce_peer_mark(struct mroce_peer *peer, struct mroce_qp *qp)
+{
+	WRITE_ONCE(qp->xport.kicked, true);
+	set_bit(0, &peer->kick_pending);
+}
+
 /**
  * mroce_peer_kick() - @qp of @peer has new work to transmit
  * @peer: the QP's connection
@@ -883,18 +889,11 @@ void mroce_peer_kick(struct mroce_peer *peer, struct mroce_qp *qp)
 			spin_lock_bh(&peer->lock);
 		}
 		/* Under the lock: whoever takes it next sees the mark. */
-		WRITE_ONCE(qp->xport.kicked, true);
-		set_bit(0, &peer->kick_pending);
-		if (!peer->dead && !peer->conn.inflight) {
-			mroce_comp_run(peer);
-			mroce_tx_run(peer, mroce_now(), MROCE_TX_BUDGET);
-		}
-		mroce_peer_unlock(peer);
-		return;
+		mroce_peer_mark(peer, qp);
+		goto run;
 	}
 mark:
-	WRITE_ONCE(qp->xport.kicked, true);
-	set_bit(0, &peer->kick_pending);
+	mroce_peer_mark(peer, qp);
 	/*
 	 * The mark is visible before we look at the lock: a holder that
 	 * misses it (its take_kicks ran before set_bit) is one our trylock
@@ -907,6 +906,7 @@ mark:
 	}
 	if (!spin_trylock_bh(&peer->lock))
 		return;
+run:
 	if (!peer->dead && !peer->conn.inflight) {
 		mroce_comp_run(peer);
 		mroce_tx_run(peer, mroce_now(), MROCE_TX_BUDGET);
