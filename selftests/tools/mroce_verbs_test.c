@@ -1690,6 +1690,23 @@ static void rc_pair_close(struct rc_pair *p, struct ibv_mr *mr,
 		  (struct ibv_mr *[]){ mr, mr2 });
 }
 
+/* A send buffer here and a receive buffer on the peer, registered, and their SGEs. */
+struct rc_bufs {
+	struct ibv_mr	*smr, *rmr;
+	struct ibv_sge	ssge, rsge;
+};
+
+static void rc_bufs_reg(struct rc_bufs *b, const struct rc_pair *p,
+			void *sbuf, void *rbuf, uint32_t len, const char *what)
+{
+	b->rmr = ibv_reg_mr(p->pd2, rbuf, len, IBV_ACCESS_LOCAL_WRITE);
+	b->smr = ibv_reg_mr(pd, sbuf, len, 0);
+	if (!b->rmr || !b->smr)
+		die("%s: MRs", what);
+	b->ssge = (struct ibv_sge){ (uintptr_t)sbuf, len, b->smr->lkey };
+	b->rsge = (struct ibv_sge){ (uintptr_t)rbuf, len, b->rmr->lkey };
+}
+
 /*
  * With a transport: send and receive queues one WQE deep, as
  * ibv_rc_pingpong makes its send queue. Each WR is posted the moment the
@@ -1704,23 +1721,16 @@ static void test_one_deep(const char *peer)
 	static char sbuf[LEN], rbuf[LEN], want[LEN];
 	int i, sent = 0, rcvd = 0, send_err = 0, recv_err = 0;
 	int bad_wc = 0, bad_data = 0;
-	struct ibv_sge ssge, rsge;
-	struct ibv_mr *smr, *rmr;
+	struct rc_bufs b;
 	struct rc_pair p;
 	struct ibv_wc wc;
 	double deadline;
 
 	rc_pair_open(&p, peer, 1, 1, "one-deep queues");
-	rmr = ibv_reg_mr(p.pd2, rbuf, LEN, IBV_ACCESS_LOCAL_WRITE);
-	smr = ibv_reg_mr(pd, sbuf, LEN, 0);
-	if (!rmr || !smr)
-		die("one-deep queues: MRs");
-
-	ssge = (struct ibv_sge){ (uintptr_t)sbuf, LEN, smr->lkey };
-	rsge = (struct ibv_sge){ (uintptr_t)rbuf, LEN, rmr->lkey };
-	recv_err = post_recv1(p.qp2, 0, &rsge);
+	rc_bufs_reg(&b, &p, sbuf, rbuf, LEN, "one-deep queues");
+	recv_err = post_recv1(p.qp2, 0, &b.rsge);
 	fill_msg(sbuf, LEN, 0);
-	send_err = post_send1(p.qp, 0, IBV_WR_SEND, IBV_SEND_SIGNALED, &ssge, 1);
+	send_err = post_send1(p.qp, 0, IBV_WR_SEND, IBV_SEND_SIGNALED, &b.ssge, 1);
 	/* Busy polling, as the pingpongs do: the post follows the poll at once. */
 	deadline = tc_now_s() + 60;
 	for (i = 0; !send_err && !recv_err && (sent < ITERS || rcvd < ITERS);
@@ -1735,7 +1745,7 @@ static void test_one_deep(const char *peer)
 				fill_msg(sbuf, LEN, sent);
 				send_err = post_send1(p.qp, sent, IBV_WR_SEND,
 						      IBV_SEND_SIGNALED,
-						      &ssge, 1);
+						      &b.ssge, 1);
 			}
 		}
 		if (ibv_poll_cq(p.cq2, 1, &wc) == 1) {
@@ -1746,7 +1756,7 @@ static void test_one_deep(const char *peer)
 			else if (memcmp(rbuf, want, LEN))
 				bad_data++;
 			if (++rcvd < ITERS)
-				recv_err = post_recv1(p.qp2, rcvd, &rsge);
+				recv_err = post_recv1(p.qp2, rcvd, &b.rsge);
 		}
 	}
 	CHECK(!send_err, "one-deep SQ: each send posted right after the previous completion (%s after %d)",
@@ -1756,7 +1766,7 @@ static void test_one_deep(const char *peer)
 	CHECK(sent == ITERS && rcvd == ITERS && !bad_wc && !bad_data,
 	      "one-deep queues: %d x %d B sent and received in order, every byte checked (%d/%d done, %d bad completions, %d bad payloads)",
 	      ITERS, LEN, sent, rcvd, bad_wc, bad_data);
-	rc_pair_close(&p, rmr, smr);
+	rc_pair_close(&p, b.rmr, b.smr);
 }
 
 /* A hw counter of the device under test, -1 if unreadable. */
@@ -1845,24 +1855,18 @@ static void test_send_to_destroyed_qp(const char *peer)
 	static char sbuf[LEN], rbuf[LEN];
 	long long win0, unk0, win = -1, unk = -1;
 	struct ibv_wc wc = { .status = IBV_WC_SUCCESS }, wc2;
-	struct ibv_sge ssge, rsge;
-	struct ibv_mr *smr, *rmr;
+	struct rc_bufs b;
 	double deadline;
 	struct rc_pair p;
 	int n = 0;
 
 	rc_pair_open(&p, peer, 2, 1, "send to a destroyed QP");
-	rmr = ibv_reg_mr(p.pd2, rbuf, LEN, IBV_ACCESS_LOCAL_WRITE);
-	smr = ibv_reg_mr(pd, sbuf, LEN, 0);
-	if (!rmr || !smr)
-		die("send to a destroyed QP: MRs");
-	ssge = (struct ibv_sge){ (uintptr_t)sbuf, LEN, smr->lkey };
-	rsge = (struct ibv_sge){ (uintptr_t)rbuf, LEN, rmr->lkey };
+	rc_bufs_reg(&b, &p, sbuf, rbuf, LEN, "send to a destroyed QP");
 
 	/* One message received: the peer's stream is live, so it leaves a tombstone. */
 	fill_msg(sbuf, LEN, 1);
-	if (post_recv1(p.qp2, 1, &rsge) ||
-	    post_send1(p.qp, 1, IBV_WR_SEND, IBV_SEND_SIGNALED, &ssge, 1))
+	if (post_recv1(p.qp2, 1, &b.rsge) ||
+	    post_send1(p.qp, 1, IBV_WR_SEND, IBV_SEND_SIGNALED, &b.ssge, 1))
 		die("send to a destroyed QP: first posts");
 	CHECK(poll_one(p.cq2, &wc2, 10000) == 1 && wc2.status == IBV_WC_SUCCESS &&
 	      poll_one(p.cq, &wc, 10000) == 1 && wc.status == IBV_WC_SUCCESS,
@@ -1871,7 +1875,7 @@ static void test_send_to_destroyed_qp(const char *peer)
 	ibv_destroy_qp(p.qp2);
 	win0 = hw_counter(peer, "naks_sent_stream_psn_window");
 	unk0 = hw_counter(peer, "naks_sent_unknown_stream");
-	if (post_send1(p.qp, 2, IBV_WR_SEND, IBV_SEND_SIGNALED, &ssge, 1))
+	if (post_send1(p.qp, 2, IBV_WR_SEND, IBV_SEND_SIGNALED, &b.ssge, 1))
 		die("send to a destroyed QP: second post");
 	/*
 	 * Two refusals of the new message mean the sender resent it after
@@ -1905,8 +1909,8 @@ static void test_send_to_destroyed_qp(const char *peer)
 	ibv_destroy_qp(p.qp);
 	ibv_destroy_cq(p.cq);
 	ibv_destroy_cq(p.cq2);
-	ibv_dereg_mr(rmr);
-	ibv_dereg_mr(smr);
+	ibv_dereg_mr(b.rmr);
+	ibv_dereg_mr(b.smr);
 	ibv_dealloc_pd(p.pd2);
 	ibv_close_device(p.ctx2);
 }
