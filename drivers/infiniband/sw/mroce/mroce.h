@@ -155,6 +155,9 @@ enum ib_mtu mroce_mtu_from_netdev(unsigned int netdev_mtu);
 struct mroce_peer;
 void mroce_net_xmit_list(struct mroce_peer *peer, struct sk_buff_head *q);
 
+/* mroce_comp.c (the rest of its API is in mroce_peer.h) */
+void mroce_comp_wait_polled(struct mroce_dev *mdev);
+
 /* mroce_netdev.c */
 int mroce_netdev_init(void);
 void mroce_netdev_exit(void);

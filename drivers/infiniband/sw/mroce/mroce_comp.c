@@ -17,6 +17,8 @@
  * tag of a kind belongs to the n-th message of that kind; the PSN recorded
  * at arrival double-checks it.
  */
+#include <linux/delay.h>
+
 #include "mroce_counters.h"
 #include "mroce_peer.h"
 
@@ -297,4 +299,79 @@ static bool mroce_comp_pick_busy(struct mroce_qp *qp, u64 arg,
 void mroce_comp_fail_peer(struct mroce_peer *peer, enum ib_wc_status status)
 {
 	mroce_peer_fail_qps(peer, mroce_comp_pick_busy, 0, status);
+}
+
+/* ------------------------------------------------- device going away */
+
+/*
+ * How long the netdev's unregistration waits for kernel consumers to poll
+ * the flushes of a failed device, at most. They poll within a softirq or a
+ * work item, well under a millisecond; only a consumer that polls on its
+ * own schedule (IB_POLL_DIRECT) may take this long, and it learns at its
+ * next poll anyway.
+ */
+#define MROCE_COMP_POLLED_WAIT_MS	1000
+
+/* Whether a kernel CQ still holds completions nobody polled. */
+static bool mroce_comp_cq_unpolled(struct ib_cq *ibcq)
+{
+	struct mroce_cq *cq;
+
+	if (!ibcq)
+		return false;
+	cq = to_mcq(ibcq);
+	return !cq->is_user && READ_ONCE(cq->cons) != READ_ONCE(cq->prod);
+}
+
+/* Whether a kernel consumer has yet to poll a failed QP's completions. */
+static bool mroce_comp_unpolled(struct mroce_dev *mdev)
+{
+	struct mroce_qp *qp;
+	unsigned long qpn;
+	bool unpolled = false;
+
+	/* Under the lock a QP is alive, and so are its CQs (mroce_qp_get()). */
+	xa_lock_irq(&mdev->qp_xa);
+	xa_for_each(&mdev->qp_xa, qpn, qp) {
+		if (qp->is_user || READ_ONCE(qp->state) != IB_QPS_ERR)
+			continue;
+		if (mroce_comp_cq_unpolled(qp->ibqp.send_cq) ||
+		    mroce_comp_cq_unpolled(qp->ibqp.recv_cq)) {
+			unpolled = true;
+			break;
+		}
+	}
+	xa_unlock_irq(&mdev->qp_xa);
+	return unpolled;
+}
+
+/**
+ * mroce_comp_wait_polled() - let kernel consumers see a failed device first
+ * @mdev: the device, every QP of which mroce_xport_dev_fail() just failed
+ *
+ * Process context. Waits (bounded) until the kernel consumers have polled
+ * the flushed completions, and their pollers running in softirq have also
+ * run the completion callbacks, before the caller starts unregistering.
+ * The RDMA core's unregistration removes the clients first: nvme-rdma's
+ * remove deletes its controllers, and a controller being deleted refuses
+ * error recovery, so a flush it polls only after that is ignored and the
+ * I/O in flight waits for its timeouts (30 s, then 60 s for the admin
+ * queue), the device's unregistration with it, and the netdev's for the
+ * references the device holds ("waiting for veth00 to become free",
+ * session 14's CI). Polled first, the flush starts the recovery, which
+ * fails the I/O at once.
+ */
+void mroce_comp_wait_polled(struct mroce_dev *mdev)
+{
+	unsigned long until = jiffies +
+			      msecs_to_jiffies(MROCE_COMP_POLLED_WAIT_MS);
+
+	while (mroce_comp_unpolled(mdev) && time_before(jiffies, until))
+		usleep_range(500, 1000);
+	/*
+	 * A poll takes a batch off the CQ before it calls the batch's
+	 * callbacks: a softirq poller that emptied the CQ may still be in
+	 * them. A grace period waits for softirq handlers that are running.
+	 */
+	synchronize_net();
 }

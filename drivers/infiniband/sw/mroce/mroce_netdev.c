@@ -47,14 +47,20 @@ static int mroce_netdev_event(struct notifier_block *nb, unsigned long event,
 		 * for answers that can no longer come (an nvme-rdma host
 		 * would wait its I/O and admin timeouts, and this netdev with
 		 * it): the port goes down, the device is fatal, every QP
-		 * fails. The netdev repeats this event while it waits for
-		 * its references; say it once.
+		 * fails. The unregistration is queued only once kernel
+		 * consumers have run their callbacks for the flushes (bounded:
+		 * one may never poll): its work removes the clients first,
+		 * and nvme-rdma's remove deletes its controller, which then
+		 * ignores a flush instead of starting error recovery. The
+		 * netdev repeats this event while it waits for its
+		 * references; fail, wait and say it once.
 		 */
 		if (mroce_xport_dev_fail(mdev)) {
 			ibdev_info(&mdev->ibdev,
 				   "%s is going away, removing device\n",
 				   netdev_name(ndev));
 			mroce_netdev_fatal(mdev);
+			mroce_comp_wait_polled(mdev);
 		}
 		/*
 		 * Queued: unregistration waits for users of the device and
