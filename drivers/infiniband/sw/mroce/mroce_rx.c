@@ -1303,17 +1303,25 @@ static void mroce_rx_queue(int cpu, struct sk_buff *skb,
 	mroce_rx_park(skb, meta, cookie);
 	__skb_queue_tail(&rxc->q, skb);
 	kick = skb_queue_len(&rxc->q) == 1;
-	spin_unlock(&rxc->q.lock);
-	if (!kick)
-		return;
-	if (cpu == smp_processor_id())
-		tasklet_schedule(&rxc->run);
-	else
-		/*
-		 * -EBUSY: the last kick is still on its way and schedules
-		 * the tasklet after this packet was queued.
-		 */
+	/*
+	 * Another CPU: also when packets wait there already but its tasklet
+	 * is not running them. A softirq pass that ran out of its budget
+	 * leaves what is raised to ksoftirqd, which shares that CPU with a
+	 * busy-polling application for a scheduler slice or more, and an
+	 * ACK waiting that long is late enough for a probe or a
+	 * retransmission timeout (rx_spread's spurious resends, sessions 12
+	 * and 13); an IPI's exit runs a raised tasklet at once, ksoftirqd or
+	 * not. Under q.lock: the csd is that CPU's, shared by every CPU that
+	 * queues to it, and smp_call_function_single_async() takes it with
+	 * a plain test and set. -EBUSY: the last kick is still on its way
+	 * and schedules the tasklet after this packet was queued.
+	 */
+	if (cpu != smp_processor_id() &&
+	    (kick || !test_bit(TASKLET_STATE_RUN, &rxc->run.state)))
 		smp_call_function_single_async(cpu, &rxc->csd);
+	spin_unlock(&rxc->q.lock);
+	if (kick && cpu == smp_processor_id())
+		tasklet_schedule(&rxc->run);
 }
 
 /**

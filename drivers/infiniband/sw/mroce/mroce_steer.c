@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Receive steering (module parameter rx_spread, default off).
+ * Receive steering (module parameter rx_spread, default on).
  *
  * veth, loopback and RPS-less netdevs deliver a packet on the CPU that sent
  * it, so the receive of a connection's data, its ACK, the ACK's processing
@@ -45,10 +45,10 @@
 #include "mroce_peer.h"
 #include "mroce_steer.h"
 
-static bool mroce_rx_spread;
+static bool mroce_rx_spread = true;
 module_param_named(rx_spread, mroce_rx_spread, bool, 0644);
 MODULE_PARM_DESC(rx_spread,
-		 "handle received bulk data on the next CPU and ACKs on the sending CPU, in order per connection (default off)");
+		 "handle received bulk data on the next CPU and ACKs on the sending CPU, in order per connection (default on)");
 
 /*
  * struct mroce_rx_flow's state: the CPU above, the packets queued or being
