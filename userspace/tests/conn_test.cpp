@@ -622,6 +622,119 @@ TEST_F(Conn, RxSampleReportsDemandAndQueueingThenResets) {
   EXPECT_EQ(demand, 0u);
 }
 
+// A connection's bytes, to compare before and after a run of calls.
+struct Snap {
+  mroce_conn c;
+  std::vector<mroce_path> paths;
+  explicit Snap(const Side &s) : c(s.c), paths(s.paths) {}
+};
+
+// Copies the receive side (docs/protocol.md §9) of `from` into `to`.
+void copy_rx(Snap &to, const Snap &from) {
+  for (size_t i = 0; i < to.paths.size(); i++) {
+    to.paths[i].rx = from.paths[i].rx;
+    to.paths[i].stats.rx_pkts = from.paths[i].stats.rx_pkts;
+  }
+  mroce_conn &t = to.c;
+  const mroce_conn &f = from.c;
+  t.ack_dirty = f.ack_dirty;
+  t.ack_at = f.ack_at;
+  t.ack_pending = f.ack_pending;
+  t.ack_now = f.ack_now;
+  t.ack_rr = f.ack_rr;
+  t.rx_hint = f.rx_hint;
+  t.rx_hint_sent = f.rx_hint_sent;
+  t.hint_push = f.hint_push;
+  t.rx_ce = f.rx_ce;
+  t.rx_backlog = f.rx_backlog;
+  t.rx_period_bytes = f.rx_period_bytes;
+  t.rx_busy = f.rx_busy;
+  t.rx_cap = f.rx_cap;
+  t.owd_base = f.owd_base;
+  t.owd_min = f.owd_min;
+  t.qdelay = f.qdelay;
+  t.q_min = f.q_min;
+  t.owd_valid = f.owd_valid;
+  t.hs.local.init_rate = f.hs.local.init_rate;
+  t.stats.rx_pkts = f.stats.rx_pkts;
+  t.stats.rx_bytes = f.stats.rx_bytes;
+  t.stats.rx_dup = f.stats.rx_dup;
+  t.stats.rx_old = f.stats.rx_old;
+  t.stats.rx_stale = f.stats.rx_stale;
+  t.stats.rx_bad_path = f.stats.rx_bad_path;
+  t.stats.rx_ce = f.stats.rx_ce;
+  t.stats.acks_tx = f.stats.acks_tx;
+  t.stats.hint_acks_tx = f.stats.hint_acks_tx;
+}
+
+bool same(const Snap &x, const Snap &y) {
+  return !memcmp(&x.c, &y.c, sizeof(x.c)) &&
+         !memcmp(x.paths.data(), y.paths.data(), x.paths.size() * sizeof(mroce_path));
+}
+
+// A caller may run the receive side's calls (an ACK build) concurrently with
+// the send side's (a doorbell on another CPU), each side under a lock of its
+// own: the calls of the two sides must not touch each other's state
+// (docs/protocol.md §9).
+TEST_F(Conn, TheReceiveSideCallsLeaveTheSendSideAlone) {
+  establish();
+  for (int i = 0; i < 4; i++) deliver(b, send(a, i, 1000));  // a has packets out
+  Snap before(a);
+  for (int i = 0; i < 3; i++) {
+    now += 1000;
+    auto d = send(b, 100 + i, 1000, i);
+    mroce_pkt pkt = decode(d);
+    ASSERT_EQ(mroce_conn_rx_check(&a.c, &pkt), MROCE_RX_NEW);
+    mroce_conn_rx_accept(&a.c, &pkt, i == 1, now);
+  }
+  deliver(a, probe_pkt(b, 3));
+  EXPECT_TRUE(mroce_conn_ack_due(&a.c, now));
+  EXPECT_GT(mroce_conn_ack_len(&a.c), 0u);
+  take_ack(a);
+  mroce_conn_set_rx_hint(&a.c, 50);
+  uint32_t demand, q;
+  mroce_conn_rx_sample(&a.c, 1000000, 0, 100000, &demand, &q);
+  mroce_conn_rx_quiet(&a.c);
+  take_ack(a);  // the hint-only ACK the fallen grant made due
+  Snap after(a);
+  EXPECT_FALSE(same(before, after));  // the receive side did move
+  copy_rx(before, after);
+  EXPECT_TRUE(same(before, after));
+}
+
+TEST_F(Conn, TheSendSideCallsLeaveTheReceiveSideAlone) {
+  establish();
+  for (int i = 0; i < 3; i++) deliver(a, send(b, i, 1000, i));  // ACK owed by a
+  auto pr = probe_pkt(b, 3);
+  deliver(a, pr);
+  auto out = send(a, 7, 1000, 0);
+  deliver(b, out);
+  auto back = take_ack(b);
+  Snap before(a);
+  mroce_conn_set_backlog(&a.c, 5000, now);
+  now += 2000;
+  feed_ack(a, back);
+  for (int i = 0; i < 3; i++) {
+    now += 1000000;  // past any pacing slot
+    send(a, 10 + i, 1000, i);
+  }
+  probe_pkt(a, 2);
+  mroce_nak nak{};
+  nak.code = MROCE_NAK_RNR;
+  nak.path_id = 1;
+  nak.path_gen = a.paths[1].gen;
+  nak.path_psn = a.paths[1].tx.next - 1;
+  uint64_t cookie;
+  uint32_t len;
+  uint64_t mask = 0;
+  EXPECT_TRUE(mroce_conn_on_nak(&a.c, &nak, now, &cookie, &len, &mask));
+  Snap after(a);
+  EXPECT_FALSE(same(before, after));  // the send side did move
+  Snap expect = after;
+  copy_rx(expect, before);
+  EXPECT_TRUE(same(expect, after));
+}
+
 TEST_F(Conn, OneWayDelayGrowthShowsAsQueueing) {
   establish();
   uint32_t demand, q;

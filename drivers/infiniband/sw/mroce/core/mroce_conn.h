@@ -6,9 +6,16 @@
  * that the kernel module and the simulator drive one implementation.
  *
  * The caller owns all memory (the connection and its path array), serialises
- * all calls on one connection (e.g. a spinlock), passes the time in ns, and
+ * the calls on one connection (e.g. a spinlock), passes the time in ns, and
  * keeps per-QP state (struct mroce_stx / mroce_srx) in its QP objects; the
  * connection's size does not depend on the number of QPs.
+ *
+ * The receive side (rx_check, rx_accept, ack_due, ack_len, build_ack,
+ * set_rx_hint, rx_quiet, rx_sample) and the send side (tx_reserve,
+ * tx_commit, probe, fill, on_ack, on_nak, set_backlog) share no state: a
+ * call of one may run concurrently with a call of the other. The rest
+ * (init, connect, on_hs, on_unknown, reset_transport, on_timer,
+ * next_deadline) touch both. docs/protocol.md §9 lists the fields.
  *
  * Driving it (docs/protocol.md "Core API" has the full sequence):
  *   send:    mroce_conn_tx_reserve() -> assign stream PSN, choose cookie ->
