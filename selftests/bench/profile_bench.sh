@@ -36,6 +36,15 @@
 # --kallsyms K on the host resolves the same symbols and call graphs).
 # BENCH_MROCE_PARAMS: mroce's module parameters (the first set; ko=PATH
 # loads another build).
+# BENCH_PROFILE_HIST=S (nvme only, default 0 = off): after the perf window,
+# while the same fio run goes on, S seconds of exact event counts
+# (instrumented: tracefs hist triggers) into runs/<driver>-nvme.hist and
+# the log, with the reads completed in them: work items and hrtimer
+# expiries and starts by function, wakeups by task, context switches by
+# task, softirqs by vector, tasklets by function, the driver's poll_cq by
+# completions returned, and calls of ib_core's softirq and workqueue CQ
+# handlers (a CQ notification each). Per read, they say where an I/O's
+# hand-offs and waits are (docs/testing.md, "NVMe-oF 4 KiB").
 # vm-timeout: 1200
 . "$(dirname "$0")/../lib.sh"
 . "$(dirname "$0")/../lib_traffic.sh"
@@ -179,6 +188,46 @@ mark=/tmp/profile.client
 # shellcheck disable=SC2317 # called through PERFTEST_BEFORE_CLIENT
 client_starts() { : > "$mark"; }
 
+# hist_window BASE DRV: the BENCH_PROFILE_HIST counts (see the top).
+HIST=${BENCH_PROFILE_HIST:-0}
+[[ $HIST =~ ^[0-9]+$ ]] || { echo "profile_bench: BENCH_PROFILE_HIST '$HIST' is not a number"; exit 1; }
+TR=/sys/kernel/tracing
+HIST_EVENTS=(workqueue/workqueue_execute_start:function.sym timer/hrtimer_expire_entry:function.sym
+	timer/hrtimer_start:function.sym sched/sched_wakeup:comm sched/sched_switch:prev_comm
+	irq/softirq_entry:vec irq/tasklet_entry:func.sym kprobes/q_poll:ret
+	kprobes/q_cq_softirq:common_pid kprobes/q_cq_wq:common_pid)
+hist_window() {
+	local base=$1 drv=$2 e ev t i0 i1 poll=mroce_poll_cq
+	[ "$drv" = rxe ] && poll=rxe_poll_cq
+	[ -d "$TR/events" ] || mount -t tracefs nodev "$TR" || return 1
+	{
+		echo "r:q_poll $poll ret=\$retval:s32"
+		echo "p:q_cq_softirq ib_cq_completion_softirq"
+		echo "p:q_cq_wq ib_cq_completion_workqueue"
+	} > "$TR/kprobe_events" || return 1
+	for e in "${HIST_EVENTS[@]}"; do
+		ev=$TR/events/${e%%:*} t="hist:keys=${e#*:}:vals=hitcount:sort=hitcount.descending"
+		[ -d "$ev" ] || continue
+		echo "$t" > "$ev/trigger" && echo 1 > "$ev/enable"
+	done
+	read -r i0 _ < "$blk"
+	nap "$HIST"
+	read -r i1 _ < "$blk"
+	{
+		echo "# $drv: $HIST s of fio after the perf window: $((i1 - i0)) reads"
+		for e in "${HIST_EVENTS[@]}"; do
+			ev=$TR/events/${e%%:*} t="hist:keys=${e#*:}:vals=hitcount:sort=hitcount.descending"
+			[ -d "$ev" ] || continue
+			echo 0 > "$ev/enable"
+			echo "## ${e%%:*}"
+			grep -v -e '^#' -e '^$' "$ev/hist" | head -n 40
+			echo "!$t" > "$ev/trigger"
+		done
+	} > "$base.hist" 2>&1
+	echo > "$TR/kprobe_events"
+	sed 's/^/profile_bench: hist: /' "$base.hist"
+}
+
 # profile DRV WORKLOAD: one perf session over the steady traffic of one
 # perftest run, reported. The window opens once WARM packets have crossed
 # since the client started (its start, the connection and the first
@@ -199,7 +248,7 @@ profile() {
 	nvme)
 		tool=fio iters=0
 		args=(--name=randread4k --rw=randread --bs=4k --iodepth=32 --ioengine=libaio
-			--direct=1 --size=512M --time_based --runtime=$((WINDOW + 4)))
+			--direct=1 --size=512M --time_based --runtime=$((WINDOW + 4 + HIST)))
 		;;
 	esac
 	base=$runs/$drv-$w
@@ -279,6 +328,9 @@ profile() {
 		t1=$EPOCHREALTIME
 		cpustat "$base.stat1"
 		perf_ctl disable || echo "profile_bench: perf did not acknowledge 'disable'"
+		if [ "$w" = nvme ] && [ "$HIST" != 0 ] && ! exited "$ppid"; then
+			hist_window "$base" "$drv" || echo "profile_bench: $drv: no tracefs hist counts"
+		fi
 	fi
 	wait "$ppid" && ok=1
 	counters e1
