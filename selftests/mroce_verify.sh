@@ -11,7 +11,8 @@
 # pair, as rxe on 6.1 needs): it must pass there, and must fail with a
 # precise message when a byte is corrupted on purpose. Then the same runs go
 # between two mroce devices in network namespaces a and b (skipped until the
-# transport carries traffic), and once more with receive and transmit
+# transport carries traffic), again with receive steering off (rx_spread=0,
+# the non-default setting), and once more with receive and transmit
 # bursts on (module parameters rx_burst=16, tx_burst=32), also under netem
 # loss, duplication and reordering. The same verifier under each of those
 # impairments alone is in mroce_rc_loss.sh.
@@ -79,17 +80,41 @@ if ! why=$(transport_ready a mroce_a); then
 	check "kernel log clean" dmesg_clean
 	ktap_finish
 fi
+# Evidence of which receive path ran: kprobes count the receive tasklet
+# (mroce_rx_run: a packet queued for a CPU, by steering or rx_burst) and
+# the end of each steered packet (mroce_steer_done: rx_spread sent it to a
+# CPU's queue).
+tracing=/sys/kernel/tracing
+probes=
+kp_add() { # kp_add NAME FUNCTION
+	echo "p:$1 mroce:$2" >> "$tracing/kprobe_events" 2> /dev/null &&
+		echo 1 > "$tracing/events/kprobes/$1/enable" && probes+=" $1"
+}
+kp_hits() { awk -v e="$1" '$1 == e { n = $2 } END { print n + 0 }' "$tracing/kprobe_profile"; }
+kp_add mroce_verify_rx_run mroce_rx_run
+kp_add mroce_verify_steered mroce_steer_done
+check_eq "kprobes count the receive tasklet and steered packets" \
+	" mroce_verify_rx_run mroce_verify_steered" "$probes"
+steered0=$(kp_hits mroce_verify_steered)
 check "mroce: every op and size, 4 QPs, both directions" \
 	verify_pair a mroce_a b mroce_b 10.0.0.2 -q 4
 ktap_info "$(grep -h 'messages (' "$(verify_last)"-client.log | tail -n 1)"
+steered=$(( $(kp_hits mroce_verify_steered) - steered0 ))
+ktap_info "rx_spread=$(mroce_param rx_spread) (the default): $steered packets steered to another CPU"
+if [ "$(nproc)" -ge 2 ]; then
+	check "rx_spread on by default: received bulk data was steered to another CPU" \
+		test "$steered" -gt 0
+else
+	ktap_skip "rx_spread on by default: received bulk data was steered" "one CPU: nothing to steer to"
+fi
 check "mroce: completion events, 1 QP, 1 SGE" \
 	verify_pair a mroce_a b mroce_b 10.0.0.2 -q 1 -m 1 -e -s 0,1,4097,65536,1048576
 check "mroce: 16 QPs sharing one connection" \
 	verify_pair a mroce_a b mroce_b 10.0.0.2 -q 16 -a 1048576 -s 1,100,4096,65537
 check "mroce: RNR rounds (receives posted late)" \
 	verify_pair a mroce_a b mroce_b 10.0.0.2 -q 2 -r 4 -R 30 -s 1,4096,65536
-check "mroce: 20 s of random traffic" \
-	verify_pair a mroce_a b mroce_b 10.0.0.2 -q 4 -t 20 -S 7
+check "mroce: 14 s of random traffic" \
+	verify_pair a mroce_a b mroce_b 10.0.0.2 -q 4 -t 14 -S 7
 check "mroce: send_rnr_err counted the RNR NAKs" \
 	test "$(hw_counter mroce_b send_rnr_err)" -gt 0
 check_eq "mroce: naks_sent_rnr counted them too" \
@@ -103,6 +128,30 @@ for d in mroce_a mroce_b; do
 	done
 done
 
+# --- receive steering off ---------------------------------------------------
+# rx_spread (mroce_steer.c, default on) moves bulk data to the next CPU and
+# ACKs to the sender's transmit CPU; off, every packet is handled where it
+# arrived, at once (rx_burst is 1 here): the receive path rx_spread's
+# queues bypass. The same verification with it off; no packet may be
+# steered and none may go through the receive tasklet.
+spread0=$(mroce_param rx_spread)
+if mroce_param rx_spread 0 && [ "$(mroce_param rx_spread)" = N ]; then
+	steered0=$(kp_hits mroce_verify_steered)
+	runs0=$(kp_hits mroce_verify_rx_run)
+	check "rx_spread=0: every op and size, 4 QPs, both directions" \
+		verify_pair a mroce_a b mroce_b 10.0.0.2 -q 4
+	check "rx_spread=0: 5 s of random traffic" \
+		verify_pair a mroce_a b mroce_b 10.0.0.2 -q 4 -t 5 -S 13
+	steered=$(( $(kp_hits mroce_verify_steered) - steered0 ))
+	runs=$(( $(kp_hits mroce_verify_rx_run) - runs0 ))
+	ktap_info "rx_spread=0: $steered packets steered, $runs receive tasklet runs"
+	check_eq "rx_spread=0: no packet was steered to another CPU" 0 "$steered"
+	check_eq "rx_spread=0: no packet went through the receive tasklet" 0 "$runs"
+else
+	ktap_fail "set module parameter rx_spread=0"
+fi
+mroce_param rx_spread "$spread0"
+
 # --- receive and transmit bursts ---------------------------------------------
 # Two module parameters, off by default, change the data path: rx_burst > 1
 # (mroce_rx.c: received packets wait in a per-CPU queue for a tasklet that
@@ -113,18 +162,10 @@ done
 # has none). Evidence that each path ran: the tasklet's calls (a kprobe on
 # mroce_rx_run) and fewer frames on va than mroce packets sent (veth counts
 # a GSO skb once).
-tracing=/sys/kernel/tracing
-kp=mroce_verify_rx_run
-rx_runs() { awk -v e="$kp" '$1 == e { print $2 }' "$tracing/kprobe_profile"; }
+rx_runs() { kp_hits mroce_verify_rx_run; }
 va_frames() { nsexec a cat /sys/class/net/va/statistics/tx_packets; }
 rx0=$(mroce_param rx_burst)
 tx0=$(mroce_param tx_burst)
-probe=
-if echo "p:$kp mroce:mroce_rx_run" >> "$tracing/kprobe_events" 2> /dev/null &&
-	echo 1 > "$tracing/events/kprobes/$kp/enable"; then
-	probe=1
-fi
-check "bursts: a kprobe counts the receive tasklet (mroce_rx_run)" test -n "$probe"
 if mroce_param rx_burst 16 && mroce_param tx_burst 32; then
 	runs0=$(rx_runs)
 	frames0=$(va_frames)
@@ -163,9 +204,9 @@ else
 fi
 mroce_param rx_burst "$rx0"
 mroce_param tx_burst "$tx0"
-if [ -n "$probe" ]; then
+for kp in $probes; do
 	echo 0 > "$tracing/events/kprobes/$kp/enable"
 	echo "-:$kp" >> "$tracing/kprobe_events"
-fi
+done
 check "kernel log clean" dmesg_clean
 ktap_finish
