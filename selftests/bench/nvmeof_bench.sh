@@ -27,11 +27,13 @@
 # down; even rounds reverse the order of the columns and of the loss
 # levels, a fresh connection each time. The table shows the median; every
 # round's value is in the CSV's note. The 128 KiB rows run in the first
-# round only.
+# round only, or in the first $BENCH_NVMEOF_BIG_ROUNDS rounds (an A/B
+# that may move them needs their spread too).
 #
 # Knobs: BENCH_DURATION, BENCH_LOSSES ("0 1"), BENCH_DRIVERS ("rxe mroce"),
 # BENCH_ROUNDS, BENCH_NVMEOF_JOBS (the rows, "randread4k read128k
-# write128k": e.g. only the 4 KiB row, in more rounds), BENCH_MROCE_PARAMS: mroce module parameters; sets separated
+# write128k": e.g. only the 4 KiB row, in more rounds),
+# BENCH_NVMEOF_BIG_ROUNDS (1), BENCH_MROCE_PARAMS: mroce module parameters; sets separated
 # by "|" make an A/B (columns mroce, mroce2, ...), a set's word ko=PATH
 # loads that module file instead (as in rdma_bench.sh).
 # vm-timeout: 2400
@@ -46,6 +48,7 @@ DURATION=${BENCH_DURATION:-10}
 LOSSES=${BENCH_LOSSES:-"0 1"}
 DRIVERS=${BENCH_DRIVERS:-"rxe mroce"}
 ROUNDS=${BENCH_ROUNDS:-3}
+BIG_ROUNDS=${BENCH_NVMEOF_BIG_ROUNDS:-1}
 CUTOFF=30
 JOBS=${BENCH_NVMEOF_JOBS:-randread4k read128k write128k}
 for j in $JOBS; do
@@ -158,7 +161,7 @@ settle() { # settle DRV JOB LOSS
 }
 
 # run_column COL ROUND: COL's driver up, the round's loss levels (the
-# 128 KiB jobs too in round 1), everything down again.
+# 128 KiB jobs too in the first BIG_ROUNDS rounds), everything down again.
 run_column() {
 	local c=$1 r=$2 l j jobs why
 	use_column "$c"
@@ -176,7 +179,7 @@ run_column() {
 		for l in $(in_round_order "$r" $LOSSES); do
 			jobs=
 			[[ " $JOBS " == *" randread4k "* ]] && jobs=randread4k
-			[ "$r" = 1 ] && jobs=$JOBS
+			[ "$r" -le "$BIG_ROUNDS" ] && jobs=$JOBS
 			ulp_loss "$l"
 			if connect > "$out/$c-connect-$l-r$r.log" 2>&1; then
 				for j in $jobs; do run_job "$c" "$l" "$j" "$r"; done
@@ -270,10 +273,12 @@ line() { # line NAME LOSS CELL...
 }
 
 echo "driver,job,loss_pct,value,unit,mroce_params,note" > "$csv"
+big="round 1"
+[ "$BIG_ROUNDS" -le 1 ] || big="median of $(( BIG_ROUNDS < ROUNDS ? BIG_ROUNDS : ROUNDS )) rounds"
 {
 	echo
 	echo "NVMe-oF over RDMA (nvmet-rdma on null_blk, nvme-rdma host, fio ${DURATION}s; loss on both" \
-		"directions; 4 KiB: median of $ROUNDS rounds, 128 KiB: round 1)"
+		"directions; 4 KiB: median of $ROUNDS rounds, 128 KiB: $big)"
 	mapfile -t f <<< "$(head_cells)"
 	line job loss "${f[@]}"
 	for j in $JOBS; do
