@@ -151,11 +151,11 @@ struct mroce_dev *mroce_dev_get_by_netdev(struct net_device *ndev);
 void mroce_port_sync(struct mroce_dev *mdev, bool notify);
 enum ib_mtu mroce_mtu_from_netdev(unsigned int netdev_mtu);
 
-/* mroce_net.c (the rest of its API is in mroce_peer.h) */
-struct mroce_peer;
-void mroce_net_xmit_list(struct mroce_peer *peer, struct sk_buff_head *q);
-
-/* mroce_comp.c (the rest of its API is in mroce_peer.h) */
+/*
+ * mroce_comp.c: what a device-level file calls (the netdev notifier). The
+ * transport's files share their internal API, which takes a connection
+ * (struct mroce_peer), in mroce_peer.h.
+ */
 void mroce_comp_wait_polled(struct mroce_dev *mdev);
 
 /* mroce_netdev.c */

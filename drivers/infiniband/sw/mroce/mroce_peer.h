@@ -285,6 +285,7 @@ void mroce_net_put(struct mroce_dev *mdev);
 u16 mroce_net_port(void);
 u16 mroce_net_mtu(const struct mroce_dev *mdev, bool v6);
 void mroce_net_xmit(struct mroce_peer *peer, struct sk_buff *skb);
+void mroce_net_xmit_list(struct mroce_peer *peer, struct sk_buff_head *q);
 void mroce_net_xmit_oneshot(struct mroce_dev *mdev,
 			    const struct mroce_rx_meta *meta,
 			    struct sk_buff *skb);
@@ -343,7 +344,7 @@ void mroce_rx_tomb_clear(struct mroce_peer *peer, u32 qpn);
 bool mroce_rx_atomic_exec(struct mroce_peer *peer, struct mroce_qp *qp,
 			  struct mroce_rdreq *rd);
 
-/* mroce_comp.c */
+/* mroce_comp.c (its device-level call is in mroce.h) */
 void mroce_comp_mark(struct mroce_peer *peer, struct mroce_qp *qp);
 void mroce_comp_run(struct mroce_peer *peer);
 void mroce_comp_pop(struct mroce_peer *peer, struct mroce_qp *qp);
