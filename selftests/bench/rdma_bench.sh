@@ -22,8 +22,11 @@
 # medians. A round loads each driver in turn (mroce refuses to coexist with
 # rdma_rxe), runs all its rows, unloads it; odd rounds go in the given
 # order, even rounds reversed (drivers, parameter sets and rows), so slow
-# drift in the host's speed hits both sides of a ratio alike. Kernel TCP
-# runs at the end of each round with no RDMA driver loaded.
+# drift in the host's speed hits both sides of a ratio alike. With two
+# drivers the first in a round runs its latency rows last and the second
+# runs them first: the two drivers' latency samples are back to back (the
+# guest's speed is bimodal over minutes; run_driver). Kernel TCP runs at
+# the end of each round with no RDMA driver loaded.
 #
 # Goodput = iterations perftest completed in its measured window x size /
 # window, window = DURATION - 2 x MARGIN: perftest's own BW column reads 0
@@ -500,13 +503,25 @@ mroce_use() {
 	done
 }
 
-# run_driver DRV ROUND: load DRV, every RDMA row of each of its columns, unload.
+# run_driver DRV ROUND [POS]: load DRV, every RDMA row of each of its
+# columns, unload. POS is the driver's place in the round when two drivers
+# run: first (its latency rows go last) or last (they go first), so that
+# the two drivers' latency samples are separated only by the module swap.
+# The guest's speed is bimodal over minutes (both drivers ~1.4x slower for
+# a while): samples minutes apart would pair different modes in a ratio.
 run_driver() {
-	local drv=$1 r=$2 why='' c row t l dcols order=() rorder=()
+	local drv=$1 r=$2 pos=${3:-} why='' c row t l dcols order=() rorder=() lrows=() orows=()
 	read -ra dcols <<< "$(cols_of "$drv")"
 	# (no <(...): the guest has no /dev/fd)
 	mapfile -t order <<< "$(in_round_order "$r" "${dcols[@]}")"
 	mapfile -t rorder <<< "$(in_round_order "$r" "${rdma_rows[@]}")"
+	for row in "${rorder[@]}"; do
+		if [[ $row == lat:* ]]; then lrows+=("$row"); else orows+=("$row"); fi
+	done
+	case $pos in
+	first) rorder=("${orows[@]}" "${lrows[@]}") ;;
+	last) rorder=("${lrows[@]}" "${orows[@]}") ;;
+	esac
 	if ! setup "$drv"; then
 		why="setup failed"
 	elif [ "$drv" = mroce ]; then
@@ -570,9 +585,17 @@ echo "rdma_bench: veth pair veth00/veth01, MTU $(cat /sys/class/net/veth00/mtu),
 dmesg_mark
 for round in $(seq "$ROUNDS"); do
 	# shellcheck disable=SC2086 # one word per driver
-	[ ${#cols[@]} -gt 0 ] && for drv in $(in_round_order "$round" $DRIVERS); do
-		run_driver "$drv" "$round"
-	done
+	[ ${#cols[@]} -gt 0 ] && {
+		mapfile -t dorder <<< "$(in_round_order "$round" $DRIVERS)"
+		for i in "${!dorder[@]}"; do
+			pos=
+			if [ ${#dorder[@]} -gt 1 ]; then
+				[ "$i" = 0 ] && pos=first
+				[ "$i" = $((${#dorder[@]} - 1)) ] && pos=last
+			fi
+			run_driver "${dorder[$i]}" "$round" $pos
+		done
+	}
 	for row in "${tcp_rows[@]}"; do run_tcp "${row#*:}" "$round"; done
 done
 topo_policy_cleanup 1
@@ -830,6 +853,27 @@ md_cell() { # md_cell KEY [FIELD]: C for markdown
 	[ "$4" -gt 1 ] || C=$1
 	[ "$4" -ge "$ROUNDS" ] || C+=" [$4 of $ROUNDS]"
 }
+# rmed COL LOSS: R = the median over the rounds of COL's typical 64 B
+# latency over rxe's in the same round (the two are adjacent in a round:
+# run_driver), "-" if no round has both; integer hundredths, no process.
+rmed() {
+	local r v n i j x=() R2
+	for r in $(seq "$ROUNDS"); do
+		ratio "${rv[$1,lat,$2,$r]:-}" "${rv[rxe,lat,$2,$r]:-}"
+		[ "$R" = - ] && continue
+		v=${R/./}
+		v=$((10#$v))
+		# insertion sort: a handful of rounds
+		for ((i = ${#x[@]}; i > 0 && x[i - 1] > v; i--)); do x[i]=${x[i - 1]}; done
+		x[i]=$v
+	done
+	n=${#x[@]}
+	R=-
+	[ "$n" -gt 0 ] || return 0
+	j=$(( (x[(n - 1) / 2] + x[n / 2] + 1) / 2 ))
+	printf -v R2 '%d.%02d' $((j / 100)) $((j % 100))
+	R="$R2 ($n rounds)"
+}
 md_loss() { case $1 in n0) echo "0 %, netem qdisc" ;; *) echo "$1 %" ;; esac; }
 markdown() {
 	local c row t l f head line
@@ -881,6 +925,15 @@ markdown() {
 	echo "Median of $ROUNDS interleaved rounds (min–max); ratios are of medians; kept: of the" \
 		"same column's 0 % row; 64 KiB RC, 1 QP, ${WINDOW} s measured per sample; latency 64 B," \
 		"$LAT_ITERS iterations; [n of $ROUNDS]: only n rounds gave a result."
+	if [ $has_rxe = 1 ]; then
+		for row in "${lat_rows[@]}"; do
+			for c in "${gp_mcols[@]}"; do
+				rmed "$c" "${row#*:}"
+				echo "64 B latency, $(md_loss "${row#*:}") loss: median of the per-round $c/rxe" \
+					"ratios of the typical latency (samples of one round, back to back): $R."
+			done
+		done
+	fi
 	for row in "${tcp_rows[@]}"; do
 		md_cell "tcp,tcp,${row#*:}"
 		echo "Kernel TCP (iperf3, one stream), $(md_loss "${row#*:}") loss: $C Mb/s."
