@@ -8,7 +8,8 @@
 #   4 unit     user space with ASan/UBSan, every GoogleTest via ctest
 #   5 fuzz     fuzz smoke run (FUZZ_SECONDS, default 30), if fuzzers exist
 #   6 vmtest   the harness's Python unit tests (kernel-log parser, bench
-#              sample marker, profile report), every VM selftest plus the
+#              sample marker, profile report, latency trace report, bench
+#              statistics), every VM selftest plus the
 #              kernel-log check
 # Later stages run even when earlier ones fail (where they can). The last
 # line is "N passed, N failed" over every ctest test, style-checked file,
@@ -111,6 +112,8 @@ pytest_one "bench sample marker" scripts/hostload_mark_test.py
 pytest_one "profile report" selftests/bench/profile_report_test.py
 # lat_trace's report (the gaps between traced events, per round trip)
 pytest_one "latency trace report" selftests/bench/lat_trace_test.py
+# the benchmarks' statistics (bench_stats; rdma_bench's per-round ratios)
+pytest_one "bench statistics" selftests/bench/bench_stats_test.py
 if [ "$modules_rc" -eq 0 ]; then
 	python3 "$top/selftests/qemu/vmrun.py" --kver "$kver" --quiet-pass \
 		--summary "$out/vmtest.json" 2>&1 | tee "$out/vmtest.tap"

@@ -44,7 +44,7 @@
 #                             (else prints each report's stack, see qemu/klog.py)
 # Benchmarks:
 #   in_round_order R WORD...  the words, reversed in even rounds
-#   bench_stats [-c] [-i ERE] "KEY VALUE" lines in, "KEY MEDIAN MIN MAX N" out
+#   bench_stats [-c] [-i ERE] [-r ERE]  "KEY VALUE" lines in, "KEY MEDIAN MIN MAX N" out
 #   ab_rounds / ab_table      an A/B of rdma_bench over variants of the VM
 #                             (clock_ab.sh, pin_ab.sh)
 
@@ -406,23 +406,34 @@ in_round_order() {
 	fi
 }
 
-# bench_stats [-c] [-i ERE]: the statistics of the rounds, one awk run for
-# every key. In: "KEY VALUE" lines in any order (KEY without blanks, VALUE a
-# number). Out, sorted by KEY: "KEY MEDIAN MIN MAX N" (the median of an even
-# N is the mean of the middle two). Numbers print with one decimal, those of
-# keys matching ERE as integers; -c prints whole numbers without decimals.
+# bench_stats [-c] [-i ERE] [-r ERE]: the statistics of the rounds, one awk
+# run for every key. In: "KEY VALUE" lines in any order (KEY without blanks,
+# VALUE a number). Out, sorted by KEY: "KEY MEDIAN MIN MAX N" (the median of
+# an even N is the mean of the middle two). Numbers print with one decimal,
+# those of keys matching the -i ERE as integers, those of keys matching the
+# -r ERE (ratios) with two, rounded half away from zero (the mean of 1.25
+# and 1.30 prints 1.28, not the 1.27 of binary 1.2749...); -c prints whole
+# numbers without decimals.
+# selftests/bench/bench_stats_test.py holds its known answers.
 bench_stats() {
-	local compact=0 ints='^$'
+	local compact=0 ints='^$' hund='^$'
 	while [ $# -gt 0 ]; do
 		case $1 in
 		-c) compact=1 ;;
 		-i) ints=$2; shift ;;
+		-r) hund=$2; shift ;;
 		esac
 		shift
 	done
-	sort -k1,1 -k2,2g | awk -v ints="$ints" -v compact=$compact '
+	sort -k1,1 -k2,2g | awk -v ints="$ints" -v hund="$hund" -v compact=$compact '
+		function hundredths(x,  a) {
+			a = (x < 0) ? -x : x
+			a = int(a * 100 + 0.5 + 1e-9) / 100
+			return (x < 0) ? -a : a
+		}
 		function fmt(x) {
 			if (k ~ ints) return sprintf("%d", x)
+			if (k ~ hund) return sprintf("%.2f", hundredths(x))
 			return (compact && x == int(x)) ? sprintf("%d", x) : sprintf("%.1f", x)
 		}
 		function flush() {

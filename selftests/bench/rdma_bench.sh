@@ -606,7 +606,9 @@ topo_policy_cleanup 1
 #
 # S[KEY] = "median min max n" of the rounds' values of KEY = COL,TEST,LOSS
 # (goodput, latency typical) or COL,TEST,LOSS,FIELD (avg, p99: latency;
-# retx; ctr1..ctr7: the mroce counters of MCTRS).
+# retx; ctr1..ctr15: the mroce counters of MCTRS; pratio: an mroce column's
+# typical 64 B latency over rxe's in the same round, the two samples back
+# to back in it (run_driver), for rounds that have both).
 declare -A S
 stats() {
 	local key a b c r f v i
@@ -614,6 +616,10 @@ stats() {
 		for key in "${!rv[@]}"; do
 			IFS=, read -r a b c r f <<< "$key"
 			[ "$f" = it ] || echo "$a,$b,$c${f:+,$f} ${rv[$key]}"
+			if [ "$b" = lat ] && [ -z "$f" ] && [ "$a" != rxe ]; then
+				ratio "${rv[$key]}" "${rv[rxe,lat,$c,$r]:-}"
+				[ "$R" = - ] || echo "$a,lat,$c,pratio $R"
+			fi
 		done
 		for key in "${!retx[@]}"; do echo "${key%,*},retx ${retx[$key]}"; done
 		for key in "${!down[@]}"; do echo "${key%,*},down ${down[$key]}"; done
@@ -621,7 +627,7 @@ stats() {
 			i=0
 			for v in ${cnt[$key]}; do i=$((i + 1)); echo "${key%,*},ctr$i $v"; done
 		done
-	} | bench_stats -i ',(retx|down|ctr[0-9]+)$' > "$MROCE_TEST_OUT/.stats"
+	} | bench_stats -i ',(retx|down|ctr[0-9]+)$' -r ',pratio$' > "$MROCE_TEST_OUT/.stats"
 	while read -r key v; do S[$key]=$v; done < "$MROCE_TEST_OUT/.stats"
 	rm -f "$MROCE_TEST_OUT/.stats"
 }
@@ -853,30 +859,9 @@ md_cell() { # md_cell KEY [FIELD]: C for markdown
 	[ "$4" -gt 1 ] || C=$1
 	[ "$4" -ge "$ROUNDS" ] || C+=" [$4 of $ROUNDS]"
 }
-# rmed COL LOSS: R = the median over the rounds of COL's typical 64 B
-# latency over rxe's in the same round (the two are adjacent in a round:
-# run_driver), "-" if no round has both; integer hundredths, no process.
-rmed() {
-	local r v n i j x=() R2
-	for r in $(seq "$ROUNDS"); do
-		ratio "${rv[$1,lat,$2,$r]:-}" "${rv[rxe,lat,$2,$r]:-}"
-		[ "$R" = - ] && continue
-		v=${R/./}
-		v=$((10#$v))
-		# insertion sort: a handful of rounds
-		for ((i = ${#x[@]}; i > 0 && x[i - 1] > v; i--)); do x[i]=${x[i - 1]}; done
-		x[i]=$v
-	done
-	n=${#x[@]}
-	R=-
-	[ "$n" -gt 0 ] || return 0
-	j=$(( (x[(n - 1) / 2] + x[n / 2] + 1) / 2 ))
-	printf -v R2 '%d.%02d' $((j / 100)) $((j % 100))
-	R="$R2 ($n rounds)"
-}
 md_loss() { case $1 in n0) echo "0 %, netem qdisc" ;; *) echo "$1 %" ;; esac; }
 markdown() {
-	local c row t l f head line
+	local c row t l f head line m lo hi n
 	head="| row | loss |"
 	for c in "${cols[@]}"; do head+=" $c |"; done
 	if [ $has_rxe = 1 ]; then for c in "${gp_mcols[@]}"; do head+=" $c/rxe |"; done; fi
@@ -928,7 +913,13 @@ markdown() {
 	if [ $has_rxe = 1 ]; then
 		for row in "${lat_rows[@]}"; do
 			for c in "${gp_mcols[@]}"; do
-				rmed "$c" "${row#*:}"
+				# "median min max n" of the ratios (stats)
+				R=-
+				read -r m lo hi n <<< "${S[$c,lat,${row#*:},pratio]:-}"
+				if [ -n "$n" ]; then
+					R="$m ($n rounds)"
+					[ "$n" -lt 2 ] || R="$m ($lo-$hi, $n rounds)"
+				fi
 				echo "64 B latency, $(md_loss "${row#*:}") loss: median of the per-round $c/rxe" \
 					"ratios of the typical latency (samples of one round, back to back): $R."
 			done
