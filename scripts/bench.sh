@@ -128,6 +128,9 @@ fi
 # timestamp the drivers take costs what it costs on that clock.
 clock=$(cat "$run"/boot*/clocksource 2> /dev/null | sort -u | paste -sd/)
 clock="guest clocksource ${clock:-unknown}"
+# and its user-space ASLR (vmrun.py --aslr, MROCE_VM_ASLR): 0 = off
+aslr=$(cat "$run"/boot*/randomize_va_space 2> /dev/null | sort -u | paste -sd/)
+clock+=", randomize_va_space ${aslr:-unknown}"
 head="make bench at $commit, $(date -u -d "@$t0" '+%F %H:%M UTC'), ${secs}s; $clock; $hostline"
 for f in "$dest"/*.txt "$dest"/*.md; do
 	[ -f "$f" ] || continue

@@ -92,7 +92,10 @@ fi
 # at boot, which make bench's headline names.
 clocksource=$(cat /sys/devices/system/clocksource/clocksource0/current_clocksource)
 echo "$clocksource" > "$MROCE_OUT/clocksource"
-kmsg "start kver=$kver clocksource=$clocksource"
+# User-space address randomisation (vmrun.py --aslr): 0 off, 2 on.
+aslr=$(cat /proc/sys/kernel/randomize_va_space)
+echo "$aslr" > "$MROCE_OUT/randomize_va_space"
+kmsg "start kver=$kver clocksource=$clocksource randomize_va_space=$aslr"
 # Plan lines: <name> <timeout> <script path relative to the repository>
 while read -r name timeout script; do
 	[ -n "$name" ] || continue

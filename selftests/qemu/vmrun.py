@@ -51,6 +51,12 @@ GRACE = 30             # s past a test's own timeout before the host kills the V
 HANG_GRACE = 90        # s after the first hang report before the VM is killed
 DUMP_WAIT = 30         # s at most for the SysRq backtraces to reach the console
 DUMP_QUIET = 5         # s of console silence that ends that wait early
+# --jit-log: the lines of QEMU 7.2's "info jit" that jit.log keeps (blocks
+# translated and in the cache, whole-cache flushes, blocks invalidated by
+# writes to their code page, TLB flushes).
+JIT_FIELDS = [("tb_count", r"TB count"), ("tb_flush", r"TB flush count"),
+              ("tb_invalidate", r"TB invalidate count"), ("tlb_full", r"TLB full flushes"),
+              ("tlb_partial", r"TLB partial flushes")]
 
 
 def log(msg):
@@ -214,6 +220,14 @@ def stage_install(kver, extra_kos=()):
 # demo ask for it, they show speed.
 CLOCKS = {"tsc": ["tsc=reliable"], "hpet": []}
 
+# The guest's user-space address randomisation (--aslr, $MROCE_VM_ASLR).
+# Under TCG every exec whose code lands at new virtual addresses is
+# translated anew: with ASLR on, 20-50 k new blocks a second and a flush
+# of the whole code cache every ~30 s during make bench (session 16);
+# norandmaps (randomize_va_space=0) maps each binary where it was last
+# time and its translations are reused (docs/testing.md).
+ASLR = {"on": [], "off": ["norandmaps"]}
+
 
 def qemu_cmd(kver, initrd, outdir, args, monitor=None):
     append = " ".join([
@@ -226,7 +240,8 @@ def qemu_cmd(kver, initrd, outdir, args, monitor=None):
         "sysctl.kernel.sysrq=1", "sysctl.kernel.softlockup_all_cpu_backtrace=1",
         "sysctl.kernel.hung_task_timeout_secs=120", "sysctl.kernel.hung_task_panic=0",
         f"MROCE_REPO={REPO}", f"MROCE_OUT={outdir}",
-    ] + (["MROCE_SHELL=1"] if args.shell else []) + CLOCKS[args.clock] + args.append.split())
+    ] + (["MROCE_SHELL=1"] if args.shell else []) + CLOCKS[args.clock] + ASLR[args.aslr]
+        + args.append.split())
     return [
         "qemu-system-x86_64",
         "-accel", "tcg,thread=multi,tb-size=512", "-cpu", "max",
@@ -339,7 +354,8 @@ class Boot:
         return len(chunk)
 
     def monitor(self, command):
-        """One HMP command over the monitor socket; False if it failed."""
+        """One HMP command over the monitor socket: its reply, None if it
+        failed."""
         try:
             with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as sock:
                 sock.settimeout(5)
@@ -348,7 +364,7 @@ class Boot:
                 while not reply.endswith(b"(qemu) "):
                     data = sock.recv(4096)
                     if not data:
-                        return False
+                        return None
                     reply += data
                 sock.sendall(command.encode() + b"\n")
                 reply = b""
@@ -357,9 +373,23 @@ class Boot:
                     if not data:
                         break
                     reply += data
-            return True
+            return reply.decode("utf-8", "replace").replace("\r", "")
         except OSError:
-            return False
+            return None
+
+    def jit_sample(self):
+        """--jit-log: one line of TCG's translation statistics (HMP info
+        jit) into jit.log: seconds since boot, then the counters."""
+        reply = self.monitor("info jit")
+        if reply is None:
+            return
+        got = []
+        for name, pat in JIT_FIELDS:
+            m = re.search(pat + r"\s+(\d+)", reply)
+            if m:
+                got.append(f"{name}={m.group(1)}")
+        with open(os.path.join(self.outdir, "jit.log"), "a") as f:
+            f.write(f"t={time.monotonic() - self.t_boot:.0f} {' '.join(got)}\n")
 
     def dump_stacks(self):
         """Before the VM is killed for making no progress: ask the guest
@@ -372,7 +402,7 @@ class Boot:
             log(f"# vmrun: {msg}")
             self.console.write(f"\n[vmrun] {msg}\n".encode())
         for key in ("l", "w"):
-            if not self.monitor(f"sendkey alt-sysrq-{key}"):
+            if self.monitor(f"sendkey alt-sysrq-{key}") is None:
                 note("could not reach the QEMU monitor for the SysRq backtraces")
                 return
             note(f"no progress: sent SysRq-{key} "
@@ -410,6 +440,8 @@ class Boot:
                                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                                             start_new_session=True)
         self.deadline = time.monotonic() + BOOT_BUDGET
+        self.t_boot = time.monotonic()
+        jit_next = self.t_boot + self.args.jit_log if self.args.jit_log > 0 else None
         self.buf = b""
         timed_out = False
         try:
@@ -421,6 +453,9 @@ class Boot:
                     break
                 if self.pump(min(left, 1.0)) < 0:
                     break
+                if jit_next is not None and time.monotonic() >= jit_next:
+                    self.jit_sample()
+                    jit_next += self.args.jit_log
         finally:
             if proc.poll() is None:
                 os.killpg(proc.pid, signal.SIGTERM)
@@ -479,6 +514,15 @@ def main():
                     help="guest clocksource: hpet, the kernel's choice under TCG, or tsc "
                          "(tsc=reliable: the cheap clock, for benchmarks) (default "
                          "$MROCE_VM_CLOCK, else hpet)")
+    ap.add_argument("--aslr", choices=sorted(ASLR),
+                    default=os.environ.get("MROCE_VM_ASLR") or "on",
+                    help="guest user-space address randomisation; off = norandmaps, "
+                         "TCG reuses the translations of every exec (default "
+                         "$MROCE_VM_ASLR, else on)")
+    ap.add_argument("--jit-log", type=float,
+                    default=float(os.environ.get("MROCE_VM_JIT_LOG") or 0),
+                    help="every SECS, QEMU's translation statistics (info jit) into "
+                         "BOOT/jit.log (default $MROCE_VM_JIT_LOG, else off)")
     ap.add_argument("--plain", action="store_true",
                     help="print the scripts' output as is, no TAP (demo, benchmarks)")
     args = ap.parse_args()
