@@ -15,6 +15,8 @@
 #           in this guest, lib_nvmeof.sh), BENCH_PROFILE_SECONDS + 4 s;
 #           an iteration is one read (the block device's completed reads
 #           in the window, exact)
+#   nvme128 the same with 128 KiB sequential reads, queue depth 16
+#           (nvmeof_bench's 128 KiB read row); only by name
 #
 # `perf record -a -g -e cpu-clock -F BENCH_PROFILE_FREQ` (999 Hz: TCG has no
 # PMU, so the software clock samples; idle CPUs are sampled too) starts
@@ -36,14 +38,15 @@
 # --kallsyms K on the host resolves the same symbols and call graphs).
 # BENCH_MROCE_PARAMS: mroce's module parameters (the first set; ko=PATH
 # loads another build).
-# BENCH_PROFILE_HIST=S (nvme only, default 0 = off): after the perf window,
+# BENCH_PROFILE_HIST=S (nvme, nvme128; default 0 = off): after the perf window,
 # while the same fio run goes on, S seconds of exact event counts
-# (instrumented: tracefs hist triggers) into runs/<driver>-nvme.hist and
+# (instrumented: tracefs hist triggers) into runs/<driver>-<workload>.hist and
 # the log, with the reads completed in them: work items and hrtimer
 # expiries and starts by function, wakeups by task, context switches by
-# task, softirqs by vector, tasklets by function, the driver's poll_cq by
-# completions returned, and calls of ib_core's softirq and workqueue CQ
-# handlers (a CQ notification each). Per read, they say where an I/O's
+# task (those of ksoftirqd/N: its runs), softirqs by vector and the task
+# they ran in (ksoftirqd/N: the ones it took over), tasklets by function,
+# the driver's poll_cq by completions returned, and calls of ib_core's
+# softirq and workqueue CQ handlers (a CQ notification each). Per read, they say where an I/O's
 # hand-offs and waits are (docs/testing.md, "NVMe-oF 4 KiB").
 # vm-timeout: 1200
 . "$(dirname "$0")/../lib.sh"
@@ -72,17 +75,18 @@ for w in $WORKLOADS; do
 	lat) require_cmd ib_write_lat ;;
 	write) require_cmd ib_write_bw ;;
 	send) require_cmd ib_send_bw ;;
-	nvme)
+	nvme | nvme128)
 		require_cmd nvme fio
 		# (nvmeof_need_modules would skip the whole benchmark)
 		for m in null_blk nvmet nvmet_rdma nvme_rdma; do
 			modprobe -n "$m" 2> /dev/null && continue
 			echo "profile_bench: no kernel module $m: no nvme workload"
+			WORKLOADS=${WORKLOADS//nvme128/}
 			WORKLOADS=${WORKLOADS/nvme/}
 			break
 		done
 		;;
-	*) echo "profile_bench: unknown workload $w (lat write send nvme)"; exit 1 ;;
+	*) echo "profile_bench: unknown workload $w (lat write send nvme nvme128)"; exit 1 ;;
 	esac
 done
 for d in $DRIVERS; do
@@ -192,9 +196,10 @@ client_starts() { : > "$mark"; }
 HIST=${BENCH_PROFILE_HIST:-0}
 [[ $HIST =~ ^[0-9]+$ ]] || { echo "profile_bench: BENCH_PROFILE_HIST '$HIST' is not a number"; exit 1; }
 TR=/sys/kernel/tracing
+# shellcheck disable=SC2054 # "vec,common_pid.execname" is one key list
 HIST_EVENTS=(workqueue/workqueue_execute_start:function.sym timer/hrtimer_expire_entry:function.sym
 	timer/hrtimer_start:function.sym sched/sched_wakeup:comm sched/sched_switch:prev_comm
-	irq/softirq_entry:vec irq/tasklet_entry:func.sym kprobes/q_poll:ret
+	irq/softirq_entry:vec,common_pid.execname irq/tasklet_entry:func.sym kprobes/q_poll:ret
 	kprobes/q_cq_softirq:common_pid kprobes/q_cq_wq:common_pid)
 hist_window() {
 	local base=$1 drv=$2 e ev t i0 i1 poll=mroce_poll_cq
@@ -220,7 +225,8 @@ hist_window() {
 			[ -d "$ev" ] || continue
 			echo 0 > "$ev/enable"
 			echo "## ${e%%:*}"
-			grep -v -e '^#' -e '^$' "$ev/hist" | head -n 40
+			# the 60 largest entries and the totals
+			grep -v -e '^#' -e '^$' "$ev/hist" | awk 'NR <= 60 || /Totals:|Hits:|Entries:|Dropped:/'
 			echo "!$t" > "$ev/trigger"
 		done
 	} > "$base.hist" 2>&1
@@ -250,12 +256,17 @@ profile() {
 		args=(--name=randread4k --rw=randread --bs=4k --iodepth=32 --ioengine=libaio
 			--direct=1 --size=512M --time_based --runtime=$((WINDOW + 4 + HIST)))
 		;;
+	nvme128)
+		tool=fio iters=0
+		args=(--name=read128k --rw=read --bs=128k --iodepth=16 --ioengine=libaio
+			--direct=1 --size=512M --time_based --runtime=$((WINDOW + 4 + HIST)))
+		;;
 	esac
 	base=$runs/$drv-$w
 	data=/tmp/$drv-$w.perf.data
 	rm -f "$mark"
 	blk=
-	if [ "$w" = nvme ]; then
+	if [[ $w == nvme* ]]; then
 		# The target and the connection are up before perf starts.
 		if ! target_up > "$base.target.log" 2>&1 || ! connect > "$base.connect.log" 2>&1 ||
 		   ! dev=$(host_disk); then
@@ -280,7 +291,7 @@ profile() {
 		wait "$pid"
 		return 1
 	fi
-	if [ "$w" = nvme ]; then
+	if [[ $w == nvme* ]]; then
 		client_starts
 		timeout -s INT $((WINDOW + 60)) fio --filename="$dev" "${args[@]}" \
 			--output-format=terse --output="$base.fio.terse" > "$base.fio" 2>&1 &
@@ -328,7 +339,7 @@ profile() {
 		t1=$EPOCHREALTIME
 		cpustat "$base.stat1"
 		perf_ctl disable || echo "profile_bench: perf did not acknowledge 'disable'"
-		if [ "$w" = nvme ] && [ "$HIST" != 0 ] && ! exited "$ppid"; then
+		if [[ $w == nvme* ]] && [ "$HIST" != 0 ] && ! exited "$ppid"; then
 			hist_window "$base" "$drv" || echo "profile_bench: $drv: no tracefs hist counts"
 		fi
 	fi
@@ -336,13 +347,13 @@ profile() {
 	counters e1
 	kill -INT "$pid"
 	wait "$pid"
-	[ "$w" != nvme ] || nvme_down
+	[[ $w != nvme* ]] || nvme_down
 	if [ -z "$c0" ] || [ ! -s "$data" ]; then
 		echo "profile_bench: $drv $w: no profile (the traffic ended before the window opened," \
 			"or perf failed: $base.record.log)"
 		return 1
 	fi
-	if [ "$w" = nvme ]; then
+	if [[ $w == nvme* ]]; then
 		got=$(fio_stat "$base.fio" 1 read iops)
 		got=${got:+$got IOPS}
 		# the run's reads and packets: the window's are the iterations
@@ -368,7 +379,7 @@ profile() {
 		echo "ok=$ok"
 		echo "run_iterations=$iters"
 		echo "run_pkts=$((pe - ps))"
-		if [ "$w" = nvme ]; then
+		if [[ $w == nvme* ]]; then
 			echo "iterations=$((io1 - io0))"
 			echo "nvme_queues=$nvme_queues"
 		else

@@ -288,8 +288,8 @@ def fmt(x, nd=1):
 
 
 WORKLOAD_NAMES = {"lat": "ib_write_lat 64 B", "write": "ib_write_bw 64 KiB", "send": "ib_send_bw 64 KiB",
-                  "nvme": "NVMe-oF 4 KiB randread QD32"}
-WORKLOAD_ORDER = ["lat", "write", "send", "nvme"]
+                  "nvme": "NVMe-oF 4 KiB randread QD32", "nvme128": "NVMe-oF 128 KiB read QD16"}
+WORKLOAD_ORDER = ["lat", "write", "send", "nvme", "nvme128"]
 SOFTIRQS = ["NET_RX", "NET_TX", "TIMER", "HRTIMER", "BLOCK", "TASKLET", "SCHED", "RCU", "ctxt"]
 
 
@@ -304,7 +304,7 @@ def report(runs, out):
              "driver loaded afresh on the same veth pair. **busy** = all samples but the idle "
              "loop. CPU us/iteration = busy samples / F / iterations (an iteration: one 64 B "
              "write round trip for ib_write_lat, one 64 KiB message for the _bw tools, one "
-             "4 KiB read for NVMe-oF; the perftest iterations in the window = its packets x "
+             "read (4 or 128 KiB) for NVMe-oF; the perftest iterations in the window = its packets x "
              "the run's iterations / the run's packets, the NVMe-oF reads are those the "
              "namespace's path device completed in it). packets = `sent_pkts` of "
              "both devices (data, ACKs and control); veth frames = `tx_packets` of both veth "
@@ -326,7 +326,7 @@ def report(runs, out):
     w.append("|---|---|---|---|---|---|---|---|---|---|---|---|---|")
     for r in runs:
         res = r.meta.get("perftest", "").split()
-        if r.workload == "nvme" and res:
+        if r.workload.startswith("nvme") and res:
             res = " ".join(res) + (f" ({r.meta['nvme_queues'].split()[0]} queues)"
                                    if r.meta.get("nvme_queues") else "")
         elif r.workload == "lat" and len(res) >= 6:
