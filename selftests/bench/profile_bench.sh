@@ -246,18 +246,18 @@ WARM=${BENCH_PROFILE_WARM:-1000}
 WINDOW=${BENCH_PROFILE_SECONDS:-4}
 profile() {
 	local drv=$1 w=$2 tool args iters base data pid ppid ok=0 s0 c0 c1 e1 t0 t1 last cur got n moved
-	local dev=
+	local dev='' is_nvme=0
 	case $w in
 	lat) tool=ib_write_lat args=(-s 64 -n "$LAT_ITERS") iters=$LAT_ITERS ;;
 	write) tool=ib_write_bw args=(-s 65536 -n "$BW_ITERS" --report_gbits) iters=$BW_ITERS ;;
 	send) tool=ib_send_bw args=(-s 65536 -n "$BW_ITERS" --report_gbits) iters=$BW_ITERS ;;
 	nvme)
-		tool=fio iters=0
+		tool=fio iters=0 is_nvme=1
 		args=(--name=randread4k --rw=randread --bs=4k --iodepth=32 --ioengine=libaio
 			--direct=1 --size=512M --time_based --runtime=$((WINDOW + 4 + HIST)))
 		;;
 	nvme128)
-		tool=fio iters=0
+		tool=fio iters=0 is_nvme=1
 		args=(--name=read128k --rw=read --bs=128k --iodepth=16 --ioengine=libaio
 			--direct=1 --size=512M --time_based --runtime=$((WINDOW + 4 + HIST)))
 		;;
@@ -266,7 +266,7 @@ profile() {
 	data=/tmp/$drv-$w.perf.data
 	rm -f "$mark"
 	blk=
-	if [[ $w == nvme* ]]; then
+	if [ "$is_nvme" = 1 ]; then
 		# The target and the connection are up before perf starts.
 		if ! target_up > "$base.target.log" 2>&1 || ! connect > "$base.connect.log" 2>&1 ||
 		   ! dev=$(host_disk); then
@@ -291,7 +291,7 @@ profile() {
 		wait "$pid"
 		return 1
 	fi
-	if [[ $w == nvme* ]]; then
+	if [ "$is_nvme" = 1 ]; then
 		client_starts
 		timeout -s INT $((WINDOW + 60)) fio --filename="$dev" "${args[@]}" \
 			--output-format=terse --output="$base.fio.terse" > "$base.fio" 2>&1 &
@@ -339,7 +339,7 @@ profile() {
 		t1=$EPOCHREALTIME
 		cpustat "$base.stat1"
 		perf_ctl disable || echo "profile_bench: perf did not acknowledge 'disable'"
-		if [[ $w == nvme* ]] && [ "$HIST" != 0 ] && ! exited "$ppid"; then
+		if [ "$is_nvme" = 1 ] && [ "$HIST" != 0 ] && ! exited "$ppid"; then
 			hist_window "$base" "$drv" || echo "profile_bench: $drv: no tracefs hist counts"
 		fi
 	fi
@@ -347,13 +347,13 @@ profile() {
 	counters e1
 	kill -INT "$pid"
 	wait "$pid"
-	[[ $w != nvme* ]] || nvme_down
+	[ "$is_nvme" = 0 ] || nvme_down
 	if [ -z "$c0" ] || [ ! -s "$data" ]; then
 		echo "profile_bench: $drv $w: no profile (the traffic ended before the window opened," \
 			"or perf failed: $base.record.log)"
 		return 1
 	fi
-	if [[ $w == nvme* ]]; then
+	if [ "$is_nvme" = 1 ]; then
 		got=$(fio_stat "$base.fio" 1 read iops)
 		got=${got:+$got IOPS}
 		# the run's reads and packets: the window's are the iterations
@@ -379,7 +379,7 @@ profile() {
 		echo "ok=$ok"
 		echo "run_iterations=$iters"
 		echo "run_pkts=$((pe - ps))"
-		if [[ $w == nvme* ]]; then
+		if [ "$is_nvme" = 1 ]; then
 			echo "iterations=$((io1 - io0))"
 			echo "nvme_queues=$nvme_queues"
 		else
