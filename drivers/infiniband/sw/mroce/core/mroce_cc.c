@@ -18,7 +18,8 @@ static u16 ewma_alpha(u16 alpha, u32 marked, u32 total, u8 shift)
 		return alpha;
 	if (marked > total)
 		marked = total;
-	f = (u32)mroce_div_u64((u64)marked * MROCE_Q10, total);
+	/* No mark (nearly every round): f is 0 without the division. */
+	f = marked ? (u32)mroce_div_u64((u64)marked * MROCE_Q10, total) : 0;
 	if (f > a)
 		a += (f - a + (1u << shift) - 1) >> shift;
 	else
@@ -114,17 +115,6 @@ void mroce_cc_conn_init(struct mroce_cc_conn *cc, const struct mroce_params *p,
 	cc->cwnd = p->init_cwnd;
 	cc->ssthresh = p->max_cwnd;
 	cc->hint = init_rate;
-}
-
-void mroce_cc_conn_rtt(struct mroce_cc_conn *cc, u32 sample)
-{
-	if (!sample)
-		return;
-	if (!cc->r_min_rtt || sample < cc->r_min_rtt)
-		cc->r_min_rtt = sample;
-	if (sample > cc->r_max_rtt)
-		cc->r_max_rtt = sample;
-	cc->r_samples++;
 }
 
 /*
@@ -256,11 +246,6 @@ void mroce_cc_conn_on_loss(struct mroce_cc_conn *cc,
 			 p->min_cwnd, p->max_cwnd);
 }
 
-void mroce_cc_conn_set_hint(struct mroce_cc_conn *cc, u32 hint)
-{
-	cc->hint = hint;
-}
-
 u32 mroce_rate_bytes(u32 mbps, u64 ns)
 {
 	/* Mbit/s * ns / 8000 = bytes; split to avoid overflow. */
@@ -268,11 +253,6 @@ u32 mroce_rate_bytes(u32 mbps, u64 ns)
 		mroce_div_u64((u64)mbps * (ns % 1000), 8000);
 
 	return b > U32_MAX ? U32_MAX : (u32)b;
-}
-
-u64 mroce_rate_ns(u32 mbps, u32 bytes)
-{
-	return mbps ? mroce_div_u64((u64)bytes * 8000, mbps) : 0;
 }
 
 u32 mroce_cc_window(const struct mroce_cc_conn *cc,

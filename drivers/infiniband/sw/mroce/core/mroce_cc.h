@@ -67,12 +67,26 @@ bool mroce_cc_conn_on_ack(struct mroce_cc_conn *cc,
 			  u32 acked_bytes, u32 acked_pkts, u32 ce_pkts,
 			  u64 now, u32 srtt, u32 min_rtt);
 /* An RTT sample of the connection (any path), for the delay signal. */
-void mroce_cc_conn_rtt(struct mroce_cc_conn *cc, u32 sample);
+static inline void mroce_cc_conn_rtt(struct mroce_cc_conn *cc, u32 sample)
+{
+	if (!sample)
+		return;
+	if (!cc->r_min_rtt || sample < cc->r_min_rtt)
+		cc->r_min_rtt = sample;
+	if (sample > cc->r_max_rtt)
+		cc->r_max_rtt = sample;
+	cc->r_samples++;
+}
+
 /* @congestion: the losing path saw ECN (mroce_cc_path_on_loss()). */
 void mroce_cc_conn_on_loss(struct mroce_cc_conn *cc,
 			   const struct mroce_params *p, u32 lost_pkts,
 			   bool congestion);
-void mroce_cc_conn_set_hint(struct mroce_cc_conn *cc, u32 hint);
+static inline void mroce_cc_conn_set_hint(struct mroce_cc_conn *cc, u32 hint)
+{
+	cc->hint = hint;
+}
+
 /*
  * Usable window: min(cwnd, max(hint x (min RTT x slack + ack_delay),
  * min(hint, 1.25 x delivered) x (srtt - standing queue) x hint_srtt)).
@@ -87,7 +101,10 @@ u32 mroce_cc_pace_rate(const struct mroce_cc_conn *cc,
 		       const struct mroce_params *p, u32 srtt);
 /* Bytes a rate in Mbit/s moves in @ns nanoseconds (saturating). */
 u32 mroce_rate_bytes(u32 mbps, u64 ns);
-/* Nanoseconds @bytes take at @mbps. */
-u64 mroce_rate_ns(u32 mbps, u32 bytes);
+/* Nanoseconds @bytes take at @mbps (0 if unpaced). */
+static inline u64 mroce_rate_ns(u32 mbps, u32 bytes)
+{
+	return mbps ? mroce_div_u64((u64)bytes * 8000, mbps) : 0;
+}
 
 #endif /* MROCE_CC_H */

@@ -348,11 +348,6 @@ void mroce_conn_init(struct mroce_conn *c, const struct mroce_conn_cfg *cfg)
 	mroce_conn_reset_transport(c, 0);
 }
 
-bool mroce_conn_established(const struct mroce_conn *c)
-{
-	return c->hs.state == MROCE_HS_ESTABLISHED && c->n_paths;
-}
-
 static void on_up(struct mroce_conn *c, u64 now)
 {
 	u8 n = mroce_hs_paths(&c->hs);
@@ -462,6 +457,7 @@ static void slot_fill(const struct mroce_conn *c, u8 idx, u32 len, u64 now,
 	s->backlog = units > U16_MAX ? U16_MAX : (u16)units;
 	s->depart = now;
 	s->rate = 0;
+	s->gap = 0;
 }
 
 /*
@@ -472,10 +468,11 @@ static void slot_fill(const struct mroce_conn *c, u8 idx, u32 len, u64 now,
  * senders is a standing queue of many BDPs. The delay is at most one packet
  * at the rate the receiver granted.
  */
-static void pace_phase(struct mroce_conn *c, u32 rate, u32 len, u64 now)
+static void pace_phase(struct mroce_conn *c, u32 rate, u32 len, u64 gap,
+		       u64 now)
 {
-	u64 gap = mroce_rate_ns(rate, len ? len : 1);
-
+	if (!len)
+		gap = mroce_rate_ns(rate, 1);
 	if (gap > U32_MAX)
 		gap = U32_MAX;
 	c->pace_next = now + (gap ? (u32)mroce_prng(&c->rng) % (u32)gap : 0);
@@ -486,6 +483,7 @@ enum mroce_tx_status mroce_conn_tx_reserve(struct mroce_conn *c, u64 now,
 					   struct mroce_tx_slot *slot)
 {
 	u32 w, rate;
+	u64 gap;
 	int idx;
 
 	if (!mroce_conn_established(c))
@@ -494,8 +492,10 @@ enum mroce_tx_status mroce_conn_tx_reserve(struct mroce_conn *c, u64 now,
 	if (c->inflight && (u64)c->inflight + len > w)
 		return MROCE_TX_WINDOW;
 	rate = mroce_cc_pace_rate(&c->cc, c->prm, c->rtt.srtt);
-	if (rate && !c->inflight && c->pace_next + mroce_rate_ns(rate, len) < now)
-		pace_phase(c, rate, len, now);
+	/* This packet's pacing gap, once: the commit advances the clock by it. */
+	gap = mroce_rate_ns(rate, len);
+	if (rate && !c->inflight && c->pace_next + gap < now)
+		pace_phase(c, rate, len, gap, now);
 	if (rate && c->pace_next > now + MROCE_READ_ONCE(c->prm->pace_horizon)) {
 		slot->depart = c->pace_next;
 		return MROCE_TX_PACED;
@@ -506,13 +506,14 @@ enum mroce_tx_status mroce_conn_tx_reserve(struct mroce_conn *c, u64 now,
 		return any_active(c) ? MROCE_TX_WINDOW : MROCE_TX_NOPATH;
 	slot_fill(c, (u8)idx, len, now, slot);
 	slot->rate = rate;
+	slot->gap = gap;
 	if (c->pace_next > now)
 		slot->depart = c->pace_next;
 	return MROCE_TX_OK;
 }
 
-static void commit(struct mroce_conn *c, struct mroce_tx_slot *s, u64 cookie,
-		   u64 now)
+static inline void commit(struct mroce_conn *c, struct mroce_tx_slot *s,
+			  u64 cookie, u64 now)
 {
 	struct mroce_path *p = &c->paths[s->path];
 
@@ -535,7 +536,7 @@ void mroce_conn_tx_commit(struct mroce_conn *c, struct mroce_tx_slot *slot,
 	c->inflight += slot->len;
 	if (slot->rate)
 		c->pace_next = (c->pace_next > now ? c->pace_next : now) +
-			mroce_rate_ns(slot->rate, slot->len);
+			slot->gap;
 	p->pto_at = now + path_pto(c, p);
 	p->stats.tx_pkts++;
 	p->stats.tx_bytes += slot->len;
@@ -680,7 +681,9 @@ static void on_block(struct mroce_conn *c, struct mroce_path *p,
 	if (r.acked_pkts) {
 		p->held = false;
 		p->probed = false;
-		health(c, p, MROCE_HEV_PROGRESS, 0, now, sk);
+		/* p is touched above; a state change needs the full step. */
+		if (!mroce_health_progress_quiet(&p->health))
+			health(c, p, MROCE_HEV_PROGRESS, 0, now, sk);
 		if (p->tx.n_out) {
 			p->rto_at = now + path_rto(c, p);
 			p->pto_at = p->health.state == MROCE_PATH_ACTIVE ?
@@ -772,8 +775,8 @@ static u64 overdue_wait(const struct mroce_conn *c, const struct mroce_path *p)
  * When the oldest outstanding packet of @p is overdue; U64_MAX: not now.
  * @oldest: mroce_ptx_oldest() of @p, read only if it has packets out.
  */
-static u64 overdue_from(const struct mroce_conn *c, const struct mroce_path *p,
-			u64 oldest)
+static inline u64 overdue_from(const struct mroce_conn *c,
+			       const struct mroce_path *p, u64 oldest)
 {
 	if (!c->prm->reo_wnd || !c->rtt.srtt || !p->tx.n_out ||
 	    (p->health.state != MROCE_PATH_ACTIVE &&
@@ -1147,8 +1150,8 @@ u64 mroce_conn_rx_sample(struct mroce_conn *c, u64 period_ns, u32 rtt,
  * the RTO (min_rto, many RTTs) could exhaust the stream windows first.
  * U64_MAX if the rule does not apply now. @oldest as for overdue_from().
  */
-static u64 silent_from(const struct mroce_conn *c, const struct mroce_path *p,
-		       u64 oldest)
+static inline u64 silent_from(const struct mroce_conn *c,
+			      const struct mroce_path *p, u64 oldest)
 {
 	u64 wait, probe;
 
@@ -1322,55 +1325,34 @@ static u64 max_u64(u64 a, u64 b)
 	return a > b ? a : b;
 }
 
-static u64 earliest(u64 a, u64 b)
-{
-	if (!b)
-		return a;
-	return b < a ? b : a;
-}
-
 /* The earliest timer work of @p. */
-static u64 path_due(const struct mroce_conn *c, const struct mroce_path *p)
+static inline u64 path_due(const struct mroce_conn *c,
+			   const struct mroce_path *p)
 {
 	u64 t = U64_MAX, oldest;
 
 	if (p->health.state == MROCE_PATH_FAILED)
-		return earliest(t, p->health.holdoff_end);
-	t = earliest(t, p->rto_at ? max_u64(p->rto_at, p->hold) : 0);
-	t = earliest(t, p->pto_at);
-	/* Both rules start from the oldest packet out: find it once. */
-	oldest = p->tx.n_out ? mroce_ptx_oldest(&p->tx) : 0;
-	t = earliest(t, max_u64(silent_from(c, p, oldest), p->hold));
-	return earliest(t, max_u64(overdue_from(c, p, oldest), p->hold));
-}
-
-/* What the connection itself waits for: handshake, watchdog, ACKs. */
-static u64 conn_due(const struct mroce_conn *c)
-{
-	u64 t = U64_MAX;
-
-	if (c->hs.state == MROCE_HS_REQ_SENT)
-		t = earliest(t, c->hs.deadline);
-	if (!mroce_conn_established(c))
+		return mroce_earliest(t, p->health.holdoff_end);
+	t = mroce_earliest(t, p->rto_at ? max_u64(p->rto_at, p->hold) : 0);
+	t = mroce_earliest(t, p->pto_at);
+	/* Neither rule judges a path with nothing out (every ACKed ping). */
+	if (!p->tx.n_out)
 		return t;
-	t = earliest(t, c->watchdog_at);
-	if (c->ack_dirty)
-		t = earliest(t, c->ack_at);
-	/* Due at once: any time in the past will do. */
-	if (c->hint_push)
-		t = earliest(t, 1);
-	return t;
+	/* Both rules start from the oldest packet out: find it once. */
+	oldest = mroce_ptx_oldest(&p->tx);
+	t = mroce_earliest(t, max_u64(silent_from(c, p, oldest), p->hold));
+	return mroce_earliest(t, max_u64(overdue_from(c, p, oldest), p->hold));
 }
 
 u64 mroce_conn_scan_deadline(const struct mroce_conn *c)
 {
-	u64 t = conn_due(c);
+	u64 t = mroce_conn_own_due(c);
 	u32 i;
 
 	if (!mroce_conn_established(c))
 		return t;
 	for (i = 0; i < c->n_paths; i++)
-		t = earliest(t, path_due(c, &c->paths[i]));
+		t = mroce_earliest(t, path_due(c, &c->paths[i]));
 	return t;
 }
 
@@ -1391,17 +1373,12 @@ static void due_refresh(struct mroce_conn *c, u32 i)
 		c->due_glob &= ~bit;
 }
 
-u64 mroce_conn_next_deadline(struct mroce_conn *c)
+u64 mroce_conn_paths_due(struct mroce_conn *c)
 {
-	u64 t = conn_due(c), all, stale;
+	u64 all, stale;
 	bool rescan = false;
 	u32 i;
 
-	if (!mroce_conn_established(c))
-		return t;
-	/* Nothing changed since the last call (most receives, most ACKs built). */
-	if (!c->due_stale)
-		return earliest(t, c->paths_due);
 	all = c->n_paths < 64 ? ((u64)1 << c->n_paths) - 1 : U64_MAX;
 	stale = c->due_stale & all;
 	if (stale == all) {
@@ -1430,9 +1407,9 @@ u64 mroce_conn_next_deadline(struct mroce_conn *c)
 	if (rescan) {
 		c->paths_due = U64_MAX;
 		for (i = 0; i < c->n_paths; i++)
-			c->paths_due = earliest(c->paths_due,
-						c->paths[i].due);
+			c->paths_due = mroce_earliest(c->paths_due,
+						      c->paths[i].due);
 	}
 	c->due_stale = 0;
-	return earliest(t, c->paths_due);
+	return c->paths_due;
 }

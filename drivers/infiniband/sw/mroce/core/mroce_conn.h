@@ -289,6 +289,7 @@ struct mroce_tx_slot {
 	u16 backlog;		/* wire units */
 	u64 depart;		/* earliest departure time (EDT) */
 	u32 rate;		/* pacing rate used, Mbit/s, 0 = unpaced */
+	u64 gap;		/* ns of @len at @rate: the pacing clock's step */
 };
 
 enum mroce_rx_verdict {
@@ -309,7 +310,12 @@ u32 mroce_conn_on_hs(struct mroce_conn *c, const struct mroce_pkt *pkt,
 u32 mroce_conn_on_unknown(struct mroce_conn *c, u32 id);
 void mroce_conn_build_hs(const struct mroce_conn *c, u8 opcode, u32 reason,
 			 struct mroce_pkt *pkt);
-bool mroce_conn_established(const struct mroce_conn *c);
+/* Inline: every core call and deadline computation asks it first. */
+static inline bool mroce_conn_established(const struct mroce_conn *c)
+{
+	return c->hs.state == MROCE_HS_ESTABLISHED && c->n_paths;
+}
+
 /* Forgets every path, timer and counter of the transport (peer restart). */
 void mroce_conn_reset_transport(struct mroce_conn *c, u64 now);
 
@@ -388,13 +394,57 @@ u64 mroce_conn_rx_sample(struct mroce_conn *c, u64 period_ns, u32 rtt,
 /* Timers */
 u64 mroce_conn_on_timer(struct mroce_conn *c, u64 now,
 			struct mroce_timer_res *res);
+
+/* The earlier of @a and @b, where 0 means "no deadline" for @b. */
+static inline u64 mroce_earliest(u64 a, u64 b)
+{
+	if (!b)
+		return a;
+	return b < a ? b : a;
+}
+
+/* What the connection itself waits for: handshake, watchdog, ACKs. */
+static inline u64 mroce_conn_own_due(const struct mroce_conn *c)
+{
+	u64 t = U64_MAX;
+
+	if (c->hs.state == MROCE_HS_REQ_SENT)
+		t = mroce_earliest(t, c->hs.deadline);
+	if (!mroce_conn_established(c))
+		return t;
+	t = mroce_earliest(t, c->watchdog_at);
+	if (c->ack_dirty)
+		t = mroce_earliest(t, c->ack_at);
+	/* Due at once: any time in the past will do. */
+	if (c->hint_push)
+		t = mroce_earliest(t, 1);
+	return t;
+}
+
+/*
+ * The paths' share of mroce_conn_next_deadline() (established only): the
+ * stale paths recomputed, the least of all returned and cached.
+ */
+u64 mroce_conn_paths_due(struct mroce_conn *c);
+
 /*
  * Earliest time mroce_conn_on_timer() has work, U64_MAX if none. Cheap: it
  * recomputes only what changed since the last call (it updates a cache in
  * @c, hence not const). The parameters it reads (silent_rtts, reo_wnd,
  * ack_delay, min_pto, max_rto) must not change while @c is established.
+ * Inline: the module calls it at every unlock, and after most calls
+ * (receives, ACKs built) nothing is stale, so it is a few loads.
  */
-u64 mroce_conn_next_deadline(struct mroce_conn *c);
+static inline u64 mroce_conn_next_deadline(struct mroce_conn *c)
+{
+	u64 t = mroce_conn_own_due(c);
+
+	if (!mroce_conn_established(c))
+		return t;
+	return mroce_earliest(t, c->due_stale ? mroce_conn_paths_due(c) :
+			      c->paths_due);
+}
+
 /* The same, computed from scratch without the cache (tests, debugging). */
 u64 mroce_conn_scan_deadline(const struct mroce_conn *c);
 

@@ -73,21 +73,6 @@ enum mroce_health_action mroce_health_step(struct mroce_health *h,
 	return MROCE_HACT_NONE;
 }
 
-void mroce_health_outcome(struct mroce_health *h, u32 acked, u32 lost)
-{
-	u32 e = h->loss_ewma;
-
-	/*
-	 * Gain 1/16, rounded away from the current value so the EWMA reaches
-	 * both 0 and 1.0. Bounded: at most one ring of records per ACK block.
-	 */
-	while (lost--)
-		e += (MROCE_Q10 - e + 15) / 16;
-	while (acked--)
-		e -= (e + 15) / 16;
-	h->loss_ewma = (u16)e;
-}
-
 bool mroce_health_is_bad(struct mroce_health *h, const struct mroce_params *p,
 			 u32 score, u32 mean_score, u32 mean_loss)
 {

@@ -49,8 +49,36 @@ enum mroce_health_action mroce_health_step(struct mroce_health *h,
 					    enum mroce_health_event ev,
 					    const struct mroce_params *p,
 					    u64 now);
+/*
+ * MROCE_HEV_PROGRESS where it cannot change the state (the path is not
+ * PROBING): only the RTO backoff resets, as mroce_health_step() would do.
+ * Inline for every ACK; false (nothing done) if the step must run.
+ */
+static inline bool mroce_health_progress_quiet(struct mroce_health *h)
+{
+	if (h->state == MROCE_PATH_PROBING)
+		return false;
+	h->rto_backoff = 0;
+	return true;
+}
+
 /* Feeds transmission outcomes into the loss EWMA (gain 1/16 per record). */
-void mroce_health_outcome(struct mroce_health *h, u32 acked, u32 lost);
+static inline void mroce_health_outcome(struct mroce_health *h, u32 acked,
+					u32 lost)
+{
+	u32 e = h->loss_ewma;
+
+	/*
+	 * Gain 1/16, rounded away from the current value so the EWMA reaches
+	 * both 0 and 1.0. Bounded: at most one ring of records per ACK block.
+	 */
+	while (lost--)
+		e += (MROCE_Q10 - e + 15) / 16;
+	while (acked--)
+		e -= (e + 15) / 16;
+	h->loss_ewma = (u16)e;
+}
+
 /*
  * Once per path round: should the path be re-keyed for being much worse
  * than its siblings? @score is the path's hot score (Q10, RTT and ECN

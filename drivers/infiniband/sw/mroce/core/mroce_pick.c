@@ -8,17 +8,6 @@
 
 #define MAX_RTT_INFLATION	(8 * MROCE_Q10)
 
-u64 mroce_prng(u64 *state)
-{
-	u64 x = *state;
-
-	x ^= x >> 12;
-	x ^= x << 25;
-	x ^= x >> 27;
-	*state = x;
-	return x * 0x2545F4914F6CDD1DULL;
-}
-
 u32 mroce_path_hot(const struct mroce_conn *c, const struct mroce_path *p)
 {
 	const struct mroce_params *prm = c->prm;
@@ -31,14 +20,6 @@ u32 mroce_path_hot(const struct mroce_conn *c, const struct mroce_path *p)
 			q = MAX_RTT_INFLATION;
 	}
 	s = (q * prm->w_rtt + (u64)p->cc.alpha * prm->w_ecn) / MROCE_Q10;
-	return s > U32_MAX ? U32_MAX : (u32)s;
-}
-
-u32 mroce_path_score_hot(const struct mroce_conn *c,
-			 const struct mroce_path *p, u32 hot)
-{
-	u64 s = hot + (u64)p->health.loss_ewma * c->prm->w_loss / MROCE_Q10;
-
 	return s > U32_MAX ? U32_MAX : (u32)s;
 }
 
@@ -75,32 +56,60 @@ static u32 path_share(const struct mroce_conn *c, u32 cwnd)
 	return share > U32_MAX ? U32_MAX : (u32)share;
 }
 
-static u32 path_cap(const struct mroce_path *p, u32 share)
+/*
+ * path_share() of one pick, computed when first needed: only a path with
+ * bytes in flight is measured against it, and on a ping-pong none has any.
+ */
+struct share {
+	const struct mroce_conn *c;
+	u32 cwnd;
+	u32 val;
+	bool known;
+};
+
+static inline u32 path_cap(const struct mroce_path *p, struct share *sh)
 {
-	return p->cc.pwnd < share ? p->cc.pwnd : share;
+	if (!sh->known) {
+		sh->val = path_share(sh->c, sh->cwnd);
+		sh->known = true;
+	}
+	return p->cc.pwnd < sh->val ? p->cc.pwnd : sh->val;
 }
 
-static bool eligible(const struct mroce_path *p, u32 len, u32 share)
+static inline bool eligible(const struct mroce_path *p, u32 len,
+			    struct share *sh)
 {
 	if (p->health.state != MROCE_PATH_ACTIVE || !mroce_ptx_can_send(&p->tx))
 		return false;
 	/* An empty path may always take one packet, whatever its window. */
 	return !p->tx.inflight ||
-		(u64)p->tx.inflight + len <= path_cap(p, share);
+		(u64)p->tx.inflight + len <= path_cap(p, sh);
 }
 
 bool mroce_path_eligible(const struct mroce_conn *c,
 			 const struct mroce_path *p, u32 len)
 {
-	return eligible(p, len, path_share(c, conn_window(c)));
+	struct share sh = { .c = c, .cwnd = conn_window(c) };
+
+	return eligible(p, len, &sh);
 }
 
-static u64 load(const struct mroce_path *p, u32 share)
+static inline u64 load(const struct mroce_path *p, struct share *sh)
 {
-	u32 cap = path_cap(p, share);
+	u32 cap;
 
+	/* An idle path (every ping-pong send) needs no share, no division. */
+	if (!p->tx.inflight)
+		return p->score / 2;
+	cap = path_cap(p, sh);
 	return mroce_div_u64((u64)p->tx.inflight * MROCE_Q10, cap ? cap : 1) +
 		p->score / 2;
+}
+
+/* @x mod @n: a mask for the usual power-of-two path counts, no division. */
+static int pick_index(u64 x, u32 n)
+{
+	return (int)(n & (n - 1) ? x % n : x & (n - 1));
 }
 
 int mroce_pick_path(struct mroce_conn *c, u32 len, int pref)
@@ -113,29 +122,29 @@ int mroce_pick_path_w(struct mroce_conn *c, u32 len, int pref, u32 cwnd)
 	const struct mroce_params *prm = c->prm;
 	int a, b, best = -1;
 	u64 best_load = U64_MAX;
-	u32 i, start, share;
+	struct share sh = { .c = c, .cwnd = cwnd };
+	u32 i, start;
 
 	if (!c->n_paths)
 		return -1;
-	share = path_share(c, cwnd);
 	if (pref >= 0 && pref < c->n_paths) {
 		const struct mroce_path *p = &c->paths[pref];
 
-		if (eligible(p, len, share) &&
+		if (eligible(p, len, &sh) &&
 		    p->health.loss_ewma < prm->suspect_loss)
 			return pref;
 	}
 
-	a = (int)(mroce_prng(&c->rng) % c->n_paths);
-	b = (int)(mroce_prng(&c->rng) % c->n_paths);
+	a = pick_index(mroce_prng(&c->rng), c->n_paths);
+	b = pick_index(mroce_prng(&c->rng), c->n_paths);
 	if (c->n_paths > 1 && b == a)
 		b = (a + 1) % c->n_paths;
-	if (eligible(&c->paths[a], len, share)) {
+	if (eligible(&c->paths[a], len, &sh)) {
 		best = a;
-		best_load = load(&c->paths[a], share);
+		best_load = load(&c->paths[a], &sh);
 	}
-	if (b != a && eligible(&c->paths[b], len, share) &&
-	    load(&c->paths[b], share) < best_load)
+	if (b != a && eligible(&c->paths[b], len, &sh) &&
+	    load(&c->paths[b], &sh) < best_load)
 		best = b;
 	if (best >= 0)
 		return best;
@@ -146,9 +155,9 @@ int mroce_pick_path_w(struct mroce_conn *c, u32 len, int pref, u32 cwnd)
 		u32 k = (start + i) % c->n_paths;
 		u64 l;
 
-		if (!eligible(&c->paths[k], len, share))
+		if (!eligible(&c->paths[k], len, &sh))
 			continue;
-		l = load(&c->paths[k], share);
+		l = load(&c->paths[k], &sh);
 		if (l < best_load) {
 			best_load = l;
 			best = (int)k;

@@ -9,8 +9,18 @@
 
 #include "mroce_conn.h"
 
-/* Next value of the connection's xorshift64* generator. */
-u64 mroce_prng(u64 *state);
+/* Next value of the connection's xorshift64* generator (every send). */
+static inline u64 mroce_prng(u64 *state)
+{
+	u64 x = *state;
+
+	x ^= x >> 12;
+	x ^= x << 25;
+	x ^= x >> 27;
+	*state = x;
+	return x * 0x2545F4914F6CDD1DULL;
+}
+
 /* Q10 score of a path (RTT inflation, ECN fraction, loss EWMA). */
 u32 mroce_path_score(const struct mroce_conn *c, const struct mroce_path *p);
 /*
@@ -20,8 +30,14 @@ u32 mroce_path_score(const struct mroce_conn *c, const struct mroce_path *p);
  */
 u32 mroce_path_hot(const struct mroce_conn *c, const struct mroce_path *p);
 /* mroce_path_score() for a caller that has mroce_path_hot() already. */
-u32 mroce_path_score_hot(const struct mroce_conn *c,
-			 const struct mroce_path *p, u32 hot);
+static inline u32 mroce_path_score_hot(const struct mroce_conn *c,
+				       const struct mroce_path *p, u32 hot)
+{
+	u64 s = hot + (u64)p->health.loss_ewma * c->prm->w_loss / MROCE_Q10;
+
+	return s > U32_MAX ? U32_MAX : (u32)s;
+}
+
 /* Whether @p may take @len more bytes now. */
 bool mroce_path_eligible(const struct mroce_conn *c,
 			 const struct mroce_path *p, u32 len);

@@ -19,11 +19,6 @@ void mroce_ptx_init(struct mroce_ptx *t)
 	memset(t, 0, sizeof(*t));
 }
 
-bool mroce_ptx_can_send(const struct mroce_ptx *t)
-{
-	return t->next - t->floor < MROCE_PTX_SPAN;
-}
-
 u32 mroce_ptx_send(struct mroce_ptx *t, u32 len, u64 cookie, u64 now)
 {
 	u32 psn = t->next++;
@@ -188,17 +183,4 @@ u32 mroce_ptx_lose_older(struct mroce_ptx *t, u64 before, mroce_ptx_fn lost,
 	}
 	advance_floor(t);
 	return n;
-}
-
-u64 mroce_ptx_oldest(const struct mroce_ptx *t)
-{
-	u32 psn;
-
-	for (psn = t->floor; psn != t->next; psn++) {
-		const struct mroce_ptx_rec *r = &t->ring[psn % MROCE_PTX_RING];
-
-		if (r->state == MROCE_REC_OUT)
-			return r->tx_time;
-	}
-	return 0;
 }

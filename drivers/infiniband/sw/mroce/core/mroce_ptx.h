@@ -57,7 +57,11 @@ struct mroce_ptx_ack {
 };
 
 void mroce_ptx_init(struct mroce_ptx *t);
-bool mroce_ptx_can_send(const struct mroce_ptx *t);
+static inline bool mroce_ptx_can_send(const struct mroce_ptx *t)
+{
+	return t->next - t->floor < MROCE_PTX_SPAN;
+}
+
 /* Records a transmission of @len bytes and returns its path PSN. */
 u32 mroce_ptx_send(struct mroce_ptx *t, u32 len, u64 cookie, u64 now);
 static inline u8 mroce_ptx_floor_delta(const struct mroce_ptx *t, u32 psn)
@@ -94,7 +98,21 @@ u32 mroce_ptx_lose_all(struct mroce_ptx *t, mroce_ptx_fn lost, void *ctx);
  */
 u32 mroce_ptx_lose_older(struct mroce_ptx *t, u64 before, mroce_ptx_fn lost,
 			 void *ctx);
-/* Oldest outstanding transmission time, or 0 if none. */
-u64 mroce_ptx_oldest(const struct mroce_ptx *t);
+/*
+ * Oldest outstanding transmission time, or 0 if none. Inline: the
+ * deadline of a path with packets out needs it after every send.
+ */
+static inline u64 mroce_ptx_oldest(const struct mroce_ptx *t)
+{
+	u32 psn;
+
+	for (psn = t->floor; psn != t->next; psn++) {
+		const struct mroce_ptx_rec *r = &t->ring[psn % MROCE_PTX_RING];
+
+		if (r->state == MROCE_REC_OUT)
+			return r->tx_time;
+	}
+	return 0;
+}
 
 #endif /* MROCE_PTX_H */

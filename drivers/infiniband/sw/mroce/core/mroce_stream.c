@@ -18,16 +18,6 @@ void mroce_stx_init(struct mroce_stx *s, u32 initial_psn)
 	s->una = initial_psn;
 }
 
-bool mroce_stx_can_assign(const struct mroce_stx *s)
-{
-	return s->next - s->una < MROCE_STREAM_WINDOW;
-}
-
-u32 mroce_stx_assign(struct mroce_stx *s)
-{
-	return s->next++;
-}
-
 enum mroce_stx_ack mroce_stx_ack(struct mroce_stx *s, u32 psn)
 {
 	u32 d = psn - s->una, n;
@@ -38,8 +28,10 @@ enum mroce_stx_ack mroce_stx_ack(struct mroce_stx *s, u32 psn)
 		return MROCE_STX_ACK_DUP;
 	mroce_bm_set(s->acked, psn & RING_MASK);
 	if (d == 0) {
-		n = mroce_bm_ring_ones(s->acked, MROCE_STREAM_WORDS, s->una,
-				       s->next - s->una);
+		/* The only chunk out (a ping-pong): nothing above it to scan. */
+		n = s->next - s->una == 1 ? 1 :
+			mroce_bm_ring_ones(s->acked, MROCE_STREAM_WORDS, s->una,
+					   s->next - s->una);
 		mroce_bm_ring_clear(s->acked, MROCE_STREAM_WORDS, s->una, n);
 		s->una += n;
 	}
@@ -109,7 +101,7 @@ void mroce_srx_accept(struct mroce_srx *r, u32 psn, u8 tag)
  * Releases the first @n chunks, of which only the last may be tagged (pop
  * stops at every tag): its tag bits are the only ones to clear.
  */
-static void release(struct mroce_srx *r, u32 n)
+static inline void release(struct mroce_srx *r, u32 n)
 {
 	u32 last = (r->base + n - 1) & RING_MASK;
 

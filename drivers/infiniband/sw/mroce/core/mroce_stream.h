@@ -34,8 +34,16 @@ enum mroce_stx_ack {
 
 void mroce_stx_init(struct mroce_stx *s, u32 initial_psn);
 /* False while the window is full: una + 1024 has been reached. */
-bool mroce_stx_can_assign(const struct mroce_stx *s);
-u32 mroce_stx_assign(struct mroce_stx *s);
+static inline bool mroce_stx_can_assign(const struct mroce_stx *s)
+{
+	return s->next - s->una < MROCE_STREAM_WINDOW;
+}
+
+static inline u32 mroce_stx_assign(struct mroce_stx *s)
+{
+	return s->next++;
+}
+
 enum mroce_stx_ack mroce_stx_ack(struct mroce_stx *s, u32 psn);
 bool mroce_stx_is_acked(const struct mroce_stx *s, u32 psn);
 
