@@ -292,18 +292,6 @@ static bool mroce_tx_pick_wqe(struct mroce_peer *peer, struct mroce_qp *qp,
 			return false;
 		w = xp->cur;
 		if (!w) {
-			/*
-			 * Nothing posted since the last fetch: skip the SQ's
-			 * locked fetch (irqsave lock, retire pass, CQ
-			 * dispatch). Every transmit run asks once more after
-			 * its last WQE -- on the doorbell's path, before the
-			 * packet leaves -- and every ACK's completion pass
-			 * asks again. A post moves head under sq->lock before
-			 * its doorbell kicks the QP, so a head read stale
-			 * here is followed by a transmit run that sees it.
-			 */
-			if (READ_ONCE(qp->sq.head) == READ_ONCE(qp->sq.fetch))
-				return false;
 			w = mroce_sq_fetch(qp);
 			if (!w)
 				return false;
