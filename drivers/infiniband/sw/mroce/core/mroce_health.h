@@ -51,8 +51,9 @@ enum mroce_health_action mroce_health_step(struct mroce_health *h,
 					    u64 now);
 /*
  * MROCE_HEV_PROGRESS where it cannot change the state (the path is not
- * PROBING): only the RTO backoff resets, as mroce_health_step() would do.
- * Inline for every ACK; false (nothing done) if the step must run.
+ * PROBING): only the RTO backoff resets. mroce_health_step() calls it first,
+ * so this is the one place of that rule; inline for every ACK. False
+ * (nothing done) if the step must run.
  */
 static inline bool mroce_health_progress_quiet(struct mroce_health *h)
 {
