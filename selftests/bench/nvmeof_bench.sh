@@ -26,11 +26,14 @@
 # column in turn (driver loaded, target up), runs the loss levels, tears it
 # down; even rounds reverse the order of the columns and of the loss
 # levels, a fresh connection each time. The table shows the median; every
-# round's value is in the CSV's note. The 128 KiB rows run in the first
+# round's value is in the CSV's note; the notes under the table also give
+# each mroce column's per-round ratio to rxe (and mroceN's to mroce) with
+# their median, the number to read an A/B by. The 128 KiB rows run in the first
 # round only, or in the first $BENCH_NVMEOF_BIG_ROUNDS rounds (an A/B
 # that may move them needs their spread too).
 #
-# Knobs: BENCH_DURATION, BENCH_LOSSES ("0 1"), BENCH_DRIVERS ("rxe mroce"),
+# Knobs: BENCH_DURATION, BENCH_LOSSES ("0 1"; "n0": a netem qdisc that
+# loses nothing, against 0's noqueue veth), BENCH_DRIVERS ("rxe mroce"),
 # BENCH_ROUNDS, BENCH_NVMEOF_JOBS (the rows, "randread4k read128k
 # write128k": e.g. only the 4 KiB row, in more rounds),
 # BENCH_NVMEOF_BIG_ROUNDS (1), BENCH_MROCE_PARAMS: mroce module parameters; sets separated
@@ -160,6 +163,18 @@ settle() { # settle DRV JOB LOSS
 	note[$k]="rounds: ${all[*]}${note[$k]:+; ${note[$k]}}"
 }
 
+# bench_loss L: netem loss L % on both veth ends (0: no qdisc at all); nL:
+# the same through a netem qdisc (n0: a netem qdisc that loses nothing,
+# which still queues every packet and sends it from its own dequeue).
+bench_loss() {
+	local d
+	if [[ $1 == n* ]]; then
+		for d in "$ULP_NDEV_A" "$ULP_NDEV_B"; do netem_set "" "$d" loss "${1#n}%"; done
+	else
+		ulp_loss "$1"
+	fi
+}
+
 # run_column COL ROUND: COL's driver up, the round's loss levels (the
 # 128 KiB jobs too in the first BIG_ROUNDS rounds), everything down again.
 run_column() {
@@ -180,7 +195,7 @@ run_column() {
 			jobs=
 			[[ " $JOBS " == *" randread4k "* ]] && jobs=randread4k
 			[ "$r" -le "$BIG_ROUNDS" ] && jobs=$JOBS
-			ulp_loss "$l"
+			bench_loss "$l"
 			if connect > "$out/$c-connect-$l-r$r.log" 2>&1; then
 				for j in $jobs; do run_job "$c" "$l" "$j" "$r"; done
 			else
@@ -214,6 +229,33 @@ done
 for c in "${cols[@]}"; do
 	for l in $LOSSES; do
 		for j in $JOBS; do settle "$c" "$j" "$l"; done
+	done
+done
+
+# Paired ratios: a column against another round by round (the two ran a
+# minute apart in each round, so the guest's slow mode, which comes and
+# goes over minutes, mostly hits both or neither), and their median: what
+# an A/B on this host should be read by, not the ratio of the medians.
+declare -A pair
+paired() { # paired A B JOB LOSS: "r1 r2 ... ; median M" into pair[A/B,JOB,LOSS]
+	local a=$1 b=$2 j=$3 l=$4 r x y rs=() med
+	for r in $(seq "$ROUNDS"); do
+		x=${rval[$a,$j,$l,$r]:-} y=${rval[$b,$j,$l,$r]:-}
+		[[ $x =~ ^[0-9.]+$ && $y =~ ^[0-9.]+$ ]] || continue
+		rs+=("$(awk -v a="$x" -v b="$y" 'BEGIN { if (b > 0) printf "%.2f", a / b }')")
+	done
+	[ ${#rs[@]} -gt 1 ] || return 0
+	med=$(printf 'v %s\n' "${rs[@]}" | bench_stats -r . | cut -d' ' -f2)
+	pair[$a/$b,$j,$l]="${rs[*]}; median $med"
+}
+pcols=()
+for c in "${cols[@]}"; do [[ $c == mroce* ]] && pcols+=("$c"); done
+for c in "${pcols[@]}"; do
+	for l in $LOSSES; do
+		for j in $JOBS; do
+			[[ " ${cols[*]} " == *" rxe "* ]] && paired "$c" rxe "$j" "$l"
+			[ "$c" = mroce ] || paired "$c" mroce "$j" "$l"
+		done
 	done
 done
 
@@ -292,6 +334,9 @@ big="round 1"
 	done
 	for k in $(printf '%s\n' "${!note[@]}" | sort); do
 		echo "($k: ${note[$k]})"
+	done
+	for k in $(printf '%s\n' "${!pair[@]}" | sort); do
+		echo "(paired ${k%%,*} per round, ${k#*,}%: ${pair[$k]})"
 	done
 } | tee "$table"
 {
