@@ -715,26 +715,31 @@ static void mroce_peer_arm_tasklet(struct tasklet_struct *t)
 
 /*
  * The core counts timer events in its own statistics; the device counters
- * take their deltas around each call that can move them.
+ * take their deltas around each call that can move them. Only the three
+ * counters the device shows are marked: a copy of the whole statistics
+ * block (208 bytes) on every ACK was a rep movs per ACK, slow under TCG.
  */
 void mroce_peer_stats_begin(struct mroce_peer *peer)
 {
-	peer->stats_mark = peer->conn.stats;
+	const struct mroce_conn_stats *n = &peer->conn.stats;
+
+	peer->mark_ptos = n->ptos;
+	peer->mark_rtos = n->rtos;
+	peer->mark_rekeys = n->rekeys;
 }
 
 void mroce_peer_stats_end(struct mroce_peer *peer)
 {
-	const struct mroce_conn_stats *o = &peer->stats_mark;
 	const struct mroce_conn_stats *n = &peer->conn.stats;
 	struct mroce_dev *mdev = peer->mdev;
 
-	if (n->rtos != o->rtos)
-		mroce_counter_add(mdev, MROCE_CNT_RTO, n->rtos - o->rtos);
-	if (n->ptos != o->ptos)
-		mroce_counter_add(mdev, MROCE_CNT_PTO, n->ptos - o->ptos);
-	if (n->rekeys != o->rekeys)
+	if (n->rtos != peer->mark_rtos)
+		mroce_counter_add(mdev, MROCE_CNT_RTO, n->rtos - peer->mark_rtos);
+	if (n->ptos != peer->mark_ptos)
+		mroce_counter_add(mdev, MROCE_CNT_PTO, n->ptos - peer->mark_ptos);
+	if (n->rekeys != peer->mark_rekeys)
 		mroce_counter_add(mdev, MROCE_CNT_PATH_REKEYS,
-				  n->rekeys - o->rekeys);
+				  n->rekeys - peer->mark_rekeys);
 }
 
 /* QPs whose RNR or window hold has run out get back to transmitting. */
@@ -819,7 +824,15 @@ void mroce_peer_take_kicks(struct mroce_peer *peer)
 	struct mroce_qp *qp;
 
 	lockdep_assert_held(&peer->lock);
-	if (!test_and_clear_bit(0, &peer->kick_pending))
+	/*
+	 * A plain read first: every transmit run comes here, the doorbell's
+	 * before it builds its packet, and a locked read-modify-write of a
+	 * bit that is clear changes nothing. A mark set after the read is
+	 * one whose doorbell's trylock fails on us, and mroce_peer_unlock()
+	 * looks for it after unlocking.
+	 */
+	if (!test_bit(0, &peer->kick_pending) ||
+	    !test_and_clear_bit(0, &peer->kick_pending))
 		return;
 	list_for_each_entry(qp, &peer->qps, xport.peer_node) {
 		if (READ_ONCE(qp->xport.kicked)) {

@@ -225,7 +225,10 @@ struct mroce_peer {
 	u8			hs_state;	/* last state seen, for tracing */
 	u8			tomb_next;
 	struct mroce_tomb	tombs[MROCE_PEER_TOMBS];
-	struct mroce_conn_stats	stats_mark;	/* see mroce_peer_stats_end() */
+	/* The core's timer counts at mroce_peer_stats_begin() */
+	u64			mark_ptos;
+	u64			mark_rtos;
+	u64			mark_rekeys;
 	struct hrtimer		timer;
 	struct tasklet_struct	arm_tasklet;	/* softirq: arm after NET_RX */
 	struct work_struct	tx_work;
