@@ -560,13 +560,18 @@ static bool mroce_peer_arm_moves(struct mroce_peer *peer, u64 *due)
 	       t - peer->timer_at >= MROCE_PEER_TIMER_SLACK_NS;
 }
 
-void mroce_peer_arm(struct mroce_peer *peer)
+/*
+ * Arm (peer->lock held). @defer: do not start the timer here, return the
+ * expiry to start it at once the lock is dropped (mroce_peer_arm_start()),
+ * or 0 when there is nothing to start.
+ */
+static u64 mroce_peer_arm_locked(struct mroce_peer *peer, bool defer)
 {
 	u64 t;
 
 	lockdep_assert_held(&peer->lock);
 	if (peer->dead || !mroce_peer_arm_moves(peer, &t))
-		return;
+		return 0;
 	if (t == U64_MAX) {
 		/*
 		 * Nothing is due any more (the ACK cleared the PTO and RTO):
@@ -576,12 +581,51 @@ void mroce_peer_arm(struct mroce_peer *peer)
 		 * callback is already running it finds nothing either.
 		 */
 		if (hrtimer_try_to_cancel(&peer->timer) >= 0)
-			peer->timer_at = U64_MAX;
-		return;
+			WRITE_ONCE(peer->timer_at, U64_MAX);
+		return 0;
 	}
-	peer->timer_at = max(t, peer->timer_floor);
+	WRITE_ONCE(peer->timer_at, max(t, peer->timer_floor));
+	if (defer)
+		return peer->timer_at;
 	hrtimer_start(&peer->timer, ns_to_ktime(peer->timer_at),
 		      HRTIMER_MODE_ABS_SOFT);
+	return 0;
+}
+
+void mroce_peer_arm(struct mroce_peer *peer)
+{
+	mroce_peer_arm_locked(peer, false);
+}
+
+/*
+ * The arm tasklet's start of the timer, after it dropped peer->lock: moving
+ * a CPU's first timer reprograms its clock event device with irqs off, and
+ * in a TCG guest that stretch was the tasklet's largest item under the lock
+ * (2.3 us per 64 B round trip in the s17 profile) while the other CPU's
+ * receive spun on it. Only the tasklet does this: tasklet_kill() waits for
+ * it before the peer's timer is cancelled (mroce_peer_free_work()).
+ *
+ * Another CPU may arm between our unlock and our start, under the lock, and
+ * its start may come before ours: so after ours we look at timer_at again
+ * and start the timer anew at what is there now, until it stays (each
+ * round needs another arm in between). U64_MAX there (a cancel, or the
+ * expiry's callback ran): left armed; an expiry that finds nothing due
+ * costs one lock round.
+ */
+static void mroce_peer_arm_start(struct mroce_peer *peer, u64 at)
+{
+	u64 now_at;
+
+	for (;;) {
+		hrtimer_start(&peer->timer, ns_to_ktime(at),
+			      HRTIMER_MODE_ABS_SOFT);
+		/* Our start before the read: pairs with the arm's lock. */
+		smp_mb();
+		now_at = READ_ONCE(peer->timer_at);
+		if (now_at == at || now_at == U64_MAX)
+			return;
+		at = now_at;
+	}
 }
 
 /*
@@ -626,13 +670,17 @@ static void mroce_peer_arm_later(struct mroce_peer *peer)
 static void __mroce_peer_unlock(struct mroce_peer *peer, bool from_tasklet)
 {
 	unsigned int rounds, handed;
+	u64 start_at;
 	bool late;
 
 	for (rounds = 0;; rounds++) {
 		WRITE_ONCE(peer->rx_data, false);
 		handed = mroce_peer_handoff(peer);
 		late = false;
-		if (from_tasklet || peer->dead)
+		start_at = 0;
+		if (from_tasklet)
+			start_at = mroce_peer_arm_locked(peer, true);
+		else if (peer->dead)
 			mroce_peer_arm(peer);
 		else if (in_serving_softirq())
 			mroce_peer_arm_later(peer);
@@ -641,6 +689,8 @@ static void __mroce_peer_unlock(struct mroce_peer *peer, bool from_tasklet)
 		else
 			mroce_peer_arm(peer);
 		spin_unlock_bh(&peer->lock);
+		if (start_at)
+			mroce_peer_arm_start(peer, start_at);
 		if (handed)
 			mroce_peer_flush(peer, handed & MROCE_HANDED_DATA);
 		/*
@@ -780,7 +830,7 @@ static bool mroce_peer_timer_fn(struct hrtimer *timer)
 		return true;
 	}
 	now = mroce_now();
-	peer->timer_at = U64_MAX;
+	WRITE_ONCE(peer->timer_at, U64_MAX);
 	peer->timer_floor = now + NSEC_PER_USEC;
 	if (peer->pace_at && peer->pace_at <= now)
 		peer->pace_at = 0;

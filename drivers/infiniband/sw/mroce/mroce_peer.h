@@ -218,7 +218,7 @@ struct mroce_peer {
 	struct sk_buff_head	sendctl;	/* handed over: control */
 	u32			n_qps;
 	u32			backlog;	/* bytes queued, not yet sent */
-	u64			timer_at;	/* armed expiry, U64_MAX = none */
+	u64			timer_at;	/* armed expiry, U64_MAX = none (WRITE_ONCE: mroce_peer_arm_start()) */
 	u64			timer_floor;	/* no expiry before: mroce_peer_arm() */
 	u64			wake_at;	/* earliest QP hold expiry */
 	u64			pace_at;	/* paced: resume transmitting */
