@@ -560,18 +560,13 @@ static bool mroce_peer_arm_moves(struct mroce_peer *peer, u64 *due)
 	       t - peer->timer_at >= MROCE_PEER_TIMER_SLACK_NS;
 }
 
-/*
- * Arm (peer->lock held). @defer: do not start the timer here, return the
- * expiry to start it at once the lock is dropped (mroce_peer_arm_start()),
- * or 0 when there is nothing to start.
- */
-static u64 mroce_peer_arm_locked(struct mroce_peer *peer, bool defer)
+void mroce_peer_arm(struct mroce_peer *peer)
 {
 	u64 t;
 
 	lockdep_assert_held(&peer->lock);
 	if (peer->dead || !mroce_peer_arm_moves(peer, &t))
-		return 0;
+		return;
 	if (t == U64_MAX) {
 		/*
 		 * Nothing is due any more (the ACK cleared the PTO and RTO):
@@ -581,51 +576,12 @@ static u64 mroce_peer_arm_locked(struct mroce_peer *peer, bool defer)
 		 * callback is already running it finds nothing either.
 		 */
 		if (hrtimer_try_to_cancel(&peer->timer) >= 0)
-			WRITE_ONCE(peer->timer_at, U64_MAX);
-		return 0;
+			peer->timer_at = U64_MAX;
+		return;
 	}
-	WRITE_ONCE(peer->timer_at, max(t, peer->timer_floor));
-	if (defer)
-		return peer->timer_at;
+	peer->timer_at = max(t, peer->timer_floor);
 	hrtimer_start(&peer->timer, ns_to_ktime(peer->timer_at),
 		      HRTIMER_MODE_ABS_SOFT);
-	return 0;
-}
-
-void mroce_peer_arm(struct mroce_peer *peer)
-{
-	mroce_peer_arm_locked(peer, false);
-}
-
-/*
- * The arm tasklet's start of the timer, after it dropped peer->lock: moving
- * a CPU's first timer reprograms its clock event device with irqs off, and
- * in a TCG guest that stretch was the tasklet's largest item under the lock
- * (2.3 us per 64 B round trip in the s17 profile) while the other CPU's
- * receive spun on it. Only the tasklet does this: tasklet_kill() waits for
- * it before the peer's timer is cancelled (mroce_peer_free_work()).
- *
- * Another CPU may arm between our unlock and our start, under the lock, and
- * its start may come before ours: so after ours we look at timer_at again
- * and start the timer anew at what is there now, until it stays (each
- * round needs another arm in between). U64_MAX there (a cancel, or the
- * expiry's callback ran): left armed; an expiry that finds nothing due
- * costs one lock round.
- */
-static void mroce_peer_arm_start(struct mroce_peer *peer, u64 at)
-{
-	u64 now_at;
-
-	for (;;) {
-		hrtimer_start(&peer->timer, ns_to_ktime(at),
-			      HRTIMER_MODE_ABS_SOFT);
-		/* Our start before the read: pairs with the arm's lock. */
-		smp_mb();
-		now_at = READ_ONCE(peer->timer_at);
-		if (now_at == at || now_at == U64_MAX)
-			return;
-		at = now_at;
-	}
 }
 
 /*
@@ -670,17 +626,13 @@ static void mroce_peer_arm_later(struct mroce_peer *peer)
 static void __mroce_peer_unlock(struct mroce_peer *peer, bool from_tasklet)
 {
 	unsigned int rounds, handed;
-	u64 start_at;
 	bool late;
 
 	for (rounds = 0;; rounds++) {
 		WRITE_ONCE(peer->rx_data, false);
 		handed = mroce_peer_handoff(peer);
 		late = false;
-		start_at = 0;
-		if (from_tasklet)
-			start_at = mroce_peer_arm_locked(peer, true);
-		else if (peer->dead)
+		if (from_tasklet || peer->dead)
 			mroce_peer_arm(peer);
 		else if (in_serving_softirq())
 			mroce_peer_arm_later(peer);
@@ -689,8 +641,6 @@ static void __mroce_peer_unlock(struct mroce_peer *peer, bool from_tasklet)
 		else
 			mroce_peer_arm(peer);
 		spin_unlock_bh(&peer->lock);
-		if (start_at)
-			mroce_peer_arm_start(peer, start_at);
 		if (handed)
 			mroce_peer_flush(peer, handed & MROCE_HANDED_DATA);
 		/*
@@ -765,31 +715,26 @@ static void mroce_peer_arm_tasklet(struct tasklet_struct *t)
 
 /*
  * The core counts timer events in its own statistics; the device counters
- * take their deltas around each call that can move them. Only the three
- * counters the device shows are marked: a copy of the whole statistics
- * block (208 bytes) on every ACK was a rep movs per ACK, slow under TCG.
+ * take their deltas around each call that can move them.
  */
 void mroce_peer_stats_begin(struct mroce_peer *peer)
 {
-	const struct mroce_conn_stats *n = &peer->conn.stats;
-
-	peer->mark_ptos = n->ptos;
-	peer->mark_rtos = n->rtos;
-	peer->mark_rekeys = n->rekeys;
+	peer->stats_mark = peer->conn.stats;
 }
 
 void mroce_peer_stats_end(struct mroce_peer *peer)
 {
+	const struct mroce_conn_stats *o = &peer->stats_mark;
 	const struct mroce_conn_stats *n = &peer->conn.stats;
 	struct mroce_dev *mdev = peer->mdev;
 
-	if (n->rtos != peer->mark_rtos)
-		mroce_counter_add(mdev, MROCE_CNT_RTO, n->rtos - peer->mark_rtos);
-	if (n->ptos != peer->mark_ptos)
-		mroce_counter_add(mdev, MROCE_CNT_PTO, n->ptos - peer->mark_ptos);
-	if (n->rekeys != peer->mark_rekeys)
+	if (n->rtos != o->rtos)
+		mroce_counter_add(mdev, MROCE_CNT_RTO, n->rtos - o->rtos);
+	if (n->ptos != o->ptos)
+		mroce_counter_add(mdev, MROCE_CNT_PTO, n->ptos - o->ptos);
+	if (n->rekeys != o->rekeys)
 		mroce_counter_add(mdev, MROCE_CNT_PATH_REKEYS,
-				  n->rekeys - peer->mark_rekeys);
+				  n->rekeys - o->rekeys);
 }
 
 /* QPs whose RNR or window hold has run out get back to transmitting. */
@@ -830,7 +775,7 @@ static bool mroce_peer_timer_fn(struct hrtimer *timer)
 		return true;
 	}
 	now = mroce_now();
-	WRITE_ONCE(peer->timer_at, U64_MAX);
+	peer->timer_at = U64_MAX;
 	peer->timer_floor = now + NSEC_PER_USEC;
 	if (peer->pace_at && peer->pace_at <= now)
 		peer->pace_at = 0;
@@ -874,15 +819,7 @@ void mroce_peer_take_kicks(struct mroce_peer *peer)
 	struct mroce_qp *qp;
 
 	lockdep_assert_held(&peer->lock);
-	/*
-	 * A plain read first: every transmit run comes here, the doorbell's
-	 * before it builds its packet, and a locked read-modify-write of a
-	 * bit that is clear changes nothing. A mark set after the read is
-	 * one whose doorbell's trylock fails on us, and mroce_peer_unlock()
-	 * looks for it after unlocking.
-	 */
-	if (!test_bit(0, &peer->kick_pending) ||
-	    !test_and_clear_bit(0, &peer->kick_pending))
+	if (!test_and_clear_bit(0, &peer->kick_pending))
 		return;
 	list_for_each_entry(qp, &peer->qps, xport.peer_node) {
 		if (READ_ONCE(qp->xport.kicked)) {

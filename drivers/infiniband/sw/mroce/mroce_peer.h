@@ -218,17 +218,14 @@ struct mroce_peer {
 	struct sk_buff_head	sendctl;	/* handed over: control */
 	u32			n_qps;
 	u32			backlog;	/* bytes queued, not yet sent */
-	u64			timer_at;	/* armed expiry, U64_MAX = none (WRITE_ONCE: mroce_peer_arm_start()) */
+	u64			timer_at;	/* armed expiry, U64_MAX = none */
 	u64			timer_floor;	/* no expiry before: mroce_peer_arm() */
 	u64			wake_at;	/* earliest QP hold expiry */
 	u64			pace_at;	/* paced: resume transmitting */
 	u8			hs_state;	/* last state seen, for tracing */
 	u8			tomb_next;
 	struct mroce_tomb	tombs[MROCE_PEER_TOMBS];
-	/* The core's timer counts at mroce_peer_stats_begin() */
-	u64			mark_ptos;
-	u64			mark_rtos;
-	u64			mark_rekeys;
+	struct mroce_conn_stats	stats_mark;	/* see mroce_peer_stats_end() */
 	struct hrtimer		timer;
 	struct tasklet_struct	arm_tasklet;	/* softirq: arm after NET_RX */
 	struct work_struct	tx_work;

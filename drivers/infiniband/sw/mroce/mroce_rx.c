@@ -1063,13 +1063,10 @@ static u32 mroce_rx_hdr_len(struct sk_buff *skb)
  * One packet. Packets for the connection @bu holds are handled without
  * letting go of its lock; a packet for another connection, or one for a
  * slow path below (they take peer locks of their own), ends that burst
- * first. The caller holds the RCU read lock across the burst (one level:
- * under a preemptible-RCU kernel each rcu_read_lock() and unlock is a
- * call). @seen: the peer steering looked up for this packet, or NULL; a
- * second lookup of the same id was an xa_load per packet for nothing.
+ * first. The caller holds the RCU read lock across the burst.
  */
 static void mroce_rx_one(struct sk_buff *skb, const struct mroce_rx_meta *meta,
-			 struct mroce_rx_burst *bu, struct mroce_peer *seen)
+			 struct mroce_rx_burst *bu)
 {
 	enum mroce_wire_err err;
 	struct mroce_peer *peer;
@@ -1123,9 +1120,8 @@ static void mroce_rx_one(struct sk_buff *skb, const struct mroce_rx_meta *meta,
 		break;
 	}
 
-	RCU_LOCKDEP_WARN(!rcu_read_lock_held(), "receive without RCU");
-	peer = seen && seen->id == pkt.c.dst_conn ? seen :
-		mroce_peer_find_id(pkt.c.dst_conn);
+	rcu_read_lock();
+	peer = mroce_peer_find_id(pkt.c.dst_conn);
 	if (!peer || !net_eq(peer->net, meta->net)) {
 		struct mroce_dev *mdev = mroce_rx_dev(meta);
 
@@ -1140,12 +1136,14 @@ static void mroce_rx_one(struct sk_buff *skb, const struct mroce_rx_meta *meta,
 						      pkt.c.dst_conn);
 			ib_device_put(&mdev->ibdev);
 		}
+		rcu_read_unlock();
 		goto free;
 	}
 	if (!ipv6_addr_equal(&peer->raddr, &meta->saddr)) {
 		mroce_counter_inc(peer->mdev, MROCE_CNT_RCVD_PKTS);
 		mroce_counter_add(peer->mdev, MROCE_CNT_RCVD_BYTES, skb->len);
 		mroce_counter_inc(peer->mdev, MROCE_CNT_DROP_WRONG_PEER);
+		rcu_read_unlock();
 		goto free;
 	}
 	if (peer != bu->peer) {
@@ -1153,6 +1151,7 @@ static void mroce_rx_one(struct sk_buff *skb, const struct mroce_rx_meta *meta,
 		spin_lock_bh(&peer->lock);
 		if (peer->dead) {
 			spin_unlock_bh(&peer->lock);
+			rcu_read_unlock();
 			goto free;
 		}
 		bu->peer = peer;
@@ -1160,6 +1159,7 @@ static void mroce_rx_one(struct sk_buff *skb, const struct mroce_rx_meta *meta,
 	mroce_rx_conn(peer, skb, meta, &pkt, bu);
 	if (bu->cut || bu->n >= bu->max)
 		mroce_rx_burst_end(bu, false);
+	rcu_read_unlock();
 free:
 	consume_skb(skb);
 }
@@ -1261,7 +1261,7 @@ static void mroce_rx_run(struct tasklet_struct *t)
 		cookie = mroce_rx_cb(skb)->cookie;
 		mroce_rx_unpark(skb, &meta);
 		bu.max = cookie ? max(burst, MROCE_RX_STEER_BURST) : burst;
-		mroce_rx_one(skb, &meta, &bu, NULL);
+		mroce_rx_one(skb, &meta, &bu);
 		dev_put(meta.dev);
 		if (cookie)
 			mroce_steer_done(cookie);
@@ -1334,20 +1334,18 @@ static void mroce_rx_queue(int cpu, struct sk_buff *skb,
 void mroce_rx_skb(struct sk_buff *skb, const struct mroce_rx_meta *meta)
 {
 	struct mroce_rx_burst bu = { .max = 1 };
-	struct mroce_steer_to to = {};
+	struct mroce_steer_to to;
 
-	/* One RCU read section for steering and the packet (see above). */
-	rcu_read_lock();
 	if (in_softirq()) {
 		mroce_steer_pick(skb, &to);
 		/* Bursts: after the stack's batch, on this CPU. */
 		if (!to.now || READ_ONCE(mroce_rx_burst) > 1) {
-			rcu_read_unlock();
 			mroce_rx_queue(to.cpu, skb, meta, to.cookie);
 			return;
 		}
 	}
-	mroce_rx_one(skb, meta, &bu, to.peer);
+	rcu_read_lock();
+	mroce_rx_one(skb, meta, &bu);
 	mroce_rx_burst_end(&bu, true);
 	rcu_read_unlock();
 }

@@ -132,12 +132,9 @@ static int mroce_steer_want(const struct mroce_peer *peer, u8 kind, u8 op,
  *	CPU, a packet of no flow (handshake, datagrams, an unknown
  *	connection: the receive path counts and answers those), or one that
  *	stays here while its flow is idle. Else queued on @to->cpu, and
- *	mroce_steer_done(@to->cookie) once handled. @to->peer: the peer of
- *	the packet's connection id if it was looked up (valid under the
- *	caller's RCU read lock; the receive path checks the id and does not
- *	look it up again), else NULL.
+ *	mroce_steer_done(@to->cookie) once handled.
  *
- * Softirq, under rcu_read_lock().
+ * Softirq.
  */
 void mroce_steer_pick(struct sk_buff *skb, struct mroce_steer_to *to)
 {
@@ -148,9 +145,7 @@ void mroce_steer_pick(struct sk_buff *skb, struct mroce_steer_to *to)
 	const u8 *h;
 	u8 op, kind;
 
-	RCU_LOCKDEP_WARN(!rcu_read_lock_held(), "steering without RCU");
 	to->cookie = 0;
-	to->peer = NULL;
 	to->cpu = here;
 	to->now = true;
 	if (!READ_ONCE(mroce_rx_spread) || num_online_cpus() < 2 ||
@@ -164,17 +159,19 @@ void mroce_steer_pick(struct sk_buff *skb, struct mroce_steer_to *to)
 		kind = MROCE_RX_FLOW_ACK;
 	else
 		return;
+	rcu_read_lock();
 	peer = mroce_peer_find_id(get_unaligned_be32(h + 4));
 	if (!peer)
-		return;
-	to->peer = peer;
+		goto out;
 	flow = &peer->rx_flow[kind];
 	want = mroce_steer_want(peer, kind, op, get_unaligned_be16(h + 2),
 				here);
 	if (want == here && !(atomic_read(&flow->state) & MROCE_STEER_BUSY))
-		return;
+		goto out;
 	/* If it went idle since the read: queued here, still in order. */
 	to->cpu = mroce_steer_take(flow, want);
 	to->now = false;
 	to->cookie = (u64)peer->id << 8 | kind;
+out:
+	rcu_read_unlock();
 }

@@ -8,12 +8,9 @@
 
 #include <linux/skbuff.h>
 
-struct mroce_peer;
-
 /* Where mroce_steer_pick() sends a packet. */
 struct mroce_steer_to {
 	u64	cookie;	/* queued: mroce_steer_done() it once handled */
-	struct mroce_peer *peer;	/* the one looked up, or NULL (RCU) */
 	int	cpu;	/* queue it there */
 	bool	now;	/* handle it here at once, not queued */
 };

@@ -835,10 +835,8 @@ static void mroce_sq_refuse_user(struct mroce_qp *qp)
 static int mroce_sq_doorbell(struct mroce_qp *qp)
 {
 	struct mroce_wq *sq = &qp->sq;
-	struct mroce_wq_ev ev = {};
 	unsigned long flags;
 	u32 head, room, n, i;
-	bool rts;
 
 	switch (READ_ONCE(qp->state)) {
 	case IB_QPS_RESET:
@@ -868,26 +866,13 @@ static int mroce_sq_doorbell(struct mroce_qp *qp)
 				     mroce_queue_slot(&sq->uq, head + i),
 				     head + i);
 
-	/*
-	 * In RTS, what mroce_sq_posted() does under the lock goes in the same
-	 * hold as the new head: one irqsave lock round less per doorbell.
-	 */
 	spin_lock_irqsave(&sq->lock, flags);
 	sq->head = head + n;
-	rts = n && READ_ONCE(qp->state) == IB_QPS_RTS;
-	if (rts) {
-		mroce_sq_skip_failed_locked(qp);
-		mroce_sq_retire_locked(qp, &ev);
-	}
 	spin_unlock_irqrestore(&sq->lock, flags);
 	mutex_unlock(&qp->db_mutex);
 
-	if (rts) {
-		mroce_sq_after(qp, &ev);
-		mroce_xport_sq_kick(qp);
-	} else if (n) {
+	if (n)
 		mroce_sq_posted(qp);
-	}
 	return 0;
 }
 
