@@ -364,6 +364,17 @@ netem_set() {
 
 netem_clear() { nsexec "$1" tc qdisc del dev "$2" root 2>/dev/null; return 0; }
 
+# netem_loss NS DEV LEVEL: the benches' and ULP tests' loss levels in one
+# place: 0 is no qdisc at all, nL a netem qdisc losing L % (n0: one that
+# loses nothing but still queues every packet), L the same as nL.
+netem_loss() {
+	if [ "$3" = 0 ]; then
+		netem_clear "$1" "$2"
+	else
+		netem_set "$1" "$2" loss "${3#n}%"
+	fi
+}
+
 # --- kernel log --------------------------------------------------------------
 
 _dmesg_mark=

@@ -17,7 +17,7 @@
 #                             devices, GIDs
 #   ulp_teardown              undo it (also safe after a partial setup)
 #   ulp_need_cm               skip_all unless DEV_TYPE can run RDMA CM
-#   ulp_loss PCT              netem loss on both directions (0 clears)
+#   ulp_loss LEVEL            netem_loss on both directions (0 clears, nL a qdisc)
 #   ulp_losses                the loss levels to run: ULP_LOSSES or "0 1"
 #                             (rxe: "0"; it collapses at 1 %, vm-harness §7)
 #   ulp_klog_has_ulp_errors   the kernel log since the mark shows ULP errors:
@@ -126,13 +126,7 @@ ulp_need_cm() {
 
 ulp_loss() {
 	local pct=$1 d
-	for d in "$ULP_NDEV_A" "$ULP_NDEV_B"; do
-		if [ "$pct" = 0 ]; then
-			netem_clear "" "$d"
-		else
-			netem_set "" "$d" loss "$pct%"
-		fi
-	done
+	for d in "$ULP_NDEV_A" "$ULP_NDEV_B"; do netem_loss "" "$d" "$pct"; done
 }
 
 ulp_klog_has_ulp_errors() {

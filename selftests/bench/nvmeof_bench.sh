@@ -163,18 +163,6 @@ settle() { # settle DRV JOB LOSS
 	note[$k]="rounds: ${all[*]}${note[$k]:+; ${note[$k]}}"
 }
 
-# bench_loss L: netem loss L % on both veth ends (0: no qdisc at all); nL:
-# the same through a netem qdisc (n0: a netem qdisc that loses nothing,
-# which still queues every packet and sends it from its own dequeue).
-bench_loss() {
-	local d
-	if [[ $1 == n* ]]; then
-		for d in "$ULP_NDEV_A" "$ULP_NDEV_B"; do netem_set "" "$d" loss "${1#n}%"; done
-	else
-		ulp_loss "$1"
-	fi
-}
-
 # run_column COL ROUND: COL's driver up, the round's loss levels (the
 # 128 KiB jobs too in the first BIG_ROUNDS rounds), everything down again.
 run_column() {
@@ -195,7 +183,7 @@ run_column() {
 			jobs=
 			[[ " $JOBS " == *" randread4k "* ]] && jobs=randread4k
 			[ "$r" -le "$BIG_ROUNDS" ] && jobs=$JOBS
-			bench_loss "$l"
+			ulp_loss "$l"
 			if connect > "$out/$c-connect-$l-r$r.log" 2>&1; then
 				for j in $jobs; do run_job "$c" "$l" "$j" "$r"; done
 			else

@@ -332,7 +332,7 @@ set_loss() { # set_loss LEVEL DEV...: 0 clears, n0 is netem at 0 %, else PCT
 	local lvl=$1 d
 	shift
 	for d in "$@"; do
-		if [ "$lvl" = 0 ]; then netem_clear "" "$d"; else netem_set "" "$d" loss "${lvl#n}%"; fi
+		netem_loss "" "$d" "$lvl"
 	done
 }
 
