@@ -234,8 +234,9 @@ void mroce_cq_unwait(struct mroce_cq *cq, struct mroce_wq *wq)
 }
 
 int mroce_create_cq(struct ib_cq *ibcq, const struct ib_cq_init_attr *attr,
-		    struct ib_udata *udata)
+		    struct uverbs_attr_bundle *attrs)
 {
+	struct ib_udata *udata = attrs ? &attrs->driver_udata : NULL;
 	struct mroce_dev *mdev = to_mdev(ibcq->device);
 	struct mroce_cq *cq = to_mcq(ibcq);
 	int err;

@@ -39,7 +39,6 @@
  * order to keep. What arrives after it on this CPU comes after it anyway:
  * a CPU handles its arrivals one at a time.
  */
-#include <asm/unaligned.h>
 #include <linux/moduleparam.h>
 
 #include "mroce_peer.h"

@@ -26,7 +26,6 @@
 
 #include <linux/in6.h>
 #include <linux/tracepoint.h>
-#include <asm/unaligned.h>
 
 #include "mroce_counters.h"
 #include "mroce_health.h"
@@ -506,7 +505,7 @@ TRACE_EVENT(mroce_rx_drop,
 		__entry->len = len;
 		__entry->dst_conn = dst_conn;
 		__entry->sport = sport;
-		__assign_str(why, mroce_counter_name(reason));
+		mroce_assign_str(why, mroce_counter_name(reason));
 	),
 	TP_printk("dev=%u %s opcode=0x%02x len=%u dst_conn=%u sport=%u",
 		  __entry->dev, __get_str(why), __entry->opcode, __entry->len,

@@ -599,7 +599,7 @@ int mroce_dereg_mr(struct ib_mr *ibmr, struct ib_udata *udata);
 
 /* mroce_cq.c */
 int mroce_create_cq(struct ib_cq *ibcq, const struct ib_cq_init_attr *attr,
-		    struct ib_udata *udata);
+		    struct uverbs_attr_bundle *attrs);
 int mroce_destroy_cq(struct ib_cq *ibcq, struct ib_udata *udata);
 int mroce_resize_cq(struct ib_cq *ibcq, int cqe, struct ib_udata *udata);
 int mroce_poll_cq(struct ib_cq *ibcq, int num, struct ib_wc *wc);

@@ -18,7 +18,7 @@
 #include <linux/limits.h>
 #include <linux/math64.h>
 #include <linux/bitops.h>
-#include <asm/unaligned.h>
+/* get/put_unaligned_*(): compat.h, force-included ahead of this file */
 
 #define MROCE_BUILD_BUG_ON(cond) BUILD_BUG_ON(cond)
 #define MROCE_ARRAY_SIZE(a) ARRAY_SIZE(a)
