@@ -11,6 +11,12 @@
 #              sample marker, profile report, latency trace report, bench
 #              statistics), every VM selftest plus the
 #              kernel-log check
+#   7 kernels  each newer kernel series in MROCE_CHECK_KERNELS (default
+#              6.12; empty: skip): install its image and headers if missing,
+#              build mroce.ko for it with W=1 (in build/kernels/<kver>, the
+#              tree's 6.1 build stays), boot it and run its smoke selftests
+#              (MROCE_CHECK_KERNEL_TESTS, default mroce_load mroce_verify
+#              mroce_kverbs)
 # Later stages run even when earlier ones fail (where they can). The last
 # line is "N passed, N failed" over every ctest test, style-checked file,
 # VM selftest and single-result stage; the exit status is 1 if N failed > 0.
@@ -55,7 +61,7 @@ finish() {
 	exit
 }
 
-stage 1/6 deps
+stage 1/7 deps
 "$top/scripts/deps.sh"
 rc=$?
 single deps $rc
@@ -63,25 +69,25 @@ stage_done deps "$msg"
 [ "$rc" -eq 0 ] || finish
 kver=${KVER:-$("$top/scripts/kver.sh")}
 
-stage 2/6 "modules (KVER=$kver)"
+stage 2/7 "modules (KVER=$kver)"
 "$top/scripts/build-module.sh" "$kver" > "$out/modules.log" 2>&1
 modules_rc=$?
 grep -E 'warning:|error:|build-module:' "$out/modules.log"
 single "module build (W=1)" $modules_rc
 stage_done modules "$msg"
 
-stage 3/6 style
+stage 3/7 style
 "$top/scripts/style.sh" --summary "$out/style.json" | grep -v '^style: ok '
 tally "$out/style.json"
 stage_done style "$msg"
 
-stage 4/6 "unit (ASan/UBSan)"
+stage 4/7 "unit (ASan/UBSan)"
 "$top/scripts/unit.sh" --summary "$out/unit.json" > "$out/unit.log" 2>&1
 grep -E 'tests passed|tests FAILED|\*\*\*|^unit:|runtime error|ERROR: AddressSanitizer' "$out/unit.log" | head -n 60
 tally "$out/unit.json"
 stage_done unit "$msg"
 
-stage 5/6 "fuzz smoke (${FUZZ_SECONDS:-30}s)"
+stage 5/7 "fuzz smoke (${FUZZ_SECONDS:-30}s)"
 if [ -x "$top/userspace/fuzz/run.sh" ]; then
 	"$top/userspace/fuzz/run.sh" "${FUZZ_SECONDS:-30}" > "$out/fuzz.log" 2>&1
 	rc=$?
@@ -92,7 +98,7 @@ else
 	stage_done fuzz "no fuzzers yet (userspace/fuzz/run.sh), nothing to run"
 fi
 
-stage 6/6 "vmtest (QEMU, kernel $kver)"
+stage 6/7 "vmtest (QEMU, kernel $kver)"
 # pytest_one <name> <script>: a Python unit-test file, its log shown on failure
 pytest_one() {
 	local log
@@ -123,4 +129,35 @@ else
 	failed=$((failed + 1))
 	stage_done vmtest "not run: the module did not build (1 failed)"
 fi
+
+for series in ${MROCE_CHECK_KERNELS-6.12}; do
+	stage 7/7 "kernel $series: deps, module (W=1), VM smoke"
+	log=$out/kernel-$series.log
+	if ! "$top/scripts/deps.sh" --kernel "$series" > "$log" 2>&1; then
+		tail -n 5 "$log"
+		single "kernel $series deps" 1
+		stage_done "kernel $series" "$msg"
+		continue
+	fi
+	k=$("$top/scripts/kver.sh" "$series")
+	kout=$top/build/kernels/$k
+	"$top/scripts/build-module.sh" --out "$kout" "$k" >> "$log" 2>&1
+	rc=$?
+	grep -E 'warning:|error:|build-module:' "$log"
+	single "module build for $k (W=1)" $rc
+	echo "$msg"
+	if [ "$rc" -eq 0 ]; then
+		# shellcheck disable=SC2086 # a list of test names
+		python3 "$top/selftests/qemu/vmrun.py" --kver "$k" \
+			--ko "$kout/drivers/infiniband/sw/mroce/mroce.ko" \
+			--out "$out/vm-$k" --quiet-pass --summary "$out/vmtest-$k.json" \
+			${MROCE_CHECK_KERNEL_TESTS:-mroce_load mroce_verify mroce_kverbs} 2>&1 |
+			tee "$out/vmtest-$k.tap"
+		tally "$out/vmtest-$k.json"
+	else
+		failed=$((failed + 1))
+		msg="VM smoke not run: the module did not build (1 failed)"
+	fi
+	stage_done "kernel $series" "$msg"
+done
 finish

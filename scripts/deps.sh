@@ -4,10 +4,26 @@
 # Install the Debian packages mroce's build, tests and demo need, if any is
 # missing (fast when all are present), then check that the kernel the test
 # VM boots and the headers the module is built against are the same ABI.
-# Usage: deps.sh [extra-package...]
+# Usage: deps.sh [--kernel <series>]... [extra-package...]
+#   --kernel 6.12  also a newer kernel to build and boot (make check's
+#                  newer-kernel stage): unless `kver.sh 6.12` finds an image
+#                  with its headers, install Debian's meta packages
+#                  linux-image-6.12-amd64 and linux-headers-6.12-amd64
+#                  (image and headers of one version)
 set -euo pipefail
 
 here=$(cd "$(dirname "$0")" && pwd)
+
+kernels=()
+while [ "${1:-}" = --kernel ]; do
+	kernels+=("$2")
+	shift 2
+done
+newer=()
+for series in "${kernels[@]}"; do
+	"$here/kver.sh" "$series" >/dev/null 2>&1 ||
+		newer+=("linux-image-$series-amd64" "linux-headers-$series-amd64")
+done
 
 pkgs=(
 	# kernel, its headers and source (checkpatch), VM
@@ -28,6 +44,7 @@ pkgs=(
 	gnuplot-nox
 	# make corebench (callgrind)
 	valgrind
+	"${newer[@]}"
 	"$@"
 )
 
@@ -71,3 +88,7 @@ if [ ! -r "/boot/vmlinuz-$kver" ]; then
 	exit 1
 fi
 echo "deps: all present; VM kernel $kver, image and headers $img_ver"
+for series in "${kernels[@]}"; do
+	k=$("$here/kver.sh" "$series") || exit 1
+	echo "deps: kernel $series: $k (image and headers)"
+done

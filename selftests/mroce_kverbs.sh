@@ -17,10 +17,13 @@ require_cmd rdma ip make insmod
 kver=$(uname -r)
 [ -e "/lib/modules/$kver/build/Makefile" ] || skip_all "no kernel headers for $kver"
 
-# `make modules` builds it next to mroce.ko (the top Kbuild); here if stale.
+# `make modules` builds it next to mroce.ko (the top Kbuild; also
+# build-module.sh --out for another kernel); here if stale or built for
+# another kernel.
 src=$MROCE_SELFTESTS_DIR/tools/kverbs
-ko=$src/mroce_kverbs_test.ko
-if [ ! -e "$ko" ] || [ "$ko" -ot "$src/mroce_kverbs_test.c" ]; then
+ko=${MROCE_KO%/drivers/infiniband/sw/mroce/mroce.ko}/selftests/tools/kverbs/mroce_kverbs_test.ko
+if [ ! -e "$ko" ] || [ "$ko" -ot "$src/mroce_kverbs_test.c" ] ||
+   [ "$(modinfo -F vermagic "$ko" | cut -d' ' -f1)" != "$kver" ]; then
 	kdir=$MROCE_TEST_OUT/kverbs
 	mkdir -p "$kdir"
 	cp "$src/Kbuild" "$src/mroce_kverbs_test.c" "$kdir/"

@@ -52,7 +52,8 @@ done
 
 kver=$(uname -r)
 export MROCE_KVER=$kver
-export MROCE_KO=$MROCE_REPO/drivers/infiniband/sw/mroce/mroce.ko
+# The module under test: vmrun.py passes its path (--ko) on the command line.
+export MROCE_KO=${MROCE_KO:-$MROCE_REPO/drivers/infiniband/sw/mroce/mroce.ko}
 # The host ran scripts/install-module.sh into this staging root (depmod
 # reads every module, far too slow through 9p); install its result.
 stage=$MROCE_REPO/build/vm/install-$kver

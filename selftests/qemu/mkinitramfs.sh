@@ -29,8 +29,16 @@ chmod 755 "$stage/init"
 for mod in virtio_pci 9pnet_virtio 9p; do
 	/sbin/modprobe -S "$kver" --show-depends "$mod" | awk '$1 == "insmod" { print $2 }'
 done | awk '!seen[$0]++' | while read -r ko; do
-	cp "$ko" "$stage/modules/"
-	basename "$ko" >> "$stage/modules/order"
+	# Debian's 6.12 ships its modules xz-compressed (6.1: plain .ko);
+	# busybox's insmod wants them plain.
+	name=$(basename "$ko")
+	case "$ko" in
+	*.ko.xz) name=${name%.xz}; xz -dc "$ko" > "$stage/modules/$name" ;;
+	*.ko.zst) name=${name%.zst}; zstd -qdc "$ko" > "$stage/modules/$name" ;;
+	*.ko.gz) name=${name%.gz}; gzip -dc "$ko" > "$stage/modules/$name" ;;
+	*) cp "$ko" "$stage/modules/" ;;
+	esac
+	echo "$name" >> "$stage/modules/order"
 done
 if [ "$(wc -l < "$stage/modules/order")" -lt 3 ]; then
 	echo "mkinitramfs: could not resolve the 9p/virtio modules of $kver" >&2

@@ -38,6 +38,8 @@ import klog  # noqa: E402
 
 REPO = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 SELFTESTS = os.path.join(REPO, "selftests")
+# The module the guest installs: the tree's build, or --ko (another build
+# directory in the repository: scripts/build-module.sh --out).
 KO = os.path.join(REPO, "drivers/infiniband/sw/mroce/mroce.ko")
 
 MARKER = re.compile(r"mroce-selftests: (start|begin|end|done|fatal)\b ?(.*)")
@@ -212,13 +214,14 @@ def stage_install(kver, extra_kos=()):
 # finds the vCPUs' TSCs unsynchronised and falls back to the emulated HPET:
 # every ktime_get() is then an MMIO read QEMU's device model answers (a
 # clock_gettime() costs ~2 us instead of ~0.13 us), which real hosts, all
-# on the TSC, never pay. "hpet", the default, leaves the kernel's choice:
-# correctness runs need a clock that cannot jump, and the guest's TSC is
-# the host's raw TSC, which a snapshot of the host moved 487,000 s ahead
-# (session 9: a false RCU stall). tsc=reliable keeps the TSC (and the HPET
-# still selectable at run time, for BENCH=clock_ab): make bench and make
-# demo ask for it, they show speed.
-CLOCKS = {"tsc": ["tsc=reliable"], "hpet": []}
+# on the TSC, never pay. "hpet", the default, is 6.1's own choice and asked
+# for by name (6.12 keeps the TSC under TCG: session 20): correctness runs
+# need a clock that cannot jump, and the guest's TSC is the host's raw TSC,
+# which a snapshot of the host moved 487,000 s ahead (session 9: a false RCU
+# stall). tsc=reliable keeps the TSC (and the HPET still selectable at run
+# time, for BENCH=clock_ab): make bench and make demo ask for it, they show
+# speed.
+CLOCKS = {"tsc": ["tsc=reliable"], "hpet": ["clocksource=hpet"]}
 
 # The guest's user-space address randomisation (--aslr, $MROCE_VM_ASLR),
 # off by default. Under TCG every exec whose code lands at new virtual
@@ -241,7 +244,7 @@ def qemu_cmd(kver, initrd, outdir, args, monitor=None):
         # host must not read as a hang); warnings only.
         "sysctl.kernel.sysrq=1", "sysctl.kernel.softlockup_all_cpu_backtrace=1",
         "sysctl.kernel.hung_task_timeout_secs=120", "sysctl.kernel.hung_task_panic=0",
-        f"MROCE_REPO={REPO}", f"MROCE_OUT={outdir}",
+        f"MROCE_REPO={REPO}", f"MROCE_OUT={outdir}", f"MROCE_KO={KO}",
     ] + (["MROCE_SHELL=1"] if args.shell else []) + CLOCKS[args.clock] + ASLR[args.aslr]
         + args.append.split())
     return [
@@ -500,6 +503,8 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("tests", nargs="*")
     ap.add_argument("--kver", required=True)
+    ap.add_argument("--ko", help="the mroce.ko to test, inside the repository (default: "
+                    "the tree's drivers/infiniband/sw/mroce/mroce.ko)")
     ap.add_argument("--out", help="run directory (default build/vm/<timestamp>)")
     ap.add_argument("--mem", default="2G")
     ap.add_argument("--smp", type=int, default=2)
@@ -528,6 +533,11 @@ def main():
     ap.add_argument("--plain", action="store_true",
                     help="print the scripts' output as is, no TAP (demo, benchmarks)")
     args = ap.parse_args()
+    if args.ko:
+        global KO
+        KO = os.path.abspath(args.ko)
+        if os.path.relpath(KO, REPO).startswith(".."):
+            sys.exit(f"vmrun: --ko {args.ko} is outside the repository the guest mounts")
 
     if not os.access(f"/boot/vmlinuz-{args.kver}", os.R_OK):
         sys.exit(f"vmrun: /boot/vmlinuz-{args.kver} missing or unreadable; run 'make deps'")
@@ -539,7 +549,9 @@ def main():
     plan = [(name, test_timeout(path, default_tmo), path)
             for name, path in map(resolve, tests)]
     stage_install(args.kver, prepare(plan, args.kver))
-    run = args.out or os.path.join(REPO, "build", "vm", time.strftime("%Y%m%d-%H%M%S"))
+    # Absolute: the guest gets it on its command line (MROCE_OUT).
+    run = os.path.abspath(args.out or os.path.join(REPO, "build", "vm",
+                                                   time.strftime("%Y%m%d-%H%M%S")))
     os.makedirs(run, exist_ok=True)
     latest = os.path.join(REPO, "build", "vm", "latest")
     if os.path.dirname(os.path.abspath(run)) == os.path.dirname(latest):
