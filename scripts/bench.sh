@@ -8,6 +8,8 @@
 #   <bench>.txt, <bench>.csv   each benchmark's table and CSV
 #   rdma_bench.md              rdma_bench's table in markdown
 #   rdma_bench_rounds.csv      every round's sample
+#   rdma_bench_lat.txt         the 64 B latency A/B round by round (two or
+#                              more columns: rxe and mroce, or two builds)
 #   rdma_bench.png             goodput against loss (if gnuplot is installed)
 #   run.txt                    what was measured: commit, kernel, host load
 # Every table file starts with the commit and how busy the host was: the
@@ -123,6 +125,20 @@ busy "${omax:-0}" 1.5 && warn+="${warn:+; }other processes used up to ${omax} CP
 marks=
 if [ -s "$run/hostload.timeline" ] && compgen -G "$dest/*_rounds.csv" > /dev/null; then
 	marks=$(python3 "$top/scripts/hostload_mark.py" "$run/hostload.timeline" "$dest"/*_rounds.csv)
+fi
+# The 64 B latency round by round, each mroce column against rxe and
+# mroceN against mroce: per-round ratios, the guest's speed mode of each
+# sample, medians over the rounds both ran in the same mode (lat_dist.py
+# ab; after the marks, so SUSPECT samples show).
+if [ -s "$dest/rdma_bench_rounds.csv" ]; then
+	python3 "$top/selftests/bench/lat_dist.py" ab "$dest/rdma_bench_rounds.csv" \
+		> "$dest/rdma_bench_lat.txt" 2>&1
+	if grep -q '^ib_write_lat' "$dest/rdma_bench_lat.txt"; then
+		echo
+		cat "$dest/rdma_bench_lat.txt"
+	else
+		rm -f "$dest/rdma_bench_lat.txt"
+	fi
 fi
 # The guest's clocksource (vmrun.py --clock, MROCE_VM_CLOCK): every
 # timestamp the drivers take costs what it costs on that clock.

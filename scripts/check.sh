@@ -9,8 +9,8 @@
 #   5 fuzz     fuzz smoke run (FUZZ_SECONDS, default 30), if fuzzers exist
 #   6 vmtest   the harness's Python unit tests (kernel-log parser, bench
 #              sample marker, profile report, latency trace report, bench
-#              statistics), every VM selftest plus the
-#              kernel-log check
+#              statistics, latency distribution), every VM selftest plus
+#              the kernel-log check
 #   7 kernels  each newer kernel series in MROCE_CHECK_KERNELS (default
 #              6.12; empty: skip): install its image and headers if missing,
 #              build mroce.ko for it with W=1 (in build/kernels/<kver>, the
@@ -120,6 +120,8 @@ pytest_one "profile report" selftests/bench/profile_report_test.py
 pytest_one "latency trace report" selftests/bench/lat_trace_test.py
 # the benchmarks' statistics (bench_stats; rdma_bench's per-round ratios)
 pytest_one "bench statistics" selftests/bench/bench_stats_test.py
+# ib_write_lat's per-iteration distribution and the latency A/B (lat_dist)
+pytest_one "latency distribution" selftests/bench/lat_dist_test.py
 if [ "$modules_rc" -eq 0 ]; then
 	python3 "$top/selftests/qemu/vmrun.py" --kver "$kver" --quiet-pass \
 		--summary "$out/vmtest.json" 2>&1 | tee "$out/vmtest.tap"
@@ -133,6 +135,9 @@ fi
 for series in ${MROCE_CHECK_KERNELS-6.12}; do
 	stage 7/7 "kernel $series: deps, module (W=1), VM smoke"
 	log=$out/kernel-$series.log
+	# deps.sh again, now with this kernel's packages: when all is present one
+	# dpkg-query, under a second; apart from stage 1 so that a failure
+	# of the newer kernel's packages cannot stop the 6.1 stages
 	if ! "$top/scripts/deps.sh" --kernel "$series" > "$log" 2>&1; then
 		tail -n 5 "$log"
 		single "kernel $series deps" 1

@@ -7,7 +7,7 @@
 # reference. Rows ("TEST:LOSS"):
 #
 #   write:L send:L read:L   ib_{write,send,read}_bw, 64 KiB, RC, 1 QP, -D $DURATION
-#   lat:L                   ib_write_lat, 64 B, 1000 iterations
+#   lat:L                   ib_write_lat, 64 B, $BENCH_LAT_ITERS iterations (1000)
 #   tcp:L                   iperf3, TCP, one stream, $DURATION s
 #
 # L is the netem loss in % on the data direction (requester -> responder
@@ -53,6 +53,8 @@
 #   BENCH_DRIVERS    "rxe mroce" (default), or one of them
 #   BENCH_DURATION   seconds per perftest/iperf3 run (default 6),
 #   BENCH_MARGIN     perftest's --margin (default 1): 4 s measured
+#   BENCH_LAT_ITERS  iterations of each latency sample (default 1000; e.g.
+#                    20000: about a second of ping-pong per sample)
 #   BENCH_MROCE_PARAMS  mroce module parameters, e.g. "tx_burst=32"; several
 #                    sets separated by "|" ("tx_burst=1 | tx_burst=32") make
 #                    an A/B in this boot: columns mroce, mroce2, ..., each
@@ -82,7 +84,7 @@ MARGIN=${BENCH_MARGIN:-1}
 WINDOW=$((DURATION - 2 * MARGIN))
 ROUNDS=${BENCH_ROUNDS:-3}
 SIZE=65536
-LAT_ITERS=1000
+LAT_ITERS=${BENCH_LAT_ITERS:-1000}
 DRIVERS=${BENCH_DRIVERS:-"rxe mroce"}
 csv=$MROCE_TEST_OUT/rdma_bench.csv
 rcsv=$MROCE_TEST_OUT/rdma_bench_rounds.csv
@@ -92,6 +94,10 @@ out=$MROCE_TEST_OUT/runs
 mkdir -p "$out"
 [ "$WINDOW" -ge 2 ] || { echo "BENCH_DURATION must be at least 2 x BENCH_MARGIN + 2"; exit 1; }
 [[ $ROUNDS =~ ^[1-9][0-9]*$ ]] || { echo "BENCH_ROUNDS must be a positive number"; exit 1; }
+if ! [[ $LAT_ITERS =~ ^[1-9][0-9]*$ ]] || [ "$LAT_ITERS" -lt 10 ]; then
+	echo "BENCH_LAT_ITERS must be a number of at least 10"
+	exit 1
+fi
 PIN=${BENCH_PIN:-none}
 PIN_CPUS=
 if [ "$PIN" != none ]; then
@@ -129,7 +135,7 @@ for row in "${rows[@]}"; do
 	if [[ $row == tcp:* ]]; then tcp_rows+=("$row"); else rdma_rows+=("$row"); fi
 done
 
-declare -A rv note vparams cnt txp retx down place win
+declare -A rv note vparams cnt txp retx down place win latlog
 # mroce's parameter sets: one column each (mroce, mroce2, ...).
 IFS='|' read -ra psets <<< "${BENCH_MROCE_PARAMS:-}"
 # "a |": the second set is empty (mroce as installed), read drops it.
@@ -337,11 +343,13 @@ set_loss() { # set_loss LEVEL DEV...: 0 clears, n0 is netem at 0 %, else PCT
 }
 
 # perftest server on dev1, client on dev0 -> 10.0.0.2; logs LOG.{server,client};
-# pinned as BENCH_PIN says.
+# pinned as BENCH_PIN says. A latency sample gets 5 ms per iteration more
+# (BENCH_LAT_ITERS; a slow-mode iteration takes ~0.1 ms).
 perftest() { # perftest TOOL LOG ARGS...
-	local tool=$1 log=$2
+	local tool=$1 log=$2 tmo=$((DURATION + 90))
 	shift 2
-	PERFTEST_LOG=${log#"$MROCE_TEST_OUT"/} PERFTEST_TIMEOUT=$((DURATION + 90)) \
+	[ "$tool" = ib_write_lat ] && tmo=$((tmo + LAT_ITERS / 200))
+	PERFTEST_LOG=${log#"$MROCE_TEST_OUT"/} PERFTEST_TIMEOUT=$tmo \
 		PERFTEST_CPUS=$PIN_CPUS perftest_pair "" dev0 "" dev1 10.0.0.2 "$tool" "$@" > /dev/null
 }
 
@@ -377,7 +385,8 @@ run_row() {
 	r0=$(retx_of "$drv" "$sender")
 	if [ "$t" = lat ]; then
 		set_loss "$l" veth00 veth01
-		perftest ib_write_lat "$log" -s 64 -n $LAT_ITERS &
+		# -U: every iteration's latency too (the report's distribution)
+		perftest ib_write_lat "$log" -s 64 -n "$LAT_ITERS" -U &
 		pid=$!
 		row_watch "$pid" "$drv" "$sender" ib_write_lat
 		wait "$pid" && ok=1
@@ -386,6 +395,7 @@ run_row() {
 			got=$(awk '$1 == 64 && NF >= 8 && ($5 $6 $8) ~ /^[0-9.]+$/ { print $5, $6, $8; exit }' \
 				"$log.client")
 		fi
+		[ -z "$got" ] || latlog[$k,$r]=$log.client
 	else
 		if [ "$sender" = dev1 ]; then set_loss "$l" veth01; else set_loss "$l" veth00; fi
 		perftest "ib_${t}_bw" "$log" -s $SIZE -D "$DURATION" --margin "$MARGIN" --report_gbits &
@@ -605,17 +615,39 @@ topo_policy_cleanup 1
 # rounds' statistics in one awk run and builds the tables with builtins.
 #
 # S[KEY] = "median min max n" of the rounds' values of KEY = COL,TEST,LOSS
-# (goodput, latency typical) or COL,TEST,LOSS,FIELD (avg, p99: latency;
-# retx; ctr1..ctr15: the mroce counters of MCTRS; pratio: an mroce column's
-# typical 64 B latency over rxe's in the same round, the two samples back
-# to back in it (run_driver), for rounds that have both).
+# (goodput, latency typical) or COL,TEST,LOSS,FIELD (avg, p99: latency, as
+# perftest reports it; ip50 ip90 ip99 imax imean gt2x gt500: latency per
+# iteration, lat_dists; retx; ctr1..ctr15: the mroce counters of MCTRS;
+# pratio: an mroce column's typical 64 B latency over rxe's in the same
+# round, the two samples back to back in it (run_driver), for rounds that
+# have both).
 declare -A S
+IFIELDS="ip50 ip90 ip99 imax imean gt2x gt500"
+# lat_dists: each latency sample's per-iteration distribution from its -U
+# list (lat_dist.py, one process for all; docs/testing.md): rv[KEY,ROUND,F]
+# for F in IFIELDS and rv[KEY,ROUND,in] (iterations listed).
+lat_dists() {
+	local key f i
+	local -a args=() vals fields
+	read -ra fields <<< "$IFIELDS"
+	for key in "${!latlog[@]}"; do args+=("$key=${latlog[$key]}"); done
+	[ ${#args[@]} -gt 0 ] || return 0
+	# (a file, not <(...): the guest has no /dev/fd)
+	python3 "$(dirname "$0")/lat_dist.py" samples "${args[@]}" > "$MROCE_TEST_OUT/.latdist"
+	while read -r key f; do
+		read -ra vals <<< "$f"
+		[ "${vals[-1]}" -gt 0 ] 2> /dev/null || continue
+		for i in "${!fields[@]}"; do rv[$key,${fields[$i]}]=${vals[$i]}; done
+		rv[$key,in]=${vals[-1]}
+	done < "$MROCE_TEST_OUT/.latdist"
+	rm -f "$MROCE_TEST_OUT/.latdist"
+}
 stats() {
 	local key a b c r f v i
 	{
 		for key in "${!rv[@]}"; do
 			IFS=, read -r a b c r f <<< "$key"
-			[ "$f" = it ] || echo "$a,$b,$c${f:+,$f} ${rv[$key]}"
+			[ "$f" = it ] || [ "$f" = in ] || echo "$a,$b,$c${f:+,$f} ${rv[$key]}"
 			if [ "$b" = lat ] && [ -z "$f" ] && [ "$a" != rxe ]; then
 				ratio "${rv[$key]}" "${rv[rxe,lat,$c,$r]:-}"
 				[ "$R" = - ] || echo "$a,lat,$c,pratio $R"
@@ -627,7 +659,7 @@ stats() {
 			i=0
 			for v in ${cnt[$key]}; do i=$((i + 1)); echo "${key%,*},ctr$i $v"; done
 		done
-	} | bench_stats -i ',(retx|down|ctr[0-9]+)$' -r ',pratio$' > "$MROCE_TEST_OUT/.stats"
+	} | bench_stats -i ',(retx|down|ctr[0-9]+)$' -r ',(pratio|gt2x|gt500)$' > "$MROCE_TEST_OUT/.stats"
 	while read -r key v; do S[$key]=$v; done < "$MROCE_TEST_OUT/.stats"
 	rm -f "$MROCE_TEST_OUT/.stats"
 }
@@ -824,6 +856,29 @@ counter_table() {
 	done
 }
 
+# dist_table: each latency row's per-iteration distribution (lat_dists),
+# median over the rounds, one line per column.
+dist_table() {
+	local row c k f
+	local -a s
+	echo
+	echo "ib_write_lat per iteration (every iteration perftest -U lists), median of the rounds"
+	printf '%-13s %8s %-7s | %8s %8s %8s %8s %8s | %7s %9s\n' test loss column p50 p90 p99 \
+		max mean ">2x p50" ">500 us"
+	for row in "${lat_rows[@]}"; do
+		for c in "${cols[@]}"; do
+			k=$c,lat,${row#*:}
+			s=()
+			for f in $IFIELDS; do med "$k" "$f"; s+=("$M"); done
+			printf '%-13s %8s %-7s | %8s %8s %8s %8s %8s | %7s %9s\n' ib_write_lat \
+				"$(loss_label "${row#*:}")" "$c" "${s[@]}"
+		done
+	done
+	echo "(us, nearest-rank percentiles of all the sample's iterations, the two longest too (perftest's" \
+		"avg and p99 above leave them out); >2x p50, >500 us: % of the iterations; every round in" \
+		"rdma_bench_rounds.csv; A/B per round: lat_dist.py ab, docs/testing.md)"
+}
+
 # bars: the goodput medians as a bar chart, one scale for all of them.
 bars() {
 	local row c max=0 n bar lbl
@@ -860,6 +915,35 @@ md_cell() { # md_cell KEY [FIELD]: C for markdown
 	[ "$4" -ge "$ROUNDS" ] || C+=" [$4 of $ROUNDS]"
 }
 md_loss() { case $1 in n0) echo "0 %, netem qdisc" ;; *) echo "$1 %" ;; esac; }
+# md_line LABEL TEST LOSS [FIELD]: one line of the markdown table.
+md_line() {
+	local t=$2 l=$3 f=${4:-} line c
+	line="| $1 | $(md_loss "$l") |"
+	for c in "${cols[@]}"; do md_cell "$c,$t,$l" $f; line+=" $C |"; done
+	if [ $has_rxe = 1 ]; then
+		for c in "${gp_mcols[@]}"; do mratio "$c,$t,$l" "rxe,$t,$l" $f; line+=" $R |"; done
+	fi
+	if [ ${#gp_mcols[@]} -gt 1 ]; then
+		for c in "${gp_mcols[@]:1}"; do
+			mratio "$c,$t,$l" "${gp_mcols[0]},$t,$l" $f
+			line+=" $R |"
+		done
+	fi
+	for c in "${cols[@]}"; do
+		R=
+		[ "$t" = lat ] || mratio "$c,$t,$l" "$c,$t,0"
+		line+=" $R |"
+	done
+	if [ $has_n0 = 1 ]; then
+		for c in "${cols[@]}"; do
+			R=
+			[ "$t" = lat ] || [ "$l" = 0 ] || [ "$l" = n0 ] || mratio "$c,$t,$l" "$c,$t,n0"
+			line+=" $R |"
+		done
+	fi
+	line=${line// - |/ — |}
+	echo "${line//  |/ |}"
+}
 markdown() {
 	local c row t l f head line m lo hi n
 	head="| row | loss |"
@@ -873,43 +957,24 @@ markdown() {
 	line=${line//|/|---}
 	echo "${line%---}"
 	for row in "${rdma_rows[@]}"; do
-		t=${row%%:*} l=${row#*:} f=''
+		t=${row%%:*} l=${row#*:}
 		if [ "$t" = lat ]; then
-			f=avg
-			line="| 64 B write latency, avg µs |"
+			md_line "64 B write latency, avg µs" "$t" "$l" avg
+			md_line "64 B write latency per iteration, p50 µs" "$t" "$l" ip50
+			md_line "64 B write latency per iteration, p90 µs" "$t" "$l" ip90
+			md_line "64 B write latency per iteration, p99 µs" "$t" "$l" ip99
+			md_line "64 B write latency per iteration, max µs" "$t" "$l" imax
+			md_line "64 B write iterations > 2x p50, %" "$t" "$l" gt2x
+			md_line "64 B write iterations > 500 µs, %" "$t" "$l" gt500
 		else
-			line="| $t Mb/s |"
+			md_line "$t Mb/s" "$t" "$l"
 		fi
-		line+=" $(md_loss "$l") |"
-		for c in "${cols[@]}"; do md_cell "$c,$t,$l" $f; line+=" $C |"; done
-		if [ $has_rxe = 1 ]; then
-			for c in "${gp_mcols[@]}"; do mratio "$c,$t,$l" "rxe,$t,$l" $f; line+=" $R |"; done
-		fi
-		if [ ${#gp_mcols[@]} -gt 1 ]; then
-			for c in "${gp_mcols[@]:1}"; do
-				mratio "$c,$t,$l" "${gp_mcols[0]},$t,$l" $f
-				line+=" $R |"
-			done
-		fi
-		for c in "${cols[@]}"; do
-			R=
-			[ "$t" = lat ] || mratio "$c,$t,$l" "$c,$t,0"
-			line+=" $R |"
-		done
-		if [ $has_n0 = 1 ]; then
-			for c in "${cols[@]}"; do
-				R=
-				[ "$t" = lat ] || [ "$l" = 0 ] || [ "$l" = n0 ] || mratio "$c,$t,$l" "$c,$t,n0"
-				line+=" $R |"
-			done
-		fi
-		line=${line// - |/ — |}
-		echo "${line//  |/ |}"
 	done
 	echo
 	echo "Median of $ROUNDS interleaved rounds (min–max); ratios are of medians; kept: of the" \
 		"same column's 0 % row; 64 KiB RC, 1 QP, ${WINDOW} s measured per sample; latency 64 B," \
-		"$LAT_ITERS iterations; [n of $ROUNDS]: only n rounds gave a result."
+		"$LAT_ITERS iterations (avg: perftest's, without the two longest; per iteration: every" \
+		"iteration perftest -U lists); [n of $ROUNDS]: only n rounds gave a result."
 	if [ $has_rxe = 1 ]; then
 		for row in "${lat_rows[@]}"; do
 			for c in "${gp_mcols[@]}"; do
@@ -955,6 +1020,7 @@ notes() {
 	return 0
 }
 
+lat_dists
 stats
 {
 	echo
@@ -970,6 +1036,7 @@ stats
 		echo
 		echo "ib_write_lat, 64 B, $LAT_ITERS iterations, us, median of the rounds (loss on both directions)"
 		print_table lat_head lat_row "${lat_rows[@]}"
+		dist_table
 	fi
 	if [ ${#tcp_rows[@]} -gt 0 ]; then
 		echo
@@ -984,8 +1051,11 @@ markdown > "$md"
 echo
 cat "$md"
 
-echo "driver,test,loss_pct,netem,size,window_s,rounds,ok_rounds,median,min,max,unit,lat_typical_us,lat_p99_us,mroce_params,note" > "$csv"
-echo "driver,test,loss_pct,netem,round,size,window_s,goodput_mbps,iterations,lat_typical_us,lat_avg_us,lat_p99_us,sender_pkts,retransmissions,mroce_params,resends,rto,pto,sack_gaps,naks,rnr_naks,dup_requests,$(printf 'naks_rcvd_%s,' $NAK_CODES)teardown_naks,pin,srv_on_cpu0_pct,cli_on_cpu0_pct,same_cpu_pct,backlog_drops,time_squeezes,cpu_usr_sys_si_pct,t_start,t_end" > "$rcsv"
+# the per-iteration columns (lat_dists) come last, in IFIELDS' order
+icols=lat_iter_p50_us,lat_iter_p90_us,lat_iter_p99_us,lat_iter_max_us,lat_iter_mean_us
+icols+=,lat_iter_gt2x_pct,lat_iter_gt500us_pct
+echo "driver,test,loss_pct,netem,size,window_s,rounds,ok_rounds,median,min,max,unit,lat_typical_us,lat_p99_us,mroce_params,note,$icols" > "$csv"
+echo "driver,test,loss_pct,netem,round,size,window_s,goodput_mbps,iterations,lat_typical_us,lat_avg_us,lat_p99_us,sender_pkts,retransmissions,mroce_params,resends,rto,pto,sack_gaps,naks,rnr_naks,dup_requests,$(printf 'naks_rcvd_%s,' $NAK_CODES)teardown_naks,pin,srv_on_cpu0_pct,cli_on_cpu0_pct,same_cpu_pct,backlog_drops,time_squeezes,cpu_usr_sys_si_pct,t_start,t_end,$icols,lat_iters" > "$rcsv"
 for c in "${cols[@]}" tcp; do
 	for row in "${rows[@]}"; do
 		t=${row%%:*} l=${row#*:}
@@ -993,7 +1063,7 @@ for c in "${cols[@]}" tcp; do
 		k=$c,$t,$l
 		loss=${l#n} netem=0
 		[ "$l" != 0 ] && netem=1
-		f='' unit=Mb/s size=$SIZE win=$WINDOW typ='' p99=''
+		f='' unit=Mb/s size=$SIZE win=$WINDOW typ='' p99='' ic=,,,,,,,
 		case $t in
 		lat)
 			f=avg unit=us size=64 win=''
@@ -1001,11 +1071,13 @@ for c in "${cols[@]}" tcp; do
 			typ=$M
 			med "$k" p99
 			p99=$M
+			ic=
+			for i in $IFIELDS; do med "$k" "$i"; ic+=",${M#-}"; done
 			;;
 		tcp) size='' win=$DURATION ;;
 		esac
 		read -r m lo hi n <<< "${S[$k${f:+,$f}]}"
-		echo "$c,$(tool_of "$t"),$loss,$netem,$size,$win,$ROUNDS,${n:-0},$m,$lo,$hi,$unit,$typ,$p99,\"${vparams[$c]}\",\"${note[$k]}\"" >> "$csv"
+		echo "$c,$(tool_of "$t"),$loss,$netem,$size,$win,$ROUNDS,${n:-0},$m,$lo,$hi,$unit,$typ,$p99,\"${vparams[$c]}\",\"${note[$k]}\"$ic" >> "$csv"
 		for r in $(seq "$ROUNDS"); do
 			ctrs=,,,,,,,,,,,,,,,
 			[ -n "${cnt[$k,$r]}" ] && ctrs=${cnt[$k,$r]// /,},${down[$k,$r]}
@@ -1015,6 +1087,12 @@ for c in "${cols[@]}" tcp; do
 			# matches it against what other host processes used then
 			read -r w0 w1 <<< "${win[$k,$r]:-}"
 			ctrs+=",$w0,$w1"
+			if [ "$t" = lat ]; then
+				for i in $IFIELDS; do ctrs+=",${rv[$k,$r,$i]}"; done
+				ctrs+=",${rv[$k,$r,in]}"
+			else
+				ctrs+=",,,,,,,,"
+			fi
 			case $t in
 			lat) echo "$c,ib_write_lat,$loss,$netem,$r,64,,,,${rv[$k,$r]},${rv[$k,$r,avg]},${rv[$k,$r,p99]},${txp[$k,$r]},${retx[$k,$r]},\"${vparams[$c]}\",$ctrs" ;;
 			tcp) echo "tcp,iperf3,$loss,$netem,$r,,$DURATION,${rv[$k,$r]},,,,,,,,$ctrs" ;;

@@ -1,0 +1,306 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0
+"""ib_write_lat's per-iteration latencies (-U): each sample's distribution,
+and the A/B of two columns of rdma_bench (two module builds, or mroce and
+rxe) round by round.
+
+  lat_dist.py samples KEY=LOG...
+      One line per perftest client log: "KEY p50 p90 p99 max mean gt2x
+      gt500 n" (us; gt2x and gt500: percent of the iterations above twice
+      the sample's p50 and above 500 us; n: iterations listed). A log
+      without a usable -U list gives "KEY - - - - - - - 0".
+  lat_dist.py ab [--slow-factor F] [--pair B:A]... ROUNDS_CSV
+      The A/B summary from rdma_bench_rounds.csv: per round each column's
+      typical latency and mode and the ratios B/A; the medians of the
+      per-round ratios over all rounds, over the rounds where both samples
+      ran in the same mode, over those where both ran fast; each column's
+      medians over the rounds. Default pairs: mroceN against mroce, and
+      each mroce column against rxe.
+
+perftest's -U list has one value per iteration but the first (iters - 1),
+in us, half the round trip for a WRITE, in the order they ran. Its summary
+row is computed from the same values minus the two largest (perftest
+drops them, LAT_MEASURE_TAIL): its t_typical and t_avg are the median and
+mean of the others, its 99 % percentile the value at index ceil(0.99 x
+(n - 2)) of them sorted, counted from 0, and its t_max the second largest
+of all. Here every listed iteration counts, the two longest
+too (the tail is what this is for): p50, p90, p99 are nearest-rank
+percentiles (the value at rank ceil(P/100 x n), ranks from 1), max the
+largest, mean the mean of all n.
+
+The guest's speed is bimodal (for minutes the whole guest runs about 1.4x
+slower, rxe too: docs/testing.md). A sample's mode: slow when its typical
+latency (perftest's t_typical) is more than F (--slow-factor, default
+1.35) times the lowest typical of its own column in that row over the
+rounds, else fast. Each column against its own lowest value, so a build
+that is a few percent slower in both modes is not called slow; the two
+samples of a round are classified apart (the mode can change between
+them).
+"""
+import argparse
+import csv
+import math
+import re
+import statistics
+import sys
+
+ITER = re.compile(r'^\s*(\d+)\s*,\s*(\S+)\s*$')
+
+SLOW_FACTOR = 1.35
+# The per-round metrics of the A/B: (label, rounds CSV column); the ratio
+# columns of its table, in this order.
+METRICS = [('typ', 'lat_typical_us'), ('avg', 'lat_avg_us'),
+           ('mean', 'lat_iter_mean_us'), ('p90', 'lat_iter_p90_us'),
+           ('p99', 'lat_iter_p99_us'), ('max', 'lat_iter_max_us')]
+SHARES = [('>2x%', 'lat_iter_gt2x_pct'), ('>500us%', 'lat_iter_gt500us_pct')]
+SUSPECT = 0.5   # host_others_cpus above this: the sample shared the host
+
+
+def parse(lines):
+    """The -U list of a perftest latency log: the latencies in us, in
+    iteration order; None if there is none or a value is not a finite
+    number (perftest's clock calibration failed)."""
+    vals = []
+    listing = False
+    for line in lines:
+        if line.startswith('#, usec'):
+            listing = True
+            continue
+        if not listing:
+            continue
+        m = ITER.match(line)
+        if not m:
+            if vals:
+                break
+            continue
+        try:
+            v = float(m.group(2))
+        except ValueError:
+            return None
+        if not math.isfinite(v):
+            return None
+        vals.append(v)
+    return vals or None
+
+
+def percentile(s, p):
+    """Nearest rank: the value at rank ceil(p/100 x n) of sorted s."""
+    k = max(1, math.ceil(p / 100 * len(s) - 1e-9))
+    return s[k - 1]
+
+
+def stats(vals):
+    """The distribution of one sample's latencies (us)."""
+    s = sorted(vals)
+    n = len(s)
+    p50 = percentile(s, 50)
+    return {'p50': p50, 'p90': percentile(s, 90), 'p99': percentile(s, 99),
+            'max': s[-1], 'mean': sum(s) / n,
+            'gt2x': 100 * sum(1 for x in s if x > 2 * p50) / n,
+            'gt500': 100 * sum(1 for x in s if x > 500) / n, 'n': n}
+
+
+FIELDS = ('p50', 'p90', 'p99', 'max', 'mean', 'gt2x', 'gt500')
+
+
+def cmd_samples(args):
+    for arg in args.logs:
+        key, sep, path = arg.partition('=')
+        if not sep:
+            sys.exit(f'lat_dist: {arg}: KEY=LOG expected')
+        try:
+            with open(path, encoding='utf-8', errors='replace') as f:
+                vals = parse(f)
+        except OSError:
+            vals = None
+        if not vals:
+            print(key, *['-'] * len(FIELDS), 0)
+            continue
+        st = stats(vals)
+        print(key, *[f'{st[k]:.2f}' for k in FIELDS], st['n'])
+    return 0
+
+
+def num(v):
+    try:
+        x = float(v)
+    except (TypeError, ValueError):
+        return None
+    return x if math.isfinite(x) else None
+
+
+def load_rounds(path):
+    """{(loss label, column): {round: row}} of the ib_write_lat samples
+    that have a typical latency; the columns in the order they appear."""
+    by = {}
+    cols = []
+    with open(path, newline='', encoding='utf-8') as f:
+        for r in csv.DictReader(f):
+            if r.get('test') != 'ib_write_lat' or num(r.get('lat_typical_us')) is None:
+                continue
+            loss = r['loss_pct'] + ('% netem' if r.get('netem') == '1' and
+                                    r['loss_pct'] in ('0', '0.0') else '%')
+            by.setdefault((loss, r['driver']), {})[int(r['round'])] = r
+            if r['driver'] not in cols:
+                cols.append(r['driver'])
+    return by, cols
+
+
+def default_pairs(cols):
+    """mroceN against mroce, then each mroce column against rxe."""
+    pairs = [(c, 'mroce') for c in cols if c.startswith('mroce') and c != 'mroce'
+             and 'mroce' in cols]
+    if 'rxe' in cols:
+        pairs += [(c, 'rxe') for c in cols if c.startswith('mroce')]
+    return pairs
+
+
+def modes(rounds, factor):
+    """The fast level (lowest typical) and {round: 'fast' | 'slow'}."""
+    typ = {k: num(r['lat_typical_us']) for k, r in rounds.items()}
+    low = min(typ.values())
+    return low, {k: 'slow' if t > factor * low else 'fast' for k, t in typ.items()}
+
+
+def suspect(row):
+    x = num(row.get('host_others_cpus'))
+    return x is not None and x > SUSPECT
+
+
+def fmt(x, w=6, d=2):
+    return f'{x:{w}.{d}f}' if x is not None else f'{"-":>{w}}'
+
+
+def median_ratios(ratios, rounds):
+    """{metric: (median of the per-round ratios over `rounds`, rounds with
+    a ratio below 1, rounds with a ratio)} for the metrics that have any."""
+    med = {}
+    for m, _ in METRICS:
+        rs = [ratios[k][m] for k in rounds if ratios[k][m] is not None]
+        if rs:
+            med[m] = (statistics.median(rs), sum(r < 1 for r in rs), len(rs))
+    return med
+
+
+def ratio_summary(label, ratios, rounds):
+    """One line: per metric the median of the per-round ratios over
+    `rounds`, and in how many of them B was lower."""
+    med = median_ratios(ratios, rounds)
+    cells = [f'{m} {x:.3f} ({lo}/{n})' for m, (x, lo, n) in med.items()]
+    return f'  {label}: ' + ('; '.join(cells) if cells else 'no rounds')
+
+
+def pair_rounds(ra, rb, factor):
+    """B against A ({round: row} each): the rounds both have, each
+    column's fast level and modes, the per-round ratios B/A per metric,
+    the same-mode rounds and, of those, the fast ones."""
+    both = sorted(set(ra) & set(rb))
+    la, ma = modes(ra, factor)
+    lb, mb = modes(rb, factor)
+    ratios = {}
+    for k in both:
+        ratios[k] = {}
+        for m, col in METRICS:
+            va, vb = num(ra[k].get(col)), num(rb[k].get(col))
+            ratios[k][m] = vb / va if va and vb is not None else None
+    same = [k for k in both if ma[k] == mb[k]]
+    fast = [k for k in same if ma[k] == 'fast']
+    return {'both': both, 'levels': (la, lb), 'modes': (ma, mb), 'ratios': ratios,
+            'same': same, 'fast': fast}
+
+
+def ab_pair(out, loss, a, b, ra, rb, factor):
+    pr = pair_rounds(ra, rb, factor)
+    both, ratios, same, fast = pr['both'], pr['ratios'], pr['same'], pr['fast']
+    if not both:
+        return
+    la, lb = pr['levels']
+    ma, mb = pr['modes']
+    out.append(f'ib_write_lat 64 B, loss {loss}: {b} / {a}, {len(both)} rounds with both')
+    out.append(f'  mode: slow when a sample\'s typical > {factor:g} x its column\'s lowest of the '
+               f'row (fast level {a} {la:.2f} us, {b} {lb:.2f} us)')
+    if max(la, lb) > factor * min(la, lb):
+        out.append('  NOTE: the fast levels differ by more than the factor: one column may never '
+                   'have run in the fast mode; read its modes with care')
+    head = f'  {"round":>5} {a + " typ":>12} {"mode":>4} {b + " typ":>12} {"mode":>4} |'
+    head += ''.join(f' {m:>6}' for m, _ in METRICS) + ' |'
+    head += ''.join(f' {s + " " + c:>14}' for s, _ in SHARES for c in (a, b))
+    out.append(head)
+    sus = set()
+    for k in both:
+        x, y = ra[k], rb[k]
+        flag = ''
+        if suspect(x) or suspect(y):
+            sus.add(k)
+            flag = ' SUSPECT'
+        line = (f'  {k:>5} {fmt(num(x["lat_typical_us"]), 12)} {ma[k]:>4} '
+                f'{fmt(num(y["lat_typical_us"]), 12)} {mb[k]:>4} |')
+        line += ''.join(f' {fmt(ratios[k][m], 6)}' for m, _ in METRICS) + ' |'
+        line += ''.join(f' {fmt(num(r.get(col)), 14)}' for _, col in SHARES for r in (x, y))
+        out.append(line + flag)
+    out.append(f'  medians of the per-round ratios {b}/{a} (in how many rounds {b} was lower):')
+    out.append(ratio_summary(f'all {len(both)} rounds', ratios, both))
+    out.append(ratio_summary(f'same mode, {len(same)} rounds ({len(fast)} fast, '
+                             f'{len(same) - len(fast)} slow)', ratios, same))
+    out.append(ratio_summary(f'both fast, {len(fast)} rounds', ratios, fast))
+    if sus:
+        clean = [k for k in same if k not in sus]
+        out.append(ratio_summary(f'same mode without SUSPECT samples, {len(clean)} rounds',
+                                 ratios, clean))
+    out.append('  medians over the rounds (all / fast-mode samples):')
+    for c, rr, mm in ((a, ra, ma), (b, rb, mb)):
+        cells = []
+        for m, col in METRICS + SHARES:
+            allv = [num(r.get(col)) for r in rr.values()]
+            allv = [v for v in allv if v is not None]
+            fv = [num(rr[k].get(col)) for k in rr if mm[k] == 'fast']
+            fv = [v for v in fv if v is not None]
+            if allv:
+                f = f'{statistics.median(fv):.2f}' if fv else '-'
+                cells.append(f'{m} {statistics.median(allv):.2f}/{f}')
+        out.append(f'    {c}: ' + '; '.join(cells))
+    out.append('')
+
+
+def cmd_ab(args):
+    by, cols = load_rounds(args.csv)
+    pairs = []
+    for p in args.pair or []:
+        b, sep, a = p.partition(':')
+        if not sep:
+            sys.exit(f'lat_dist: --pair {p}: B:A expected')
+        pairs.append((b, a))
+    pairs = pairs or default_pairs(cols)
+    losses = []
+    for loss, _ in by:
+        if loss not in losses:
+            losses.append(loss)
+    out = []
+    for loss in losses:
+        for b, a in pairs:
+            if (loss, a) in by and (loss, b) in by:
+                ab_pair(out, loss, a, b, by[(loss, a)], by[(loss, b)], args.slow_factor)
+    if not out:
+        print(f'lat_dist: no ib_write_lat rounds of two columns in {args.csv}')
+        return 0
+    print('\n'.join(out).rstrip())
+    return 0
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    sub = ap.add_subparsers(dest='cmd', required=True)
+    s = sub.add_parser('samples', help='per-iteration statistics of perftest client logs')
+    s.add_argument('logs', nargs='+', metavar='KEY=LOG')
+    s.set_defaults(fn=cmd_samples)
+    s = sub.add_parser('ab', help='A/B summary of rdma_bench_rounds.csv')
+    s.add_argument('csv')
+    s.add_argument('--slow-factor', type=float, default=SLOW_FACTOR)
+    s.add_argument('--pair', action='append', metavar='B:A')
+    s.set_defaults(fn=cmd_ab)
+    args = ap.parse_args(argv)
+    return args.fn(args)
+
+
+if __name__ == '__main__':
+    sys.exit(main())

@@ -1,0 +1,252 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0
+"""Unit tests of lat_dist.py (ib_write_lat's per-iteration latencies) and
+of rdma_bench's use of it (make check runs them: a parser that lost or
+misread iterations, or a percentile off by a rank, would move every
+distribution and A/B make bench reports).
+
+testdata/ib_write_lat_U.client is a real client log of `ib_write_lat -s 64
+-n 1000 -U` (rdma_rxe, session 20): 999 iterations listed, then perftest's
+own summary of them. The expected values were read off `sort -g` of the
+listed values by hand (rank 500, 900, 990, 999)."""
+
+import contextlib
+import csv
+import io
+import os
+import subprocess
+import sys
+import tempfile
+import unittest
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+import lat_dist as ld  # noqa: E402
+
+SAMPLE = os.path.join(HERE, 'testdata', 'ib_write_lat_U.client')
+LIB = os.path.join(HERE, '..', 'lib.sh')
+RDMA_BENCH = os.path.join(HERE, 'rdma_bench.sh')
+
+
+def sample():
+    with open(SAMPLE, encoding='utf-8') as f:
+        return ld.parse(f)
+
+
+class Parse(unittest.TestCase):
+    def test_canned_sample_every_iteration_in_order(self):
+        v = sample()
+        self.assertEqual(len(v), 999)
+        self.assertEqual(v[:3], [335.615, 43.2319, 24.7218])
+        self.assertEqual(v[-1], 21.1701)
+        # the summary row after the list is no iteration
+        self.assertNotIn(64.0, v)
+
+    def test_same_values_as_perftests_summary(self):
+        # perftest: "64 1000 20.17 434.64 21.80 28.41 28.38 200.43 434.64"
+        # from the same 999 values minus the two largest
+        s = sorted(sample())
+        kept = s[:-2]
+        self.assertEqual(f'{s[0]:.2f}', '20.17')
+        self.assertEqual(f'{kept[len(kept) // 2]:.2f}', '21.80')
+        self.assertEqual(f'{sum(kept) / len(kept):.2f}', '28.41')
+        self.assertEqual(f'{kept[-(-99 * len(kept) // 100)]:.2f}', '200.43')
+        self.assertEqual(f'{s[-2]:.2f}', '434.64')
+
+    def test_no_list_or_bad_values(self):
+        self.assertIsNone(ld.parse([' 64 1000 20.17 434.64 21.80\n']))
+        self.assertIsNone(ld.parse(['#, usec\n', '1, 20.5\n', '2, inf\n']))
+        self.assertIsNone(ld.parse(['#, usec\n', '1, 20.5\n', '2, -nan\n']))
+        self.assertIsNone(ld.parse(['#, usec\n', '----\n']))
+        # lines before the list's header are not iterations
+        self.assertEqual(ld.parse(['7, 99.0\n', '#, usec\n', '1, 1.5\n',
+                                   '2, 2.5\n', '---\n', '3, 7\n']),
+                         [1.5, 2.5])
+
+
+class Stats(unittest.TestCase):
+    def test_canned_sample_percentiles(self):
+        st = ld.stats(sample())
+        self.assertEqual(st['n'], 999)
+        self.assertEqual(st['p50'], 21.8113)    # rank 500
+        self.assertEqual(st['p90'], 36.0733)    # rank 900 (ceil 899.1)
+        self.assertEqual(st['p99'], 230.912)    # rank 990 (ceil 989.01)
+        self.assertEqual(st['max'], 3361.04)    # rank 999
+        self.assertAlmostEqual(st['mean'], 32.1576, places=3)
+        # 82 iterations above 2 x 21.8113, one above 500 us
+        self.assertAlmostEqual(st['gt2x'], 100 * 82 / 999)
+        self.assertAlmostEqual(st['gt500'], 100 * 1 / 999)
+
+    def test_nearest_rank(self):
+        st = ld.stats([float(x) for x in range(10, 0, -1)])
+        self.assertEqual((st['p50'], st['p90'], st['p99'], st['max']),
+                         (5.0, 9.0, 10.0, 10.0))
+        self.assertEqual(st['mean'], 5.5)
+        # above 2 x p50 = 10: none; exactly twice does not count
+        self.assertEqual(st['gt2x'], 0)
+        st = ld.stats([100.0])
+        self.assertEqual((st['p50'], st['p99'], st['n']), (100.0, 100.0, 1))
+        st = ld.stats([10.0, 10.0, 10.0, 21.0, 600.0])
+        self.assertEqual(st['gt2x'], 40.0)
+        self.assertEqual(st['gt500'], 20.0)
+
+    def test_samples_command(self):
+        out = io.StringIO()
+        with contextlib.redirect_stdout(out):
+            ld.main(['samples', f'rxe,lat,0,1={SAMPLE}', 'x,lat,0,2=/nonexistent'])
+        lines = out.getvalue().splitlines()
+        self.assertEqual(lines[0].split(),
+                         ['rxe,lat,0,1', '21.81', '36.07', '230.91', '3361.04',
+                          '32.16', '8.21', '0.10', '999'])
+        self.assertEqual(lines[1].split(), ['x,lat,0,2'] + ['-'] * 7 + ['0'])
+
+
+# rounds CSV columns lat_dist.py ab reads (rdma_bench_rounds.csv has more)
+HEAD = ['driver', 'test', 'loss_pct', 'netem', 'round', 'lat_typical_us',
+        'lat_avg_us', 'lat_iter_mean_us', 'lat_iter_p90_us', 'lat_iter_p99_us',
+        'lat_iter_max_us', 'lat_iter_gt2x_pct', 'lat_iter_gt500us_pct']
+
+
+def rounds_csv(rows, extra=None):
+    f = tempfile.NamedTemporaryFile('w', suffix='.csv', delete=False, newline='')
+    head = HEAD + (extra or [])
+    w = csv.writer(f)
+    w.writerow(head)
+    for r in rows:
+        w.writerow(r)
+    f.close()
+    return f.name
+
+
+def lat(drv, rnd, typ, avg=None, loss='0'):
+    a = avg or typ * 1.5
+    return [drv, 'ib_write_lat', loss, '0', rnd, typ, a, a, typ * 1.2, typ * 5,
+            typ * 40, 8.0, 0.2]
+
+
+class AB(unittest.TestCase):
+    # A, B per round: B 5 % faster in the fast mode; round 3 B alone
+    # slow, round 4 A alone slow, round 5 both slow.
+    TYP = {1: (20.0, 19.0), 2: (22.0, 20.9), 3: (21.0, 31.0),
+           4: (30.0, 19.5), 5: (32.0, 30.4)}
+
+    def rounds(self):
+        rows = []
+        for k, (a, b) in self.TYP.items():
+            rows += [lat('mroce', k, a), lat('mroce2', k, b)]
+        rows.append(['mroce', 'ib_write_bw', '0', '0', 1, '', '', '', '', '', '', '', ''])
+        path = rounds_csv(rows)
+        self.addCleanup(os.unlink, path)
+        return path
+
+    def test_modes_and_same_mode_medians(self):
+        by, cols = ld.load_rounds(self.rounds())
+        self.assertEqual(cols, ['mroce', 'mroce2'])
+        self.assertEqual(ld.default_pairs(cols), [('mroce2', 'mroce')])
+        pr = ld.pair_rounds(by[('0%', 'mroce')], by[('0%', 'mroce2')], 1.35)
+        self.assertEqual(pr['levels'], (20.0, 19.0))
+        ma, mb = pr['modes']
+        self.assertEqual([ma[k] for k in range(1, 6)], ['fast', 'fast', 'fast', 'slow', 'slow'])
+        self.assertEqual([mb[k] for k in range(1, 6)], ['fast', 'fast', 'slow', 'fast', 'slow'])
+        self.assertEqual(pr['same'], [1, 2, 5])
+        self.assertEqual(pr['fast'], [1, 2])
+        med = ld.median_ratios(pr['ratios'], pr['both'])
+        x, lower, n = med['typ']
+        # ratios 0.95 0.95 1.476 0.65 0.95
+        self.assertAlmostEqual(x, 0.95)
+        self.assertEqual((lower, n), (4, 5))
+        x, lower, n = ld.median_ratios(pr['ratios'], pr['same'])['typ']
+        self.assertAlmostEqual(x, 0.95)
+        self.assertEqual((lower, n), (3, 3))
+        # every metric scales with typ in these rows
+        self.assertAlmostEqual(ld.median_ratios(pr['ratios'], pr['fast'])['max'][0], 0.95)
+
+    def test_ab_report(self):
+        out = io.StringIO()
+        with contextlib.redirect_stdout(out):
+            ld.main(['ab', self.rounds()])
+        text = out.getvalue()
+        self.assertIn('mroce2 / mroce, 5 rounds with both', text)
+        self.assertIn('same mode, 3 rounds (2 fast, 1 slow): typ 0.950 (3/3)', text)
+        self.assertIn('both fast, 2 rounds: typ 0.950 (2/2)', text)
+        self.assertIn('all 5 rounds: typ 0.950 (4/5)', text)
+        self.assertNotIn('SUSPECT', text)
+
+    def test_rxe_pairs_losses_and_suspect(self):
+        rows = [lat('rxe', 1, 18.0) + ['0.1'], lat('mroce', 1, 24.0) + ['0.9'],
+                lat('rxe', 2, 19.0) + [''], lat('mroce', 2, 25.0) + ['0.0'],
+                lat('rxe', 1, 30.0, loss='1') + [''], lat('mroce', 1, 36.0, loss='1') + ['']]
+        path = rounds_csv(rows, ['host_others_cpus'])
+        self.addCleanup(os.unlink, path)
+        out = io.StringIO()
+        with contextlib.redirect_stdout(out):
+            ld.main(['ab', path])
+        text = out.getvalue()
+        self.assertIn('loss 0%: mroce / rxe, 2 rounds with both', text)
+        self.assertIn('loss 1%: mroce / rxe, 1 rounds with both', text)
+        self.assertEqual(text.count('SUSPECT'), 2)   # round 1's line, one summary
+        self.assertIn('same mode without SUSPECT samples, 1 rounds: typ 1.316', text)
+
+    def test_nothing_to_compare(self):
+        path = rounds_csv([lat('mroce', 1, 20.0)])
+        self.addCleanup(os.unlink, path)
+        out = io.StringIO()
+        with contextlib.redirect_stdout(out):
+            self.assertEqual(ld.main(['ab', path]), 0)
+        self.assertIn('no ib_write_lat rounds of two columns', out.getvalue())
+
+
+# rdma_bench's report functions, cut out of the script (it runs a VM
+# benchmark when executed): lat_dists() feeding stats().
+FUNCS = ('lat_dists', 'stats', 'tenths', 'ratio')
+
+
+class RdmaBench(unittest.TestCase):
+    def test_per_iteration_medians(self):
+        with open(RDMA_BENCH, encoding='utf-8') as f:
+            src = f.read().splitlines()
+        body = [ln for ln in src if ln.startswith('IFIELDS=')]
+        for name in FUNCS:
+            start = src.index(f'{name}() {{')
+            body += src[start:src.index('}', start) + 1]
+        with tempfile.TemporaryDirectory() as tmp:
+            # round 2 is the canned sample with its first iteration doubled
+            # up: one more > 2x p50; round 3's log has no -U list
+            two = os.path.join(tmp, 'r2.client')
+            with open(SAMPLE, encoding='utf-8') as f:
+                text = f.read()
+            with open(two, 'w', encoding='utf-8') as f:
+                f.write(text.replace('#, usec\n', '#, usec\n0, 335.615\n', 1))
+            three = os.path.join(tmp, 'r3.client')
+            with open(three, 'w', encoding='utf-8') as f:
+                f.write(' 64 1000 20.17 434.64 21.80 28.41 28.38 200.43 434.64\n')
+            script = '\n'.join(
+                [f'. "{LIB}"', 'declare -A S rv latlog retx down cnt',
+                 f'latlog[mroce,lat,0,1]={SAMPLE}', f'latlog[mroce,lat,0,2]={two}',
+                 f'latlog[mroce,lat,0,3]={three}',
+                 'rv[mroce,lat,0,1]=21.80 rv[mroce,lat,0,2]=21.80 rv[mroce,lat,0,3]=22.0'] +
+                body + ['set -- "$0"', 'lat_dists', 'stats',
+                        'for k in "${!S[@]}"; do echo "S $k ${S[$k]}"; done',
+                        'echo "rv ${rv[mroce,lat,0,2,in]} ${rv[mroce,lat,0,2,gt2x]}"',
+                        'echo "rv3 ${rv[mroce,lat,0,3,ip50]:-none}"'])
+            env = dict(os.environ, MROCE_TEST_OUT=tmp, LC_ALL='C')
+            r = subprocess.run(['bash', '-c', script, RDMA_BENCH], env=env,
+                               capture_output=True, text=True, check=False)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        got = {}
+        for ln in r.stdout.splitlines():
+            f = ln.split()
+            got[f[0] + ' ' + f[1]] = f[2:]
+        self.assertEqual(got['rv 1000'], ['8.30'])
+        self.assertEqual(got['rv3 none'], [])
+        # median over rounds 1 and 2: the mean of the two
+        self.assertEqual(got['S mroce,lat,0,ip99'], ['230.9', '230.9', '230.9', '2'])
+        self.assertEqual(got['S mroce,lat,0,imax'], ['3361.0', '3361.0', '3361.0', '2'])
+        self.assertEqual(got['S mroce,lat,0,gt2x'], ['8.26', '8.21', '8.30', '2'])
+        self.assertEqual(got['S mroce,lat,0,gt500'], ['0.10', '0.10', '0.10', '2'])
+        self.assertEqual(got['S mroce,lat,0'], ['21.8', '21.8', '22.0', '3'])
+        self.assertNotIn('S mroce,lat,0,in', got)
+
+
+if __name__ == '__main__':
+    unittest.main()
