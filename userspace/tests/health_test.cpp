@@ -32,6 +32,27 @@ TEST_F(Health, AnsweredProbeMakesPathActiveAgain) {
   EXPECT_EQ(h.probe_fails, 0);
 }
 
+// PROGRESS resets the RTO backoff in every state, through the one inline
+// rule the ACK path calls too; only a PROBING path needs the step after it.
+TEST_F(Health, ProgressResetsRtoBackoffInEveryState) {
+  const mroce_path_state states[] = {MROCE_PATH_ACTIVE, MROCE_PATH_SUSPECT,
+                                     MROCE_PATH_PROBING, MROCE_PATH_FAILED};
+  for (mroce_path_state s : states) {
+    SCOPED_TRACE(mroce_path_state_name[s]);
+    mroce_health_init(&h, &p);
+    h.state = s;
+    h.rto_backoff = 3;
+    EXPECT_EQ(mroce_health_progress_quiet(&h), s != MROCE_PATH_PROBING);
+    EXPECT_EQ(h.rto_backoff, 0);
+    EXPECT_EQ(h.state, s);  // the helper never moves the state
+
+    h.rto_backoff = 3;
+    EXPECT_EQ(ev(MROCE_HEV_PROGRESS), MROCE_HACT_NONE);
+    EXPECT_EQ(h.rto_backoff, 0);
+    EXPECT_EQ(h.state, s == MROCE_PATH_PROBING ? MROCE_PATH_ACTIVE : s);
+  }
+}
+
 TEST_F(Health, UnansweredProbesEndInFailedWithDoublingHoldoff) {
   ev(MROCE_HEV_RTO);  // ACTIVE -> PROBING
   for (int i = 1; i < p.probe_fails; i++) {

@@ -36,11 +36,10 @@ enum mroce_health_action mroce_health_step(struct mroce_health *h,
 {
 	switch (ev) {
 	case MROCE_HEV_PROGRESS:
-		/* The rule for a path that is not PROBING lives in the header. */
+		/* The rule for every state lives in the header. */
 		if (mroce_health_progress_quiet(h))
 			return MROCE_HACT_NONE;
 		/* The re-keyed path's PROBE was answered: it works. */
-		h->rto_backoff = 0;
 		h->state = MROCE_PATH_ACTIVE;
 		h->probe_fails = 0;
 		h->holdoff = p->holdoff_min;

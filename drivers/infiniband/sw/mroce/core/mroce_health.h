@@ -50,17 +50,15 @@ enum mroce_health_action mroce_health_step(struct mroce_health *h,
 					    const struct mroce_params *p,
 					    u64 now);
 /*
- * MROCE_HEV_PROGRESS where it cannot change the state (the path is not
- * PROBING): only the RTO backoff resets. mroce_health_step() calls it first,
- * so this is the one place of that rule; inline for every ACK. False
- * (nothing done) if the step must run.
+ * MROCE_HEV_PROGRESS's part for every state: the RTO backoff resets.
+ * mroce_health_step() calls it first, so this is the one place of that
+ * rule; inline for every ACK. False if the step must still run: a PROBING
+ * path's answered PROBE changes its state.
  */
 static inline bool mroce_health_progress_quiet(struct mroce_health *h)
 {
-	if (h->state == MROCE_PATH_PROBING)
-		return false;
 	h->rto_backoff = 0;
-	return true;
+	return h->state != MROCE_PATH_PROBING;
 }
 
 /* Feeds transmission outcomes into the loss EWMA (gain 1/16 per record). */
