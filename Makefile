@@ -41,7 +41,7 @@ help:
 	@echo "                (MROCE_CHECK_KERNELS=\"\" skips it); 'N passed, N failed'"
 	@echo "  demo          boot the VM: two endpoints, an mroce device on each"
 	@echo "  bench         VM benchmarks (selftests/bench/*.sh, or BENCH=rdma_bench; BENCH_ROWS, BENCH_ROUNDS,"
-	@echo "                BENCH_DRIVERS, BENCH_MROCE_PARAMS, BENCH_NVMEOF=0: docs/testing.md); build/bench/"
+	@echo "                BENCH_DRIVERS, BENCH_MROCE_PARAMS, BENCH_LAT_ITERS, BENCH_NVMEOF=0: docs/testing.md); build/bench/"
 	@echo "  bench-sim     simulator benchmarks (userspace/sim/bench.sh)"
 	@echo "  corebench     instructions per packet of the core (callgrind; userspace/bench/corebench.sh)"
 	@echo "  install       build for $(INSTALL_KVER), install + depmod + modprobe.d (DESTDIR=)"

@@ -16,6 +16,12 @@ rxe) round by round.
       ran in the same mode, over those where both ran fast; each column's
       medians over the rounds. Default pairs: mroceN against mroce, and
       each mroce column against rxe.
+  lat_dist.py bands LOG...
+      Where a column's average goes, pooled over its samples (e.g. every
+      runs/mroce-lat-loss0-r*.client of a make bench): each sample's
+      statistics, then per band of iterations (by their latency over the
+      sample's p50, and in us) the share of the iterations and what they
+      add to the mean over the p50 (mean over the samples).
 
 perftest's -U list has one value per iteration but the first (iters - 1),
 in us, half the round trip for a WRITE, in the order they ran. Its summary
@@ -118,6 +124,61 @@ def cmd_samples(args):
             continue
         st = stats(vals)
         print(key, *[f'{st[k]:.2f}' for k in FIELDS], st['n'])
+    return 0
+
+
+# bands: latency over the sample's p50, and in us
+REL_BANDS = [0, 1.25, 2, 3, 5, 10, math.inf]
+ABS_BANDS = [0, 60, 100, 200, 500, 1000, math.inf]
+
+
+def bands(samples, edges, relative):
+    """Per band [lo, hi) of `edges` (x the sample's p50 when `relative`,
+    else us): (percent of all iterations in it, us it adds to the mean
+    over the p50, mean over the samples). The adds sum to mean - p50."""
+    out = []
+    total = sum(len(v) for v in samples)
+    for lo, hi in zip(edges, edges[1:]):
+        cnt = 0
+        add = 0.0
+        for v in samples:
+            t = percentile(sorted(v), 50)
+            a, b = (lo * t, hi * t) if relative else (lo, hi)
+            inside = [x for x in v if a <= x < b]
+            cnt += len(inside)
+            add += sum(x - t for x in inside) / len(v)
+        out.append((lo, hi, 100 * cnt / total, add / len(samples)))
+    return out
+
+
+def band_label(lo, hi, unit):
+    return f'{lo:g}-{hi:g}{unit}' if hi != math.inf else f'>= {lo:g}{unit}'
+
+
+def cmd_bands(args):
+    samples = []
+    for path in args.logs:
+        try:
+            with open(path, encoding='utf-8', errors='replace') as f:
+                vals = parse(f)
+        except OSError:
+            vals = None
+        if not vals:
+            print(f'{path}: no -U list')
+            continue
+        st = stats(vals)
+        print(f'{path}: n {st["n"]} p50 {st["p50"]:.2f} p90 {st["p90"]:.2f} p99 {st["p99"]:.2f} '
+              f'max {st["max"]:.2f} mean {st["mean"]:.2f} >2x {st["gt2x"]:.2f}% '
+              f'>500us {st["gt500"]:.2f}%')
+        samples.append(vals)
+    if not samples:
+        return 1
+    excess = statistics.mean(stats(v)['mean'] - stats(v)['p50'] for v in samples)
+    print(f'{len(samples)} samples, {sum(len(v) for v in samples)} iterations; mean - p50 '
+          f'{excess:.2f} us (mean over the samples), by band: % of the iterations, us added')
+    for edges, rel, unit in ((REL_BANDS, True, 'x p50'), (ABS_BANDS, False, ' us')):
+        for lo, hi, share, add in bands(samples, edges, rel):
+            print(f'  {band_label(lo, hi, unit):>14} {share:7.2f} % {add:+8.2f} us')
     return 0
 
 
@@ -298,6 +359,9 @@ def main(argv=None):
     s.add_argument('--slow-factor', type=float, default=SLOW_FACTOR)
     s.add_argument('--pair', action='append', metavar='B:A')
     s.set_defaults(fn=cmd_ab)
+    s = sub.add_parser('bands', help='where the average goes, pooled over samples')
+    s.add_argument('logs', nargs='+', metavar='LOG')
+    s.set_defaults(fn=cmd_bands)
     args = ap.parse_args(argv)
     return args.fn(args)
 

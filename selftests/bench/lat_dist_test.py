@@ -101,6 +101,31 @@ class Stats(unittest.TestCase):
         self.assertEqual(lines[1].split(), ['x,lat,0,2'] + ['-'] * 7 + ['0'])
 
 
+class Bands(unittest.TestCase):
+    def test_shares_and_adds(self):
+        # p50 10, mean 14: the 30 (3x p50, band 3-5x) adds (30 - 10) / 5
+        rel = ld.bands([[10.0, 10.0, 10.0, 10.0, 30.0]], ld.REL_BANDS, True)
+        got = {(lo, hi): (share, add) for lo, hi, share, add in rel}
+        self.assertEqual(got[(0, 1.25)], (80.0, 0.0))
+        self.assertEqual(got[(3, 5)], (20.0, 4.0))
+        self.assertEqual(got[(2, 3)], (0.0, 0.0))
+        # two samples: shares of all iterations, adds averaged per sample
+        ab = ld.bands([[10.0, 10.0, 10.0, 10.0, 30.0], [100.0, 100.0, 700.0]],
+                      ld.ABS_BANDS, False)
+        got = {(lo, hi): (share, add) for lo, hi, share, add in ab}
+        self.assertEqual(got[(0, 60)], (62.5, 2.0))
+        self.assertEqual(got[(100, 200)], (25.0, 0.0))
+        self.assertEqual(got[(500, 1000)], (12.5, 100.0))
+
+    def test_adds_sum_to_mean_over_p50(self):
+        v = sample()
+        st = ld.stats(v)
+        for edges, rel in ((ld.REL_BANDS, True), (ld.ABS_BANDS, False)):
+            b = ld.bands([v], edges, rel)
+            self.assertAlmostEqual(sum(x[2] for x in b), 100.0)
+            self.assertAlmostEqual(sum(x[3] for x in b), st['mean'] - st['p50'])
+
+
 # rounds CSV columns lat_dist.py ab reads (rdma_bench_rounds.csv has more)
 HEAD = ['driver', 'test', 'loss_pct', 'netem', 'round', 'lat_typical_us',
         'lat_avg_us', 'lat_iter_mean_us', 'lat_iter_p90_us', 'lat_iter_p99_us',
