@@ -13,7 +13,7 @@ kver=${1:-$(uname -r)}
 ver=$(sed -n 's/^PACKAGE_VERSION="\(.*\)"/\1/p' "$top/dkms.conf")
 srcroot=${DKMS_SOURCETREE:-/usr/src}
 src=$srcroot/mroce-$ver
-args=(${DKMS_ARGS:-})
+read -ra args <<< "${DKMS_ARGS:-}"
 
 command -v dkms >/dev/null || { echo "dkms-install: dkms is not installed (apt-get install dkms)" >&2; exit 1; }
 [ -e "/lib/modules/$kver/build/Makefile" ] || {
@@ -32,6 +32,15 @@ mkdir -p "$src"
 	grep -Ev '\.(o|ko|mod|mod\.c|cmd|a)$' |
 	cpio -pdm --quiet "$src")
 
+# Private trees (a test's) must exist, the install tree with the kernel's
+# directory: dkms refuses "no write access to DKMS tree" and to install
+# "onto a non-existent kernel".
+for ((i = 0; i + 1 < ${#args[@]}; i++)); do
+	case ${args[$i]} in
+	--dkmstree | --sourcetree) mkdir -p "${args[$((i + 1))]}" ;;
+	--installtree) mkdir -p "${args[$((i + 1))]}/$kver" ;;
+	esac
+done
 dkms add "${args[@]}" -m mroce -v "$ver"
 dkms build "${args[@]}" -m mroce -v "$ver" -k "$kver"
 dkms install "${args[@]}" -m mroce -v "$ver" -k "$kver"

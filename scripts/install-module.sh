@@ -3,8 +3,11 @@
 #
 # Install a built mroce.ko: /lib/modules/<kver>/updates/mroce.ko, depmod,
 # and /etc/modprobe.d/mroce.conf (the rdma_rxe exclusion rules). Used by
-# `make install` and by the test VM, so the VM tests what users get.
-# Usage: install-module.sh --ko <mroce.ko> [--kver <kver>] [--root <dir>]
+# `make install` and by the test VM, so the VM tests what users get. A
+# compressed module (mroce.ko.xz or .zst: what DKMS installs for kernels
+# whose modules are compressed, Debian's 6.12) keeps its suffix, and
+# replaces any other form of mroce there.
+# Usage: install-module.sh --ko <mroce.ko[.xz|.zst]> [--kver <kver>] [--root <dir>]
 set -euo pipefail
 
 here=$(cd "$(dirname "$0")" && pwd)
@@ -28,11 +31,14 @@ if [ "$vermagic" != "$kver" ]; then
 fi
 
 dest=$root/lib/modules/$kver/updates
-install -D -m 0644 "$ko" "$dest/mroce.ko"
+name=mroce.ko
+case $ko in *.ko.xz) name=mroce.ko.xz ;; *.ko.zst) name=mroce.ko.zst ;; esac
+rm -f "$dest/mroce.ko" "$dest/mroce.ko.xz" "$dest/mroce.ko.zst"
+install -D -m 0644 "$ko" "$dest/$name"
 install -D -m 0644 "$here/modprobe.d/mroce.conf" "$root/etc/modprobe.d/mroce.conf"
 if [ -n "$root" ]; then
 	/sbin/depmod -b "$root" "$kver"
 else
 	/sbin/depmod "$kver"
 fi
-echo "install-module: installed $dest/mroce.ko and $root/etc/modprobe.d/mroce.conf for $kver"
+echo "install-module: installed $dest/$name and $root/etc/modprobe.d/mroce.conf for $kver"

@@ -56,13 +56,16 @@ export MROCE_KVER=$kver
 export MROCE_KO=${MROCE_KO:-$MROCE_REPO/drivers/infiniband/sw/mroce/mroce.ko}
 # The host ran scripts/install-module.sh into this staging root (depmod
 # reads every module, far too slow through 9p); install its result.
+# A compressed module (--ko of a DKMS install, mroce.ko.xz) keeps its suffix.
 stage=$MROCE_REPO/build/vm/install-$kver
-[ -f "$stage/lib/modules/$kver/updates/mroce.ko" ] || die "no staged install in $stage"
+staged=mroce.ko
+case $MROCE_KO in *.ko.xz) staged=mroce.ko.xz ;; *.ko.zst) staged=mroce.ko.zst ;; esac
+[ -f "$stage/lib/modules/$kver/updates/$staged" ] || die "no staged install in $stage"
 cp -r "$stage/lib/modules/$kver/updates" "/lib/modules/$kver/" &&
 	cp "$stage/lib/modules/$kver"/modules.* "/lib/modules/$kver/" &&
-	cp -r "$stage/etc/modprobe.d" /etc/ || die "installing mroce.ko failed"
-cmp -s "$stage/lib/modules/$kver/updates/mroce.ko" "$MROCE_KO" ||
-	die "staged mroce.ko differs from $MROCE_KO"
+	cp -r "$stage/etc/modprobe.d" /etc/ || die "installing $staged failed"
+cmp -s "$stage/lib/modules/$kver/updates/$staged" "$MROCE_KO" ||
+	die "staged $staged differs from $MROCE_KO"
 
 # Undo whatever a test left behind so the next one starts clean. The VM has
 # no NIC, so every net device other than lo was made by a test.
