@@ -106,6 +106,15 @@ def stats(vals):
             'gt500': 100 * sum(1 for x in s if x > 500) / n, 'n': n}
 
 
+def load(path):
+    """The -U list of the log at `path`; None when it cannot be read."""
+    try:
+        with open(path, encoding='utf-8', errors='replace') as f:
+            return parse(f)
+    except OSError:
+        return None
+
+
 FIELDS = ('p50', 'p90', 'p99', 'max', 'mean', 'gt2x', 'gt500')
 
 
@@ -114,11 +123,7 @@ def cmd_samples(args):
         key, sep, path = arg.partition('=')
         if not sep:
             sys.exit(f'lat_dist: {arg}: KEY=LOG expected')
-        try:
-            with open(path, encoding='utf-8', errors='replace') as f:
-                vals = parse(f)
-        except OSError:
-            vals = None
+        vals = load(path)
         if not vals:
             print(key, *['-'] * len(FIELDS), 0)
             continue
@@ -158,11 +163,7 @@ def band_label(lo, hi, unit):
 def cmd_bands(args):
     samples = []
     for path in args.logs:
-        try:
-            with open(path, encoding='utf-8', errors='replace') as f:
-                vals = parse(f)
-        except OSError:
-            vals = None
+        vals = load(path)
         if not vals:
             print(f'{path}: no -U list')
             continue
