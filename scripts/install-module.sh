@@ -31,9 +31,8 @@ if [ "$vermagic" != "$kver" ]; then
 fi
 
 dest=$root/lib/modules/$kver/updates
-name=mroce.ko
-case $ko in *.ko.xz) name=mroce.ko.xz ;; *.ko.zst) name=mroce.ko.zst ;; esac
-rm -f "$dest/mroce.ko" "$dest/mroce.ko.xz" "$dest/mroce.ko.zst"
+name=mroce.ko${ko##*.ko}
+rm -f "$dest"/mroce.ko "$dest"/mroce.ko.*
 install -D -m 0644 "$ko" "$dest/$name"
 install -D -m 0644 "$here/modprobe.d/mroce.conf" "$root/etc/modprobe.d/mroce.conf"
 if [ -n "$root" ]; then

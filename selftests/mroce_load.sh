@@ -22,8 +22,7 @@ check "rmmod" rmmod mroce
 check_eq "UDP 4791 released" 0 "$(guard_sockets)"
 
 # (a compressed module, e.g. a DKMS build for Debian's 6.12, keeps its suffix)
-installed=/lib/modules/$(uname -r)/updates/mroce.ko
-case $MROCE_KO in *.ko.xz) installed+=.xz ;; *.ko.zst) installed+=.zst ;; esac
+installed=/lib/modules/$(uname -r)/updates/mroce.ko${MROCE_KO##*.ko}
 check_eq "installed copy is the one modprobe finds" "$installed" "$(modinfo -n mroce)"
 check "modprobe mroce" modprobe mroce
 check "modprobe -r mroce" modprobe -r mroce

@@ -47,8 +47,13 @@ import argparse
 import csv
 import math
 import re
+import os
 import statistics
 import sys
+
+# hostload_mark's SUSPECT: the host load above which the bench marks a sample
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', '..', 'scripts'))
+from hostload_mark import SUSPECT  # noqa: E402
 
 ITER = re.compile(r'^\s*(\d+)\s*,\s*(\S+)\s*$')
 
@@ -59,7 +64,6 @@ METRICS = [('typ', 'lat_typical_us'), ('avg', 'lat_avg_us'),
            ('mean', 'lat_iter_mean_us'), ('p90', 'lat_iter_p90_us'),
            ('p99', 'lat_iter_p99_us'), ('max', 'lat_iter_max_us')]
 SHARES = [('>2x%', 'lat_iter_gt2x_pct'), ('>500us%', 'lat_iter_gt500us_pct')]
-SUSPECT = 0.5   # host_others_cpus above this: the sample shared the host
 
 
 def parse(lines):

@@ -58,8 +58,7 @@ export MROCE_KO=${MROCE_KO:-$MROCE_REPO/drivers/infiniband/sw/mroce/mroce.ko}
 # reads every module, far too slow through 9p); install its result.
 # A compressed module (--ko of a DKMS install, mroce.ko.xz) keeps its suffix.
 stage=$MROCE_REPO/build/vm/install-$kver
-staged=mroce.ko
-case $MROCE_KO in *.ko.xz) staged=mroce.ko.xz ;; *.ko.zst) staged=mroce.ko.zst ;; esac
+staged=mroce.ko${MROCE_KO##*.ko}
 [ -f "$stage/lib/modules/$kver/updates/$staged" ] || die "no staged install in $stage"
 cp -r "$stage/lib/modules/$kver/updates" "/lib/modules/$kver/" &&
 	cp "$stage/lib/modules/$kver"/modules.* "/lib/modules/$kver/" &&
