@@ -469,7 +469,16 @@ void mroce_peer_flush(struct mroce_peer *peer, bool own_data)
 				      &peer->xmit_work);
 		}
 	}
-	mroce_peer_take(peer, &local, data);
+	/*
+	 * While another CPU sends data, it takes our control packets too, in
+	 * its next round (it stops only with both queues empty): two CPUs
+	 * sending into one qdisc let the one that runs it dequeue the
+	 * other's data into its own backlog, and a path's packets overtake
+	 * each other (a READ responder's data and its ACKs of the READ
+	 * requests behind netem: false losses, docs/protocol.md §5.3).
+	 */
+	if (data || !peer->xmitting)
+		mroce_peer_take(peer, &local, data);
 	spin_unlock(&peer->send_lock);
 
 	for (rounds = 0;; rounds++) {
