@@ -24,7 +24,7 @@ DESTDIR ?=
 VMRUN := python3 $(TOP)/selftests/qemu/vmrun.py --kver $(KVER)
 
 .PHONY: help deps modules clean install dkms-install unit fuzz style vmtest \
-	vmshell check demo bench bench-sim corebench
+	vmshell check demo bench bench-sim corebench insnprof
 
 help:
 	@echo "mroce make targets (KVER=$(KVER)):"
@@ -42,6 +42,9 @@ help:
 	@echo "  demo          boot the VM: two endpoints, an mroce device on each"
 	@echo "  bench         VM benchmarks (selftests/bench/*.sh, or BENCH=rdma_bench; BENCH_ROWS, BENCH_ROUNDS,"
 	@echo "                BENCH_DRIVERS, BENCH_MROCE_PARAMS, BENCH_LAT_ITERS, BENCH_NVMEOF=0: docs/testing.md); build/bench/"
+	@echo "  insnprof      guest kernel instructions per 64 B ib_write_lat round trip by function, rxe vs mroce"
+	@echo "                (QEMU plugin, single-threaded TCG; BENCH_MROCE_PARAMS=\"ko=A | ko=B\": two builds;"
+	@echo "                docs/testing.md); build/bench/insn_profile.md"
 	@echo "  bench-sim     simulator benchmarks (userspace/sim/bench.sh)"
 	@echo "  corebench     instructions per packet of the core (callgrind; userspace/bench/corebench.sh)"
 	@echo "  install       build for $(INSTALL_KVER), install + depmod + modprobe.d (DESTDIR=)"
@@ -81,6 +84,9 @@ demo: deps modules
 
 bench: deps
 	@$(TOP)/scripts/bench.sh $(KVER) $(VMARGS)
+
+insnprof: deps
+	@$(TOP)/scripts/insnprof/run.sh $(KVER) $(VMARGS)
 
 bench-sim:
 	@if [ -x $(TOP)/userspace/sim/bench.sh ]; then \

@@ -56,7 +56,8 @@ else
 		[ "${b##*/}" = nvmeof_bench.sh ] && [ "${BENCH_NVMEOF:-1}" = 0 ] && continue
 		# the A/B experiments (one property of the VM each) and the
 		# latency trace (ftrace slows what it watches): only by name
-		case ${b##*/} in clock_ab.sh | pin_ab.sh | lat_trace.sh) continue ;; esac
+		# (insn_profile needs make insnprof's QEMU plugin)
+		case ${b##*/} in clock_ab.sh | pin_ab.sh | lat_trace.sh | insn_profile.sh) continue ;; esac
 		benches+=("${b#"$top"/}")
 	done
 fi

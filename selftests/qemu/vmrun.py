@@ -247,9 +247,17 @@ def qemu_cmd(kver, initrd, outdir, args, monitor=None):
         f"MROCE_REPO={REPO}", f"MROCE_OUT={outdir}", f"MROCE_KO={KO}",
     ] + (["MROCE_SHELL=1"] if args.shell else []) + CLOCKS[args.clock] + ASLR[args.aslr]
         + args.append.split())
+    # --plugin: a TCG plugin, "{out}" in its arguments standing for this
+    # boot's output directory (the share the guest writes: insnprof's
+    # snapshot requests); --tcg-thread single: one host thread for all
+    # vCPUs (a plugin's inline counters are exact only then).
+    plugin = (["-plugin", args.plugin.replace("{out}", outdir)]
+              if getattr(args, "plugin", None) else [])
+    thread = getattr(args, "tcg_thread", None) or "multi"
     return [
         "qemu-system-x86_64",
-        "-accel", "tcg,thread=multi,tb-size=512", "-cpu", "max",
+        "-accel", f"tcg,thread={thread},tb-size=512", "-cpu", "max",
+    ] + plugin + [
         "-smp", str(args.smp), "-m", args.mem, "-machine", "pc",
         "-display", "none", "-vga", "none", "-serial", "stdio",
         "-monitor", f"unix:{monitor},server=on,wait=off" if monitor else "none",
@@ -530,6 +538,12 @@ def main():
                     default=float(os.environ.get("MROCE_VM_JIT_LOG") or 0),
                     help="every SECS, QEMU's translation statistics (info jit) into "
                          "BOOT/jit.log (default $MROCE_VM_JIT_LOG, else off)")
+    ap.add_argument("--tcg-thread", choices=["multi", "single"], default="multi",
+                    help="TCG threading: multi (a host thread per vCPU, default) or "
+                         "single (one for all: exact plugin inline counters)")
+    ap.add_argument("--plugin", metavar="SPEC",
+                    help="a QEMU TCG plugin, -plugin SPEC (file=PATH,ARG=VALUE...); "
+                         "{out} in SPEC is the boot's output directory")
     ap.add_argument("--plain", action="store_true",
                     help="print the scripts' output as is, no TAP (demo, benchmarks)")
     args = ap.parse_args()

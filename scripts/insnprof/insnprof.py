@@ -1,0 +1,383 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0
+"""Guest kernel instructions per round trip, by function, from insnprof snapshots.
+
+Input: the directory selftests/bench/insn_profile.sh filled in the guest:
+for each column COL (rxe, mroce, mroce2, ...) COL-0.snap .. COL-W.snap (the
+insnprof plugin's counters: "vaddr n_insns executions" per translated
+kernel block), COL.kallsyms (the guest's /proc/kallsyms while that driver
+was loaded) and COL.meta. Each window is the difference of two successive
+snapshots; a block's instructions are its executions x its length, and it
+belongs to the symbol its start address falls in. The round trips in a
+window are the calls of ib_uverbs_post_send in it (the executions of the
+blocks that start at its address) / 2: ib_write_lat's client and server
+post one RDMA WRITE each per round trip, each through the rxe provider's
+doorbell (a write() to the uverbs device), for rxe and mroce alike.
+
+Output (markdown, stdout): per column the kernel (and user-space)
+instructions per round trip, window by window and in all; the groups
+(driver module, RDMA core, network stack, skb and memory, syscall entry,
+timers and clock, locking, irq/softirq/scheduler, other) side by side;
+the functions side by side with the difference of each column from the
+first (mroce - rxe), sorted by size; and each column's top functions
+with their calls per round trip.
+
+Usage: insnprof.py [--top N] [--base COL] DIR
+"""
+
+import argparse
+import bisect
+import glob
+import os
+import re
+import sys
+
+KERNEL_START = 0xffff800000000000
+USER = "(user space)"
+
+# Groups of kernel functions, first match wins. Module symbols go by their
+# module first (MODULE_GROUPS); the rest by name.
+MODULE_GROUPS = {
+    "mroce": "mroce module",
+    "rdma_rxe": "rxe module",
+    "ib_uverbs": "RDMA core (ib_uverbs, ib_core)",
+    "ib_core": "RDMA core (ib_uverbs, ib_core)",
+    "veth": "net stack (udp/ip/dev/veth)",
+    "ip6_udp_tunnel": "net stack (udp/ip/dev/veth)",
+    "udp_tunnel": "net stack (udp/ip/dev/veth)",
+}
+NAME_GROUPS = [
+    ("crc32 (ICRC)", r"(^crc32|^__crc32|^crypto_shash|^crypto_|^shash_|^chksum_)"),
+    ("memset/memcpy", r"(^memset|^memcpy|^memmove|^__memset|^__memcpy|^__memmove|^copy_mc_|"
+     r"^clear_page|^memdup_user|^memcmp|^__memcmp)"),
+    ("mm (page faults, exec)", r"(^handle_mm_fault|^__handle_mm_fault|^do_user_addr_fault|"
+     r"^exc_page_fault|^filemap_|^unmap_|^do_set_pte|^page_remove_rmap|^page_add_|^next_uptodate|"
+     r"^mtree_|^mas_|^mt_|^folio_|^__folio|^lru_|^release_pages|^zap_|^do_anonymous|^do_wp_page|"
+     r"^wp_page|^copy_page|^copy_pte|^__pte|^pte_|^pmd_|^__pmd|^vma_|^__vma|^mmap_|^do_mmap|"
+     r"^free_pgtables|^tlb_|^flush_tlb|^native_flush_tlb|^exit_mmap|^dup_mm|^copy_process|"
+     r"^link_path_walk|^step_into|^path_|^walk_component|^lookup_fast|^d_alloc|^__d_lookup|"
+     r"^chacha|^get_random|^_get_random|^crng_|^load_elf|^bprm_|^do_execve|^begin_new_exec)"),
+    ("syscall entry/exit, vfs", r"^(entry_SYSCALL|do_syscall_64|syscall_|exit_to_user_mode|"
+     r"__x64_sys_|ksys_|vfs_|__fdget|fdget|__fget|fput|__fput|rw_verify_area|security_file_|"
+     r"apparmor_file_|aa_file_perm|fsnotify|__fsnotify|__check_object_size|check_stack_object|"
+     r"__virt_addr_valid|_copy_from_user|_copy_to_user|copy_user_|rep_movs_alternative|"
+     r"__put_user|__get_user|restore_regs_and_return|entry_|irqentry_exit_to_user|"
+     r"fpregs_|switch_fpu|__rseq|rseq_)"),
+    ("timers and clock", r"(hrtimer|^__?run_timers|_timer|^timer|^tick_|^clockevents|^ktime_|"
+     r"read_tsc|^lapic_next|^native_sched_clock|^sched_clock|^update_process_times|"
+     r"^update_wall_time|^timekeeping_|^jiffies|^calc_global_load|^account_process_tick|"
+     r"^irqtime_|^hpet_|^native_apic_|^clockevent|^do_timer|^update_vsyscall|^update_fast_timekeeper)"),
+    ("locking", r"(^_raw_|^queued_|^__raw_|spin_lock|spin_unlock|^mutex_|^__mutex|^down_|^up_|"
+     r"^up$|^down$|^rcu_read_|^__rcu_read_|^__local_bh_disable|^_local_bh_enable|^refcount_|"
+     r"^osq_|^rwsem_|^percpu_counter|^__local_bh_enable_ip|^local_bh_)"),
+    ("skb and memory alloc/free", r"(alloc_skb|^__kfree_skb|^kfree_skb|^consume_skb|^skb_release|"
+     r"^skb_free|^__skb_free|^__build_skb|^build_skb|^napi_skb_cache|^__napi_alloc|^kmem_cache_|"
+     r"^__kmem_cache|^kmalloc|^__kmalloc|^kfree|^__kfree|^___slab|^__slab|^slab_|^kmalloc_|"
+     r"^kmalloc_reserve|^page_frag|^__page_frag|^skb_clone|^__skb_clone|^__copy_skb_header|"
+     r"^pskb_expand_head|^skb_head_|^memcg_|^mod_objcg|^obj_cgroup|^__memcg|^get_obj_cgroup|"
+     r"^refill_obj_stock|^consume_obj_stock|^free_unref|^__free_pages|^get_page_from_freelist|"
+     r"^__alloc_pages|^rmqueue|^skb_attempt_defer_free|^napi_consume_skb|^__napi_kfree_skb|"
+     r"^kfree_skbmem|^skb_defer)"),
+    ("net stack (udp/ip/dev/veth)", r"(^ip_|^ip6_|^__ip|^udp|^__udp|^udp4_|^udp6_|^dev_|^__dev_|"
+     r"^netif_|^__netif_|^net_rx_action|^__napi|^napi_|^process_backlog|^sch_|^qdisc|^__qdisc|"
+     r"^pfifo|^validate_xmit|^skb_|^__skb|^neigh_|^__neigh|^fib_|^__fib|^dst_|^rt_|^ipv4_|"
+     r"^ipv6_|^nf_|^__nf_|^inet_|^__inet|^sk_|^__sk_|^sock_|^__sock|^eth_|^csum_|^__csum|"
+     r"^veth_|^rps_|^enqueue_to_backlog|^netdev_|^__netdev|^__ipv6|^icmp|^raw_local_deliver|"
+     r"^ip_route|^l3mdev|^lwtunnel|^xfrm|^__xfrm|^nexthop|^gro_|^__gro|^tcp_|^__tcp|^bpf_|"
+     r"^do_csum|^csum_partial|^__dst|^dst|^net_|^__net|^flow_|^__flow|^rtnl_|^tc_|^tcf_|"
+     r"^__dev_queue_xmit|^siphash|^compute_score|^fib4_|^fib6_|^apparmor_ip|^selinux_ip|"
+     r"^security_sock|^security_sk)"),
+    ("irq/softirq/scheduler", r"(softirq|^irq_|^__irq|^asm_|^sysvec_|^__sysvec|^do_IRQ|^common_interrupt|"
+     r"^handle_|^schedule|^__schedule|^try_to_wake_up|^ttwu_|^wake_up|^__wake_up|^enqueue_|"
+     r"^dequeue_|^pick_next|_fair$|^update_curr|^update_load|^update_cfs|^update_rq|^resched|"
+     r"^set_next|^put_prev|^check_preempt|^finish_task_switch|^__switch_to|^switch_mm|"
+     r"^native_|^raise_softirq|^__raise|^tasklet|^ksoftirqd|^run_ksoftirqd|^smpboot_|"
+     r"^kthread|^preempt_|^__cond_resched|^_cond_resched|^rcu_|^__rcu|^note_gp|^account_|"
+     r"^cpuacct|^cgroup_rstat|^sched_|^task_tick|^perf_event_task|^reweight|^psi_|^__update|"
+     r"^activate_task|^select_task_rq|^ttwu|^x2apic|^__x2apic|^default_send_IPI|^flush_smp|"
+     r"^generic_smp|^__flush_smp|^llist_|^idle|^do_idle|^cpuidle|^default_idle|^arch_cpu_idle|"
+     r"^cpu_startup|^call_cpuidle|^menu_|^nohz|^__do_softirq|^do_softirq|^irqentry|"
+     r"^cpus_share|^available_idle|^newidle|^update_blocked|^__calc_delta|^place_entity|"
+     r"^hrtick|^wakeup_preempt|^__enqueue|^__dequeue|^set_task_cpu|^migrate_|^__migrate|"
+     r"^load_balance|^rebalance|^find_busiest|^kick_|^__kick|^nr_iowait|^irqtime|^vtime|"
+     r"^error_entry|^sync_regs|^trigger_load_balance|^update_sd_lb|^update_rt_rq|^update_dl_rq|"
+     r"^update_min_vruntime|^acct_account|^amd_clear_divider|^rb_|^x64_sys_call)"),
+]
+NAME_RES = [(g, re.compile(p)) for g, p in NAME_GROUPS]
+GROUP_ORDER = ["mroce module", "rxe module", "RDMA core (ib_uverbs, ib_core)",
+               "crc32 (ICRC)", "memset/memcpy",
+               "net stack (udp/ip/dev/veth)", "skb and memory alloc/free",
+               "syscall entry/exit, vfs", "timers and clock", "locking",
+               "irq/softirq/scheduler", "mm (page faults, exec)", "other kernel"]
+POST = "ib_uverbs_post_send"
+
+
+def group_of(name, module):
+    if module in MODULE_GROUPS:
+        return MODULE_GROUPS[module]
+    for g, r in NAME_RES:
+        if r.search(name):
+            return g
+    return "other kernel"
+
+
+class Syms:
+    """A /proc/kallsyms: the text symbols, sorted; lookup by address."""
+
+    def __init__(self, path):
+        syms = {}
+        with open(path) as f:
+            for line in f:
+                parts = line.split()
+                if len(parts) < 3 or parts[1] not in "tTwW":
+                    continue
+                addr = int(parts[0], 16)
+                if addr < KERNEL_START:
+                    continue
+                mod = parts[3].strip("[]") if len(parts) > 3 else ""
+                # the first name at an address wins (aliases)
+                syms.setdefault(addr, (parts[2], mod))
+        self.addrs = sorted(syms)
+        self.syms = [syms[a] for a in self.addrs]
+        self.by_name = {}
+        for a, (n, m) in zip(self.addrs, self.syms):
+            self.by_name.setdefault(n, a)
+        if not self.addrs:
+            raise SystemExit(f"insnprof: no kernel addresses in {path} (kptr_restrict?)")
+
+    def lookup(self, addr):
+        """(name, module, start) of the symbol addr falls in."""
+        i = bisect.bisect_right(self.addrs, addr) - 1
+        if i < 0:
+            return ("(below kallsyms)", "", 0)
+        n, m = self.syms[i]
+        return (n, m, self.addrs[i])
+
+
+def read_snap(path):
+    """({(vaddr, n_insns): executions}, header dict)."""
+    counts = {}
+    head = {}
+    with open(path) as f:
+        for line in f:
+            if line.startswith("#"):
+                parts = line[1:].split()
+                if len(parts) == 2:
+                    head[parts[0]] = parts[1]
+                continue
+            v, n, c = line.split()
+            counts[(int(v, 16), int(n, 16))] = int(c)
+    return counts, head
+
+
+def read_meta(path):
+    meta = {}
+    try:
+        with open(path) as f:
+            for line in f:
+                k, _, v = line.rstrip("\n").partition("=")
+                meta[k] = v
+    except FileNotFoundError:
+        pass
+    return meta
+
+
+class Window:
+    """One window of one column: instructions and calls by function."""
+
+    def __init__(self, syms, a, b):
+        (ca, ha), (cb, hb) = a, b
+        self.insns = {}   # (name, module) -> instructions
+        self.calls = {}   # (name, module) -> executions of blocks at its address
+        self.kernel = 0
+        self.user = int(hb.get("user_insns", 0)) - int(ha.get("user_insns", 0))
+        cache = {}
+        for key, cnt in cb.items():
+            d = cnt - ca.get(key, 0)
+            if d <= 0:
+                continue
+            vaddr, n = key
+            if vaddr < KERNEL_START:
+                continue
+            s = cache.get(vaddr)
+            if s is None:
+                s = cache[vaddr] = syms.lookup(vaddr)
+            k = (s[0], s[1])
+            self.insns[k] = self.insns.get(k, 0) + d * n
+            self.kernel += d * n
+            if vaddr == s[2]:
+                self.calls[k] = self.calls.get(k, 0) + d
+        post = [k for k in self.calls if k[0] == POST]
+        self.posts = sum(self.calls[k] for k in post)
+        self.rts = self.posts / 2
+
+
+def load(dirname):
+    """{column: (meta, [Window...])} in the order the guest ran them."""
+    cols = {}
+    for snap in glob.glob(os.path.join(dirname, "*.snap")):
+        m = re.fullmatch(r"(.+)-(\d+)\.snap", os.path.basename(snap))
+        if m:
+            cols.setdefault(m.group(1), []).append((int(m.group(2)), snap))
+    out = {}
+
+    def order(c):
+        return (0 if c == "rxe" else 1, len(c), c)
+    for col in sorted(cols, key=order):
+        snaps = [p for _, p in sorted(cols[col])]
+        ks = os.path.join(dirname, col + ".kallsyms")
+        if len(snaps) < 2 or not os.path.exists(ks):
+            print(f"insnprof: {col}: {len(snaps)} snapshot(s), kallsyms "
+                  f"{'present' if os.path.exists(ks) else 'missing'}: left out", file=sys.stderr)
+            continue
+        syms = Syms(ks)
+        data = [read_snap(p) for p in snaps]
+        wins = [Window(syms, data[i], data[i + 1]) for i in range(len(data) - 1)]
+        out[col] = (read_meta(os.path.join(dirname, col + ".meta")), wins)
+    return out
+
+
+class Column:
+    """A column's windows summed: per round trip figures."""
+
+    def __init__(self, name, meta, wins):
+        self.name, self.meta, self.wins = name, meta, wins
+        self.rts = sum(w.rts for w in wins)
+        self.insns, self.calls = {}, {}
+        for w in wins:
+            for k, v in w.insns.items():
+                self.insns[k] = self.insns.get(k, 0) + v
+            for k, v in w.calls.items():
+                self.calls[k] = self.calls.get(k, 0) + v
+        self.kernel = sum(w.kernel for w in wins)
+        self.user = sum(w.user for w in wins)
+
+    def per_rt(self, v):
+        return v / self.rts if self.rts else float("nan")
+
+    def groups(self):
+        g = {}
+        for (n, m), v in self.insns.items():
+            k = group_of(n, m)
+            g[k] = g.get(k, 0) + v
+        return g
+
+
+def fmt(x, sign=False):
+    if x != x:
+        return "-"
+    return f"{x:+,.0f}" if sign else f"{x:,.0f}"
+
+
+def label(k):
+    n, m = k
+    return f"{n} [{m}]" if m else n
+
+
+def report(cols, top, base, tcg="single"):
+    names = list(cols)
+    if base not in cols:
+        base = names[0]
+    others = [c for c in names if c != base]
+    C = {c: Column(c, *cols[c]) for c in names}
+    lines = []
+    p = lines.append
+    p("# Guest kernel instructions per 64 B ib_write_lat round trip")
+    p("")
+    how = ("TCG thread=single: exact counts, but a round trip takes milliseconds, so "
+           "time-driven work (ticks, timers) is inflated" if tcg == "single" else
+           "TCG thread=multi: round trips in tenths of a millisecond, counts exact but for "
+           "the rare add lost when both vCPUs run one block at once; user space not counted")
+    p("Counted by the insnprof QEMU plugin (every executed kernel translation block; "
+      f"{how}), between snapshots taken while ib_write_lat -s 64 ran (its "
+      f"start and connection outside); round trips = calls of {POST} / 2 in the same "
+      "snapshots. Instructions, not time (docs/testing.md, \"Instruction profile\").")
+    p("")
+    p("| column | driver, parameters | round trips | kernel insns/RT | per window | "
+      "user insns/RT | perftest (64 B: t_min t_max t_typical t_avg ...) |")
+    p("|---|---|---:|---:|---|---:|---|")
+    for c in names:
+        col = C[c]
+        per = ", ".join(fmt(w.kernel / w.rts) if w.rts else "-" for w in col.wins)
+        m = col.meta
+        drv = (m.get("driver", "") + (" " + m["params"] if m.get("params") else "")).strip()
+        pt = " ".join(m.get("perftest", "").split()[2:7])
+        p(f"| {c} | {drv or '?'} | {col.rts:,.0f} | {fmt(col.per_rt(col.kernel))} | {per} | "
+          f"{fmt(col.per_rt(col.user)) if col.user else '-'} | {pt} |")
+    p("")
+    # groups
+    groups = {c: C[c].groups() for c in names}
+    def row(cells):
+        p("| " + " | ".join(cells) + " |")
+    p("## By group (kernel instructions per round trip)")
+    p("")
+    row(["group"] + names + [f"{o} - {base}" for o in others])
+    p("|---|" + "---:|" * (len(names) + len(others)))
+    for g in GROUP_ORDER:
+        vals = [C[c].per_rt(groups[c].get(g, 0)) for c in names]
+        if not any(vals):
+            continue
+        diffs = [C[o].per_rt(groups[o].get(g, 0)) - C[base].per_rt(groups[base].get(g, 0))
+                 for o in others]
+        row([g] + [fmt(v) for v in vals] + [fmt(d, True) for d in diffs])
+    row(["**kernel total**"] + [f"**{fmt(C[c].per_rt(C[c].kernel))}**" for c in names]
+        + [f"**{fmt(C[o].per_rt(C[o].kernel) - C[base].per_rt(C[base].kernel), True)}**"
+           for o in others])
+    p("")
+    # functions side by side, by the largest difference
+    for o in others:
+        keys = set(C[o].insns) | set(C[base].insns)
+        rows = []
+        for k in keys:
+            a = C[base].per_rt(C[base].insns.get(k, 0))
+            b = C[o].per_rt(C[o].insns.get(k, 0))
+            rows.append((b - a, k, a, b))
+        rows.sort(key=lambda r: -abs(r[0]))
+        p(f"## Functions, {o} - {base}: the {top} largest differences (instructions per round trip)")
+        p("")
+        p(f"| function | group | {base} | {o} | {o} - {base} | calls/RT {base} | calls/RT {o} |")
+        p("|---|---|---:|---:|---:|---:|---:|")
+        for d, k, a, b in rows[:top]:
+            p(f"| {label(k)} | {group_of(*k)} | {fmt(a)} | {fmt(b)} | {fmt(d, True)} | "
+              f"{C[base].per_rt(C[base].calls.get(k, 0)):.2f} | "
+              f"{C[o].per_rt(C[o].calls.get(k, 0)):.2f} |")
+        p("")
+    # each column's top functions
+    for c in names:
+        col = C[c]
+        rows = sorted(col.insns.items(), key=lambda kv: -kv[1])
+        p(f"## {c}: the {top} functions that execute the most kernel instructions per round trip")
+        p("")
+        p("| function | group | insns/RT | share | calls/RT | insns/call |")
+        p("|---|---|---:|---:|---:|---:|")
+        for k, v in rows[:top]:
+            calls = col.calls.get(k, 0)
+            p(f"| {label(k)} | {group_of(*k)} | {fmt(col.per_rt(v))} | "
+              f"{100.0 * v / col.kernel:.1f} % | {col.per_rt(calls):.2f} | "
+              f"{(v / calls) if calls else float('nan'):,.0f} |".replace("nan", "-"))
+        p("")
+    return "\n".join(lines) + "\n"
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("dir")
+    ap.add_argument("--top", type=int, default=40)
+    ap.add_argument("--tcg", choices=["single", "multi"], default="single",
+                    help="how the VM ran (run.sh's INSNPROF_TCG), for the report's text")
+    ap.add_argument("--base", default="rxe",
+                    help="the column the others are compared with (default rxe, "
+                         "else the first)")
+    args = ap.parse_args()
+    cols = load(args.dir)
+    if not cols:
+        sys.exit(f"insnprof: no complete column in {args.dir}")
+    for c, (_, wins) in cols.items():
+        if any(w.rts == 0 for w in wins):
+            print(f"insnprof: {c}: a window without calls of {POST}: no round trips?",
+                  file=sys.stderr)
+    sys.stdout.write(report(cols, args.top, args.base, args.tcg))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,80 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# `make insnprof`: guest kernel instructions per 64 B ib_write_lat round
+# trip, by function and by group, rdma_rxe against mroce (and mroce
+# against mroce2, ... for BENCH_MROCE_PARAMS="ko=build/A.ko | ko=build/B.ko":
+# two builds in one boot). Builds the insnprof QEMU plugin (build.sh) and
+# mroce.ko, boots the test VM under single-threaded TCG with the plugin
+# (vmrun.py --tcg-thread single --plugin), runs selftests/bench/
+# insn_profile.sh in it and reports with insnprof.py into
+# build/bench/insn_profile.md (raw snapshots, kallsyms and logs stay in the
+# run directory, build/insnprof/latest). docs/testing.md, "Instruction
+# profile". Instructions are deterministic, not time: see the limits there.
+# Knobs (environment): BENCH_DRIVERS ("rxe mroce"), BENCH_MROCE_PARAMS,
+# BENCH_INSNPROF_ITERS (5000 round trips a window, about),
+# BENCH_INSNPROF_WINDOWS (2), BENCH_INSNPROF_WARM (2000 packets),
+# INSNPROF_TOP (40 functions in the tables), INSNPROF_TCG (multi or single,
+# below).
+# Usage: run.sh KVER [vmrun.py options...]
+set -uo pipefail
+
+top=$(cd "$(dirname "$0")/../.." && pwd)
+kver=$1
+shift
+dest=$top/build/bench
+commit=$(git -C "$top" describe --always --dirty --abbrev=12 2> /dev/null || echo unknown)
+
+for w in ${BENCH_MROCE_PARAMS:-}; do
+	[[ $w == ko=* ]] || continue
+	ko=${w#ko=}
+	[[ $ko == /* ]] || ko=$top/$ko
+	[ -r "$ko" ] || { echo "insnprof: $w: no such module file" >&2; exit 1; }
+	case $ko in
+	"$top"/*) ;;
+	*) echo "insnprof: $w: the VM sees only the repository's files the same way; copy it into the tree, e.g. build/A.ko" >&2
+		exit 1 ;;
+	esac
+done
+so=$("$top/scripts/insnprof/build.sh") || exit 1
+echo "insnprof: commit $commit; building mroce.ko for $kver (build/modules.log)"
+"$top/scripts/build-module.sh" "$kver" > /dev/null || {
+	echo "insnprof: the module did not build (build/modules.log)" >&2
+	exit 1
+}
+run=$top/build/insnprof/run-$(date +%Y%m%d-%H%M%S)
+mkdir -p "$run" "$dest"
+ln -sfn "${run##*/}" "$top/build/insnprof/latest"
+t0=$(date +%s)
+# INSNPROF_TCG=single: one host thread runs both vCPUs, the counts are
+# exact, but a busy-polling vCPU keeps the CPU until an interrupt kicks it
+# and a round trip takes ~8 ms instead of ~40 us; multi: a thread per
+# vCPU, round trips at their usual pace, a kernel count may lose an add
+# when both vCPUs run the same block at once (rare), user space not
+# counted (docs/testing.md).
+tcg=${INSNPROF_TCG:-multi}
+case $tcg in
+single) plugin="file=$so,dir={out}" ;;
+multi) plugin="file=$so,dir={out},user=off" ;;
+*) echo "insnprof: INSNPROF_TCG=$tcg: single or multi" >&2; exit 1 ;;
+esac
+echo "insnprof: booting the VM (TCG thread=$tcg, plugin $so)"
+python3 "$top/selftests/qemu/vmrun.py" --kver "$kver" --plain --out "$run" \
+	--clock "${MROCE_VM_CLOCK:-tsc}" --tcg-thread "$tcg" --plugin "$plugin" \
+	"$@" selftests/bench/insn_profile.sh
+rc=$?
+res=
+for d in "$run"/boot*/insn_profile; do [ -d "$d" ] && res=$d; done
+if [ -z "$res" ] || ! compgen -G "$res/*.snap" > /dev/null; then
+	echo "insnprof: no snapshots in $run" >&2
+	exit 1
+fi
+{
+	echo "make insnprof at $commit, $(date -u -d "@$t0" '+%F %H:%M UTC'), $(( $(date +%s) - t0 ))s;" \
+		"kernel $kver; TCG thread=$tcg; knobs: $(env | grep -E '^(BENCH_[A-Z0-9_]+|MROCE_VM_[A-Z]+|INSNPROF_[A-Z]+)=' | sort | tr '\n' ' ')"
+	echo
+	python3 "$top/scripts/insnprof/insnprof.py" --tcg "$tcg" --top "${INSNPROF_TOP:-40}" "$res"
+} > "$dest/insn_profile.md.new" || rc=1
+mv "$dest/insn_profile.md.new" "$dest/insn_profile.md"
+echo "insnprof: $dest/insn_profile.md (raw: $res)"
+exit $rc
