@@ -278,7 +278,12 @@ def report(cols, top, base, tcg="single"):
     names = list(cols)
     if base not in cols:
         base = names[0]
-    others = [c for c in names if c != base]
+    # the comparisons: each column against the base; with several mroce
+    # columns (an A/B of builds or parameters) each later one against the
+    # first mroce column too
+    pairs = [(o, base) for o in names if o != base]
+    mroces = [c for c in names if re.fullmatch(r"mroce\d*", c)]
+    pairs += [(o, mroces[0]) for o in mroces[1:] if mroces[0] != base]
     C = {c: Column(c, *cols[c]) for c in names}
     lines = []
     p = lines.append
@@ -311,28 +316,28 @@ def report(cols, top, base, tcg="single"):
         p("| " + " | ".join(cells) + " |")
     p("## By group (kernel instructions per round trip)")
     p("")
-    row(["group"] + names + [f"{o} - {base}" for o in others])
-    p("|---|" + "---:|" * (len(names) + len(others)))
+    row(["group"] + names + [f"{o} - {b}" for o, b in pairs])
+    p("|---|" + "---:|" * (len(names) + len(pairs)))
     for g in GROUP_ORDER:
         vals = [C[c].per_rt(groups[c].get(g, 0)) for c in names]
         if not any(vals):
             continue
-        diffs = [C[o].per_rt(groups[o].get(g, 0)) - C[base].per_rt(groups[base].get(g, 0))
-                 for o in others]
+        diffs = [C[o].per_rt(groups[o].get(g, 0)) - C[b].per_rt(groups[b].get(g, 0))
+                 for o, b in pairs]
         row([g] + [fmt(v) for v in vals] + [fmt(d, True) for d in diffs])
     row(["**kernel total**"] + [f"**{fmt(C[c].per_rt(C[c].kernel))}**" for c in names]
-        + [f"**{fmt(C[o].per_rt(C[o].kernel) - C[base].per_rt(C[base].kernel), True)}**"
-           for o in others])
+        + [f"**{fmt(C[o].per_rt(C[o].kernel) - C[b].per_rt(C[b].kernel), True)}**"
+           for o, b in pairs])
     p("")
     # functions side by side, by the largest difference
-    for o in others:
+    for o, base in pairs:
         keys = set(C[o].insns) | set(C[base].insns)
         rows = []
         for k in keys:
             a = C[base].per_rt(C[base].insns.get(k, 0))
             b = C[o].per_rt(C[o].insns.get(k, 0))
             rows.append((b - a, k, a, b))
-        rows.sort(key=lambda r: -abs(r[0]))
+        rows.sort(key=lambda r: (-abs(r[0]), r[1]))
         p(f"## Functions, {o} - {base}: the {top} largest differences (instructions per round trip)")
         p("")
         p(f"| function | group | {base} | {o} | {o} - {base} | calls/RT {base} | calls/RT {o} |")

@@ -4,7 +4,9 @@
 of 100 round trips, one mroce window of 50, counts worked out by hand."""
 
 import os
+import shutil
 import sys
+import tempfile
 import unittest
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -62,6 +64,22 @@ class InsnprofTest(unittest.TestCase):
         self.assertIn("| rxe | rxe | 200 | 417 | 503, 331 | 1,000 | 1.0 2.0 3.00 4.00 0.5 |", text)
         self.assertIn("| **kernel total** | **417** | **488** | **+71** |", text)
         self.assertIn("| mroce_rx_one [mroce] | mroce module | 0 | 200 | +200 | 0.00 | 2.00 |", text)
+
+    def test_ab_columns(self):
+        # an A/B of two mroce builds: mroce2 is also compared with mroce
+        with tempfile.TemporaryDirectory() as d:
+            for f in os.listdir(DATA):
+                shutil.copy(os.path.join(DATA, f), d)
+                if f.startswith("mroce"):
+                    shutil.copy(os.path.join(DATA, f), os.path.join(d, "mroce2" + f[5:]))
+            cols = insnprof.load(d)
+            self.assertEqual(list(cols), ["rxe", "mroce", "mroce2"])
+            text = insnprof.report(cols, 10, "rxe")
+        self.assertIn("| group | rxe | mroce | mroce2 | mroce - rxe | mroce2 - rxe | mroce2 - mroce |",
+                      text)
+        self.assertIn("| **kernel total** | **417** | **488** | **488** | **+71** | **+71** | **+0** |",
+                      text)
+        self.assertIn("## Functions, mroce2 - mroce:", text)
 
 
 if __name__ == "__main__":
