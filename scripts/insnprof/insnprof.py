@@ -110,6 +110,8 @@ GROUP_ORDER = ["mroce module", "rxe module", "RDMA core (ib_uverbs, ib_core)",
                "syscall entry/exit, vfs", "timers and clock", "locking",
                "irq/softirq/scheduler", "mm (page faults, exec)", "other kernel"]
 POST = "ib_uverbs_post_send"
+SPIN = "native_queued_spin_lock_slowpath"
+TIME_GROUPS = ("timers and clock", "irq/softirq/scheduler")
 
 
 def group_of(name, module):
@@ -328,6 +330,27 @@ def report(cols, top, base, tcg="single"):
     row(["**kernel total**"] + [f"**{fmt(C[c].per_rt(C[c].kernel))}**" for c in names]
         + [f"**{fmt(C[o].per_rt(C[o].kernel) - C[b].per_rt(C[b].kernel), True)}**"
            for o, b in pairs])
+    # what depends on time more than on packets: ticks, timers, the
+    # scheduler and softirq entry, spin-waiting
+    steady = {c: C[c].per_rt(C[c].kernel - sum(groups[c].get(g, 0) for g in TIME_GROUPS)
+                             - C[c].insns.get((SPIN, ""), 0)) for c in names}
+    row(["without timers, irq/softirq/scheduler, spin-waits"] + [fmt(steady[c]) for c in names]
+        + [fmt(steady[o] - steady[b], True) for o, b in pairs])
+    p("")
+    p("Time-driven work per round trip (it grows with the time a round trip takes, "
+      "which the host's load and TCG's threading set):")
+    p("")
+    row(["per round trip"] + names)
+    p("|---|" + "---:|" * len(names))
+    for what, key in (("timer interrupts (hrtimer_interrupt calls)", ("hrtimer_interrupt", "")),
+                      ("context switches (__schedule calls)", ("__schedule", "")),
+                      ("tasklet runs (tasklet_action_common calls)",
+                       ("tasklet_action_common.constprop.0", "")),
+                      (f"spin-wait instructions ({SPIN})", None)):
+        if key is None:
+            row([what] + [fmt(C[c].per_rt(C[c].insns.get((SPIN, ""), 0))) for c in names])
+        else:
+            row([what] + [f"{C[c].per_rt(C[c].calls.get(key, 0)):.2f}" for c in names])
     p("")
     # functions side by side, by the largest difference
     for o, base in pairs:
