@@ -14,7 +14,7 @@
 # Knobs (environment): BENCH_DRIVERS ("rxe mroce"), BENCH_MROCE_PARAMS,
 # BENCH_INSNPROF_ITERS (5000 round trips a window, about),
 # BENCH_INSNPROF_WINDOWS (2), BENCH_INSNPROF_WARM (2000 packets),
-# INSNPROF_TOP (40 functions in the tables), INSNPROF_TCG (multi or single,
+# INSNPROF_TOP (40 functions in the tables), INSNPROF_TCG (single or multi,
 # below).
 # Usage: run.sh KVER [vmrun.py options...]
 set -uo pipefail
@@ -46,13 +46,16 @@ run=$top/build/insnprof/run-$(date +%Y%m%d-%H%M%S)
 mkdir -p "$run" "$dest"
 ln -sfn "${run##*/}" "$top/build/insnprof/latest"
 t0=$(date +%s)
-# INSNPROF_TCG=single: one host thread runs both vCPUs, the counts are
-# exact, but a busy-polling vCPU keeps the CPU until an interrupt kicks it
-# and a round trip takes ~8 ms instead of ~40 us; multi: a thread per
-# vCPU, round trips at their usual pace, a kernel count may lose an add
-# when both vCPUs run the same block at once (rare), user space not
-# counted (docs/testing.md).
-tcg=${INSNPROF_TCG:-multi}
+# INSNPROF_TCG=single (default): one host thread runs both vCPUs, the
+# counts are exact and repeat (an A/A of one mroce.ko in one boot: 0.3 %
+# of kernel instructions per round trip), but a busy-polling vCPU keeps
+# the thread until an interrupt kicks it, so a round trip takes ~8 ms and
+# time-driven work (ticks, timers) weighs more per round trip; multi: a
+# thread per vCPU, round trips in tenths of a millisecond, a kernel count
+# may lose an add when both vCPUs run the same block at once (rare), user
+# space not counted, and the time-driven part moves with the host's load
+# (A/A: 5 %) (docs/testing.md).
+tcg=${INSNPROF_TCG:-single}
 case $tcg in
 single) plugin="file=$so,dir={out}" ;;
 multi) plugin="file=$so,dir={out},user=off" ;;
