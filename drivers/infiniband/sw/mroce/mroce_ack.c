@@ -26,12 +26,16 @@
 #include "mroce_peer.h"
 #include "mroce_trace.h"
 
-/* What a hint pass saw of a connection when it sampled it. */
+/*
+ * What a hint pass saw of a connection when it sampled it. The first
+ * entry's @bkt is where the next pass starts to look (mroce_ack_hint_pass()).
+ */
 struct mroce_hint_seen {
 	struct mroce_peer *peer;
 	u32 hint;	/* its grant, */
 	u32 cap;	/* the grant's incast cap (0 = none) */
 	u32 sent;	/* and the grant its peer last heard */
+	u32 bkt;
 };
 
 #define MROCE_ACK_LEN_MAX \
@@ -296,8 +300,8 @@ void mroce_ack_hint_reserve(struct mroce_dev *mdev, u32 n)
 	if (n <= READ_ONCE(xd->hint_cap))
 		return;
 	cap = max_t(u32, 16, roundup_pow_of_two(n));
-	buf = kvmalloc_array(cap, sizeof(*buf) + sizeof(struct mroce_hint_seen),
-			     GFP_KERNEL);
+	buf = kvcalloc(cap, sizeof(*buf) + sizeof(struct mroce_hint_seen),
+		       GFP_KERNEL);
 	if (!buf)
 		return;
 	spin_lock_bh(&xd->hint_lock);
@@ -309,6 +313,43 @@ void mroce_ack_hint_reserve(struct mroce_dev *mdev, u32 n)
 	}
 	spin_unlock_bh(&xd->hint_lock);
 	kvfree(buf ? buf : old);
+}
+
+/*
+ * Samples @peer into @e and @seen if it is established and its lock free;
+ * returns its base RTT (0: not sampled).
+ */
+static u32 mroce_ack_hint_sample(struct mroce_peer *peer,
+				 const struct mroce_hint_cfg *cfg, u64 period,
+				 u64 elapsed, bool quiet,
+				 struct mroce_hint_entry *e,
+				 struct mroce_hint_seen *seen)
+{
+	struct mroce_conn *c = &peer->conn;
+	u32 rtt = 0;
+	u64 bytes;
+
+	/* _bh: mroce_peer_unlock() ends with spin_unlock_bh(). */
+	if (!spin_trylock_bh(&peer->lock))
+		return 0;
+	if (!peer->dead && mroce_conn_established(c)) {
+		if (quiet)
+			mroce_conn_rx_quiet(c);
+		/* Its own base RTT times its incast hold. */
+		rtt = c->rtt.min_rtt ? c->rtt.min_rtt : cfg->rtt_min;
+		bytes = mroce_conn_rx_sample(c, period, rtt, cfg->capacity,
+					     &e->demand, &e->qdelay);
+		/* What arrived, over the time that really passed. */
+		e->arrival = mroce_hint_mbps(bytes, elapsed);
+		e->weight = 1;
+		seen->peer = peer;
+		seen->hint = c->rx_hint;
+		seen->cap = c->rx_cap;
+		seen->sent = c->rx_hint_sent;
+	}
+	/* Not a bare unlock: a doorbell may have found it taken. */
+	mroce_peer_unlock(peer);
+	return rtt;
 }
 
 /*
@@ -329,9 +370,8 @@ static void mroce_ack_hint_pass(struct mroce_dev *mdev, u64 now, u64 elapsed,
 	struct mroce_hint_seen *seen;
 	struct mroce_peer *peer;
 	struct mroce_hint_cfg cfg;
-	u32 n = 0, max, i, rtt_min = 0;
-	unsigned int bkt;
-	u64 period, bytes;
+	u32 n = 0, max, i, rtt, rtt_min = 0, want, met = 0, k, first, bkt;
+	u64 period;
 	bool drain = READ_ONCE(mroce_prm.hint_drain);
 
 	mroce_ack_hint_cfg(&cfg, 0);
@@ -352,38 +392,32 @@ static void mroce_ack_hint_pass(struct mroce_dev *mdev, u64 now, u64 elapsed,
 	period = mroce_hint_period_ns();
 	period = clamp_t(u64, elapsed, period, 2 * period);
 
+	/*
+	 * The table has 64 buckets and a device mostly a few peers: a walk of
+	 * every bucket was two thirds of a pass's instructions. This walk
+	 * starts at the bucket where the last one met its first peer, wraps,
+	 * and stops once it has met as many peers as the table holds. One
+	 * added meanwhile may be missed, as one whose lock is taken is: the
+	 * next pass samples it.
+	 */
+	want = READ_ONCE(xd->n_peers);
+	first = seen[0].bkt;
 	rcu_read_lock();
-	hash_for_each_rcu(xd->peers, bkt, peer, hnode) {
-		struct mroce_conn *c = &peer->conn;
-		u32 rtt;
-
-		if (n == max)
-			break;	/* the buffer grows in process context */
-		/* _bh: mroce_peer_unlock() ends with spin_unlock_bh(). */
-		if (!spin_trylock_bh(&peer->lock))
-			continue;
-		if (!peer->dead && mroce_conn_established(c)) {
-			if (quiet)
-				mroce_conn_rx_quiet(c);
-			/* Its own base RTT times its incast hold. */
-			rtt = c->rtt.min_rtt ? c->rtt.min_rtt : cfg.rtt_min;
-			bytes = mroce_conn_rx_sample(c, period, rtt,
-						     cfg.capacity,
-						     &e[n].demand,
-						     &e[n].qdelay);
-			/* What arrived, over the time that really passed. */
-			e[n].arrival = mroce_hint_mbps(bytes, elapsed);
-			e[n].weight = 1;
+	for (k = 0; k < HASH_SIZE(xd->peers) && met < want; k++) {
+		bkt = (first + k) & (HASH_SIZE(xd->peers) - 1);
+		hlist_for_each_entry_rcu(peer, &xd->peers[bkt], hnode) {
+			if (!met++)
+				seen[0].bkt = bkt;
+			if (n == max)
+				continue; /* the buffer grows in process context */
+			rtt = mroce_ack_hint_sample(peer, &cfg, period, elapsed,
+						    quiet, &e[n], &seen[n]);
+			if (!rtt)
+				continue;
 			if (!rtt_min || rtt < rtt_min)
 				rtt_min = rtt;
-			seen[n].peer = peer;
-			seen[n].hint = c->rx_hint;
-			seen[n].cap = c->rx_cap;
-			seen[n].sent = c->rx_hint_sent;
 			n++;
 		}
-		/* Not a bare unlock: a doorbell may have found it taken. */
-		mroce_peer_unlock(peer);
 	}
 	if (n) {
 		/* The fabric's base RTT is the least any connection saw. */
