@@ -83,8 +83,12 @@ void mroce_comp_run(struct mroce_peer *peer)
 		list_del_init(&qp->xport.comp_node);
 		if (qp->xport.state == MROCE_XQP_RTS)
 			mroce_comp_scan(peer, qp);
-		/* Stream window, fence or READ limit may have opened. */
-		mroce_tx_queue_qp(peer, qp);
+		/*
+		 * Stream window, fence or READ limit may have opened for
+		 * what waits; a QP with nothing waiting stays off the list.
+		 */
+		if (!mroce_tx_drained(qp))
+			mroce_tx_queue_qp(peer, qp);
 	}
 }
 

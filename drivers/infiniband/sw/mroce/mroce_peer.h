@@ -254,6 +254,24 @@ static inline bool mroce_xqp_sends(const struct mroce_qp_xport *xp)
 	return xp->state == MROCE_XQP_RTR || xp->state == MROCE_XQP_RTS;
 }
 
+/*
+ * Whether an RTS or RTR QP has nothing to send: no WQE being segmented, no
+ * chunk to send again, no READ/ATOMIC answer due, no WQE posted past the
+ * fetch index. Under peer->lock; the SQ indexes are read without the SQ
+ * lock: a doorbell that moves head kicks the QP after it (mroce_peer_kick()
+ * runs it or leaves a mark for this holder's unlock), so a WQE posted
+ * behind the check is not missed. Lets mroce_tx_run() drop a QP after its
+ * last packet, and mroce_comp_run() not requeue one after an ACK, without
+ * an SQ fetch that takes the SQ lock to find the ring empty.
+ */
+static inline bool mroce_tx_drained(const struct mroce_qp *qp)
+{
+	const struct mroce_qp_xport *xp = &qp->xport;
+
+	return !xp->cur && !xp->n_resend && xp->rd_resp == xp->rd_exec &&
+	       READ_ONCE(qp->sq.head) == READ_ONCE(qp->sq.fetch);
+}
+
 /* Serial-number order of 32-bit PSNs. */
 static inline bool mroce_psn_before(u32 a, u32 b)
 {

@@ -713,7 +713,9 @@ void mroce_tx_run(struct mroce_peer *peer, u64 now, unsigned int budget)
 	if (peer->pace_at > now)
 		goto out;
 	peer->pace_at = 0;
-	if (mroce_peer_idle(peer))
+	/* Scan the paths only when it could move tx_cpu here. */
+	if (READ_ONCE(peer->tx_cpu) != raw_smp_processor_id() &&
+	    mroce_peer_idle(peer))
 		WRITE_ONCE(peer->tx_cpu, raw_smp_processor_id());
 
 	while (budget && !stop && !list_empty(&peer->tx_list)) {
@@ -728,6 +730,11 @@ void mroce_tx_run(struct mroce_peer *peer, u64 now, unsigned int budget)
 			if (r == MROCE_TX_SENT) {
 				budget--;
 				last = skb;
+				/* Its last packet: no second pick to find so. */
+				if (mroce_tx_drained(qp)) {
+					list_del_init(&qp->xport.tx_node);
+					break;
+				}
 				continue;
 			}
 			if (r == MROCE_TX_IDLE)

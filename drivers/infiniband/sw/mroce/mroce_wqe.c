@@ -683,6 +683,10 @@ static void mroce_sq_flush_locked(struct mroce_qp *qp, u32 from,
 
 static void mroce_sq_after(struct mroce_qp *qp, struct mroce_wq_ev *ev)
 {
+	/* Most calls owe nothing: a doorbell, a fetch, an unsignalled WQE. */
+	if (!ev->cq.notify && !ev->cq.overflow && !ev->drained &&
+	    !ev->overflow && !ev->error)
+		return;
 	mroce_cq_dispatch(qp->scq, &ev->cq);
 	if (ev->drained)
 		mroce_qp_event(qp, IB_EVENT_SQ_DRAINED);
@@ -716,19 +720,33 @@ void mroce_sq_flush_all(struct mroce_qp *qp)
 	mroce_sq_after(qp, &ev);
 }
 
-/* New WQEs are in the shadow: start, fail or flush them per QP state. */
-static void mroce_sq_posted(struct mroce_qp *qp)
+/*
+ * New WQEs are in the shadow of an RTS QP: step over a failed one at the
+ * fetch index, and retire what that let through. Only WQEs handed out
+ * (tail != fetch) can be done, so with none the retire pass would find
+ * nothing; SQ_DRAINED is not due in RTS (entering SQD raises it itself).
+ */
+static void mroce_sq_posted_locked(struct mroce_qp *qp, struct mroce_wq_ev *ev)
 {
-	struct mroce_wq_ev ev = {};
-	unsigned long flags;
+	struct mroce_wq *sq = &qp->sq;
 
-	switch (READ_ONCE(qp->state)) {
+	lockdep_assert_held(&sq->lock);
+	mroce_sq_skip_failed_locked(qp);
+	if (sq->tail != sq->fetch)
+		mroce_sq_retire_locked(qp, ev);
+}
+
+/*
+ * New WQEs are in the shadow: start, fail or flush them per QP state;
+ * @state: the state read when they were published (under the SQ lock,
+ * with mroce_sq_posted_locked() done already if it was RTS).
+ */
+static void mroce_sq_posted(struct mroce_qp *qp, enum ib_qp_state state,
+			    struct mroce_wq_ev *ev)
+{
+	switch (state) {
 	case IB_QPS_RTS:
-		spin_lock_irqsave(&qp->sq.lock, flags);
-		mroce_sq_skip_failed_locked(qp);
-		mroce_sq_retire_locked(qp, &ev);
-		spin_unlock_irqrestore(&qp->sq.lock, flags);
-		mroce_sq_after(qp, &ev);
+		mroce_sq_after(qp, ev);
 		mroce_xport_sq_kick(qp);
 		break;
 	case IB_QPS_SQE:
@@ -835,6 +853,8 @@ static void mroce_sq_refuse_user(struct mroce_qp *qp)
 static int mroce_sq_doorbell(struct mroce_qp *qp)
 {
 	struct mroce_wq *sq = &qp->sq;
+	struct mroce_wq_ev ev = {};
+	enum ib_qp_state state;
 	unsigned long flags;
 	u32 head, room, n, i;
 
@@ -866,13 +886,20 @@ static int mroce_sq_doorbell(struct mroce_qp *qp)
 				     mroce_queue_slot(&sq->uq, head + i),
 				     head + i);
 
+	if (!n) {
+		mutex_unlock(&qp->db_mutex);
+		return 0;
+	}
+	/* Publish head and step over a failed WQE in one hold. */
 	spin_lock_irqsave(&sq->lock, flags);
 	sq->head = head + n;
+	state = READ_ONCE(qp->state);
+	if (state == IB_QPS_RTS)
+		mroce_sq_posted_locked(qp, &ev);
 	spin_unlock_irqrestore(&sq->lock, flags);
 	mutex_unlock(&qp->db_mutex);
 
-	if (n)
-		mroce_sq_posted(qp);
+	mroce_sq_posted(qp, state, &ev);
 	return 0;
 }
 
@@ -881,6 +908,8 @@ int mroce_post_send(struct ib_qp *ibqp, const struct ib_send_wr *wr,
 {
 	struct mroce_qp *qp = to_mqp(ibqp);
 	struct mroce_wq *sq = &qp->sq;
+	struct mroce_wq_ev ev = {};
+	enum ib_qp_state state;
 	unsigned long flags;
 	int err = 0;
 
@@ -915,11 +944,14 @@ int mroce_post_send(struct ib_qp *ibqp, const struct ib_send_wr *wr,
 			break;
 		sq->head++;
 	}
+	state = READ_ONCE(qp->state);
+	if (state == IB_QPS_RTS)
+		mroce_sq_posted_locked(qp, &ev);
 	spin_unlock_irqrestore(&sq->lock, flags);
 	if (err)
 		*bad_wr = wr;
 
-	mroce_sq_posted(qp);
+	mroce_sq_posted(qp, state, &ev);
 	return err;
 }
 
