@@ -606,8 +606,21 @@ static void mroce_peer_arm_later(struct mroce_peer *peer)
 	u64 t;
 
 	lockdep_assert_held(&peer->lock);
-	if (mroce_peer_arm_moves(peer, &t))
-		tasklet_schedule(&peer->arm_tasklet);
+	if (!mroce_peer_arm_moves(peer, &t))
+		return;
+	/*
+	 * The tasklet running on the other CPU (it cannot be this one's: its
+	 * own unlock arms in place): scheduled here, this CPU's tasklet
+	 * softirq finds it locked and raises itself again, pass after pass,
+	 * until that run ends -- 2.6 extra passes per round trip in
+	 * make insnprof, and past ten restarts the softirqs go to ksoftirqd.
+	 * That run may have tried our lock already and given up, so arm here.
+	 */
+	if (test_bit(TASKLET_STATE_RUN, &peer->arm_tasklet.state)) {
+		mroce_peer_arm(peer);
+		return;
+	}
+	tasklet_schedule(&peer->arm_tasklet);
 }
 
 /*
