@@ -26,16 +26,12 @@
 #include "mroce_peer.h"
 #include "mroce_trace.h"
 
-/*
- * What a hint pass saw of a connection when it sampled it. The first
- * entry's @bkt is where the next pass starts to look (mroce_ack_hint_pass()).
- */
+/* What a hint pass saw of a connection when it sampled it. */
 struct mroce_hint_seen {
 	struct mroce_peer *peer;
 	u32 hint;	/* its grant, */
 	u32 cap;	/* the grant's incast cap (0 = none) */
 	u32 sent;	/* and the grant its peer last heard */
-	u32 bkt;
 };
 
 #define MROCE_ACK_LEN_MAX \
@@ -300,8 +296,8 @@ void mroce_ack_hint_reserve(struct mroce_dev *mdev, u32 n)
 	if (n <= READ_ONCE(xd->hint_cap))
 		return;
 	cap = max_t(u32, 16, roundup_pow_of_two(n));
-	buf = kvcalloc(cap, sizeof(*buf) + sizeof(struct mroce_hint_seen),
-		       GFP_KERNEL);
+	buf = kvmalloc_array(cap, sizeof(*buf) + sizeof(struct mroce_hint_seen),
+			     GFP_KERNEL);
 	if (!buf)
 		return;
 	spin_lock_bh(&xd->hint_lock);
@@ -401,13 +397,13 @@ static void mroce_ack_hint_pass(struct mroce_dev *mdev, u64 now, u64 elapsed,
 	 * next pass samples it.
 	 */
 	want = READ_ONCE(xd->n_peers);
-	first = seen[0].bkt;
+	first = xd->hint_bkt;
 	rcu_read_lock();
 	for (k = 0; k < HASH_SIZE(xd->peers) && met < want; k++) {
 		bkt = (first + k) & (HASH_SIZE(xd->peers) - 1);
 		hlist_for_each_entry_rcu(peer, &xd->peers[bkt], hnode) {
 			if (!met++)
-				seen[0].bkt = bkt;
+				xd->hint_bkt = bkt;
 			if (n == max)
 				continue; /* the buffer grows in process context */
 			rtt = mroce_ack_hint_sample(peer, &cfg, period, elapsed,

@@ -457,6 +457,13 @@ struct mroce_wq_ev {
 	bool			drained;	/* SQ: SQD reached, SQ_DRAINED */
 };
 
+/* Most posts owe nothing after the locks: a doorbell, an unsignalled WQE. */
+static bool mroce_wq_ev_owed(const struct mroce_wq_ev *ev)
+{
+	return ev->cq.notify || ev->cq.overflow || ev->error ||
+	       ev->overflow || ev->drained;
+}
+
 static void mroce_swqe_wc(struct mroce_qp *qp, const struct mroce_swqe *swqe,
 			  struct ib_wc *wc)
 {
@@ -683,9 +690,7 @@ static void mroce_sq_flush_locked(struct mroce_qp *qp, u32 from,
 
 static void mroce_sq_after(struct mroce_qp *qp, struct mroce_wq_ev *ev)
 {
-	/* Most calls owe nothing: a doorbell, a fetch, an unsignalled WQE. */
-	if (!ev->cq.notify && !ev->cq.overflow && !ev->drained &&
-	    !ev->overflow && !ev->error)
+	if (!mroce_wq_ev_owed(ev))
 		return;
 	mroce_cq_dispatch(qp->scq, &ev->cq);
 	if (ev->drained)
@@ -721,25 +726,30 @@ void mroce_sq_flush_all(struct mroce_qp *qp)
 }
 
 /*
- * New WQEs are in the shadow of an RTS QP: step over a failed one at the
- * fetch index, and retire what that let through. Only WQEs handed out
- * (tail != fetch) can be done, so with none the retire pass would find
- * nothing; SQ_DRAINED is not due in RTS (entering SQD raises it itself).
+ * New WQEs were published under the SQ lock; returns the QP state they
+ * were published in. In RTS: step over a failed one at the fetch index,
+ * and retire what that let through. Only WQEs handed out (tail != fetch)
+ * can be done, so with none the retire pass would find nothing;
+ * SQ_DRAINED is not due in RTS (entering SQD raises it itself).
  */
-static void mroce_sq_posted_locked(struct mroce_qp *qp, struct mroce_wq_ev *ev)
+static enum ib_qp_state mroce_sq_posted_locked(struct mroce_qp *qp,
+					       struct mroce_wq_ev *ev)
 {
 	struct mroce_wq *sq = &qp->sq;
+	enum ib_qp_state state = READ_ONCE(qp->state);
 
 	lockdep_assert_held(&sq->lock);
+	if (state != IB_QPS_RTS)
+		return state;
 	mroce_sq_skip_failed_locked(qp);
 	if (sq->tail != sq->fetch)
 		mroce_sq_retire_locked(qp, ev);
+	return state;
 }
 
 /*
  * New WQEs are in the shadow: start, fail or flush them per QP state;
- * @state: the state read when they were published (under the SQ lock,
- * with mroce_sq_posted_locked() done already if it was RTS).
+ * @state: what mroce_sq_posted_locked() returned when they were published.
  */
 static void mroce_sq_posted(struct mroce_qp *qp, enum ib_qp_state state,
 			    struct mroce_wq_ev *ev)
@@ -893,9 +903,7 @@ static int mroce_sq_doorbell(struct mroce_qp *qp)
 	/* Publish head and step over a failed WQE in one hold. */
 	spin_lock_irqsave(&sq->lock, flags);
 	sq->head = head + n;
-	state = READ_ONCE(qp->state);
-	if (state == IB_QPS_RTS)
-		mroce_sq_posted_locked(qp, &ev);
+	state = mroce_sq_posted_locked(qp, &ev);
 	spin_unlock_irqrestore(&sq->lock, flags);
 	mutex_unlock(&qp->db_mutex);
 
@@ -944,9 +952,7 @@ int mroce_post_send(struct ib_qp *ibqp, const struct ib_send_wr *wr,
 			break;
 		sq->head++;
 	}
-	state = READ_ONCE(qp->state);
-	if (state == IB_QPS_RTS)
-		mroce_sq_posted_locked(qp, &ev);
+	state = mroce_sq_posted_locked(qp, &ev);
 	spin_unlock_irqrestore(&sq->lock, flags);
 	if (err)
 		*bad_wr = wr;
@@ -1147,6 +1153,8 @@ static void mroce_rq_retire_locked(struct mroce_qp *qp, struct mroce_wq_ev *ev)
 
 static void mroce_rq_after(struct mroce_qp *qp, struct mroce_wq_ev *ev)
 {
+	if (!mroce_wq_ev_owed(ev))
+		return;
 	mroce_cq_dispatch(qp->rcq, &ev->cq);
 	if (ev->overflow || ev->error)
 		mroce_qp_error_deferred(qp);

@@ -90,8 +90,9 @@ struct mroce_xport_dev {
 	 * the start of the period the next pass samples (written under
 	 * MROCE_HINT_PASS), and the pass's buffer (hint_cap entries, then as many
 	 * snapshots of their peers), which grows in process context under
-	 * hint_lock; the drain rate the passes learnt (hint_state, under
-	 * hint_lock).
+	 * hint_lock; the drain rate the passes learnt and the peer-table
+	 * bucket where the next pass starts its walk (hint_state, hint_bkt;
+	 * under hint_lock).
 	 */
 	struct hrtimer		hint_timer;
 	u64			hint_at;
@@ -100,6 +101,7 @@ struct mroce_xport_dev {
 	u32			hint_cap;
 	struct mroce_hint_entry	*hint_buf;
 	struct mroce_hint_state	hint_state;
+	u32			hint_bkt;
 };
 
 /* A stream PSN's slot in the per-QP arrays of MROCE_STREAM_WINDOW entries. */
