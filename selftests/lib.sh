@@ -310,7 +310,8 @@ topo_netns_cleanup() {
 }
 
 # mroce loaded, log marked, topo_netns with mroce_a on va (netns a) and
-# mroce_b on vb (netns b), both with their IPv4 GIDs.
+# mroce_b on vb (netns b), both ports ACTIVE with their IPv4 GIDs (a port
+# follows its veth's carrier, which comes up a moment after the link).
 mroce_pair_up() {
 	mroce_load
 	dmesg_mark
@@ -319,6 +320,8 @@ mroce_pair_up() {
 	mroce_link_add mroce_b vb b
 	wait_for 5 has_gid mroce_a "$(gid_of_ip 10.0.0.1)"
 	wait_for 5 has_gid mroce_b "$(gid_of_ip 10.0.0.2)"
+	wait_for 5 port_active mroce_a
+	wait_for 5 port_active mroce_b
 }
 
 # Both ends in init_net; policy routing makes 10.0.i.1 <-> 10.0.i.2 cross the

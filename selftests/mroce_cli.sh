@@ -52,7 +52,6 @@ else
 fi
 
 mroce_pair_up
-wait_for 5 port_active mroce_a
 
 # --- devices -----------------------------------------------------------------
 cli -j dev show > "$out/dev.json" 2> "$out/dev.err"
