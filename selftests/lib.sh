@@ -44,6 +44,7 @@
 #                             (else prints each report's stack, see qemu/klog.py)
 # Benchmarks:
 #   in_round_order R WORD...  the words, reversed in even rounds
+#   in_round_rotation R WORD...  A/B columns: rotated per round pair, reversed in even rounds
 #   bench_stats [-c] [-i ERE] [-r ERE]  "KEY VALUE" lines in, "KEY MEDIAN MIN MAX N" out
 #   ab_rounds / ab_table      an A/B of rdma_bench over variants of the VM
 #                             (clock_ab.sh, pin_ab.sh)
@@ -417,6 +418,29 @@ in_round_order() {
 		printf '%s\n' "$@"
 	else
 		for ((i = $#; i > 0; i--)); do printf '%s\n' "${!i}"; done
+	fi
+}
+
+# in_round_rotation R WORD...: the columns of an A/B (several builds or
+# parameter sets) one per line, in an order that gives every column every
+# place in the round alike: round pair p (rounds 2p+1, 2p+2) rotates the
+# words by p, and the pair's second round reverses its first (A B C, C B A;
+# B C A, A C B; C A B, B A C; ...). Over 2n rounds each of n columns runs
+# in each place twice, and drift within a pair hits both sides alike
+# (ABBA). in_round_order only reverses: of three or more columns the
+# middle ones never ran first or last, so an effect of the place in the
+# round (after the module swap, before the next driver) stuck to them.
+in_round_rotation() {
+	local r=$1 n=$(($# - 1)) s i
+	shift
+	[ "$n" -gt 0 ] || return 0
+	local -a w=("$@") o=()
+	s=$(((r - 1) / 2 % n))
+	for ((i = 0; i < n; i++)); do o+=("${w[(s + i) % n]}"); done
+	if [ $((r % 2)) -eq 1 ]; then
+		printf '%s\n' "${o[@]}"
+	else
+		for ((i = n - 1; i >= 0; i--)); do printf '%s\n' "${o[$i]}"; done
 	fi
 }
 

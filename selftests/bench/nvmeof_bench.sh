@@ -25,7 +25,8 @@
 # in $BENCH_ROUNDS interleaved rounds (default 3). A round sets up each
 # column in turn (driver loaded, target up), runs the loss levels, tears it
 # down; even rounds reverse the order of the columns and of the loss
-# levels, a fresh connection each time. The table shows the median; every
+# levels, and the columns rotate by one place every two rounds
+# (in_round_rotation), a fresh connection each time. The table shows the median; every
 # round's value is in the CSV's note; the notes under the table also give
 # each mroce column's per-round ratio to rxe (and mroceN's to mroce) with
 # their median, the number to read an A/B by. The 128 KiB rows run in the first
@@ -212,7 +213,7 @@ for c in "${cols[@]}"; do
 done
 dmesg_mark
 for r in $(seq "$ROUNDS"); do
-	for c in $(in_round_order "$r" "${cols[@]}"); do run_column "$c" "$r"; done
+	for c in $(in_round_rotation "$r" "${cols[@]}"); do run_column "$c" "$r"; done
 done
 for c in "${cols[@]}"; do
 	for l in $LOSSES; do

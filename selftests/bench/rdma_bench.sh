@@ -21,8 +21,11 @@
 # tables show the median with the min-max spread; every ratio is one of
 # medians. A round loads each driver in turn (mroce refuses to coexist with
 # rdma_rxe), runs all its rows, unloads it; odd rounds go in the given
-# order, even rounds reversed (drivers, parameter sets and rows), so slow
-# drift in the host's speed hits both sides of a ratio alike. With two
+# order, even rounds reversed (drivers and rows), so slow drift in the
+# host's speed hits both sides of a ratio alike. mroce's parameter sets
+# (columns) also rotate by one place every two rounds (in_round_rotation:
+# A B C, C B A, B C A, A C B, ...), so each column runs in every place of
+# the round alike. With two
 # drivers the first in a round runs its latency rows last and the second
 # runs them first: the two drivers' latency samples are back to back (the
 # guest's speed is bimodal over minutes; run_driver). Kernel TCP runs at
@@ -523,7 +526,7 @@ run_driver() {
 	local drv=$1 r=$2 pos=${3:-} why='' c row t l dcols order=() rorder=() lrows=() orows=()
 	read -ra dcols <<< "$(cols_of "$drv")"
 	# (no <(...): the guest has no /dev/fd)
-	mapfile -t order <<< "$(in_round_order "$r" "${dcols[@]}")"
+	mapfile -t order <<< "$(in_round_rotation "$r" "${dcols[@]}")"
 	mapfile -t rorder <<< "$(in_round_order "$r" "${rdma_rows[@]}")"
 	for row in "${rorder[@]}"; do
 		if [[ $row == lat:* ]]; then lrows+=("$row"); else orows+=("$row"); fi
