@@ -18,10 +18,10 @@
 #include <linux/ipv6.h>
 #include <linux/module.h>
 #include <linux/udp.h>
-#include <net/dst_cache.h>
 #include <net/inet_ecn.h>
 #include <net/ip.h>
 #include <net/ip6_checksum.h>
+#include <net/ip6_fib.h>
 #include <net/ip6_route.h>
 #include <net/ipv6.h>
 #include <net/net_namespace.h>
@@ -67,7 +67,11 @@ u16 mroce_net_mtu(const struct mroce_dev *mdev, bool v6)
 
 static int mroce_encap_recv(struct sock *sk, struct sk_buff *skb)
 {
-	struct mroce_rx_meta meta;
+	/*
+	 * Every field is set below: no stack zeroing for it on every packet
+	 * (INIT_STACK_ALL_ZERO, as Debian's kernels are built).
+	 */
+	struct mroce_rx_meta meta __uninitialized;
 
 	meta.net = sock_net(sk);
 	meta.dev = skb->dev;
@@ -234,15 +238,16 @@ struct sk_buff *mroce_net_alloc_skb(struct mroce_dev *mdev, u32 len, gfp_t gfp)
 	return skb;
 }
 
-/* Route from @laddr to @raddr leaving through the device's netdev. */
+/*
+ * Route from @laddr to @raddr leaving through the device's netdev, with a
+ * reference. The source address is always @laddr: a connection's own, or
+ * the one a packet we answer was sent to.
+ */
 static struct dst_entry *mroce_route(struct net *net, struct mroce_dev *mdev,
 				     bool v6, const struct in6_addr *laddr,
 				     const struct in6_addr *raddr,
-				     __be16 sport, struct dst_cache *dc,
-				     struct in6_addr *saddr)
+				     __be16 sport)
 {
-	struct dst_entry *dst;
-
 	if (!v6) {
 		struct flowi4 fl4 = {
 			.flowi4_oif = mdev->ndev->ifindex,
@@ -253,28 +258,9 @@ static struct dst_entry *mroce_route(struct net *net, struct mroce_dev *mdev,
 			.fl4_dport = htons(mroce_udp_port),
 		};
 		struct rtable *rt;
-		__be32 src;
 
-		if (dc) {
-			rt = dst_cache_get_ip4(dc, &src);
-			if (rt) {
-				ipv6_addr_set_v4mapped(src, saddr);
-				return &rt->dst;
-			}
-		}
 		rt = ip_route_output_key(net, &fl4);
-		if (IS_ERR(rt))
-			return ERR_CAST(rt);
-		if (dc)
-			dst_cache_set_ip4(dc, &rt->dst, fl4.saddr);
-		ipv6_addr_set_v4mapped(fl4.saddr, saddr);
-		return &rt->dst;
-	}
-
-	if (dc) {
-		dst = dst_cache_get_ip6(dc, saddr);
-		if (dst)
-			return dst;
+		return IS_ERR(rt) ? ERR_CAST(rt) : &rt->dst;
 	}
 	{
 		struct flowi6 fl6 = {
@@ -286,48 +272,134 @@ static struct dst_entry *mroce_route(struct net *net, struct mroce_dev *mdev,
 			.fl6_dport = htons(mroce_udp_port),
 		};
 
-		dst = ip6_dst_lookup_flow(net, NULL, &fl6, NULL);
-		if (IS_ERR(dst))
-			return dst;
-		if (dc)
-			dst_cache_set_ip6(dc, dst, &fl6.saddr);
-		*saddr = fl6.saddr;
+		return ip6_dst_lookup_flow(net, NULL, &fl6, NULL);
 	}
-	return dst;
-}
-
-/* The UDP header of one mroce packet; its checksum is the caller's. */
-static void mroce_net_push_udp(struct sk_buff *skb, __be16 sport)
-{
-	struct udphdr *uh = skb_push(skb, sizeof(*uh));
-
-	skb_reset_transport_header(skb);
-	uh->source = sport;
-	uh->dest = htons(mroce_udp_port);
-	uh->len = htons(skb->len);
-	uh->check = 0;
 }
 
 /*
- * The IPv4 header over a UDP-encapsulated packet. Every mroce packet goes
- * with DF (none is larger than mroce_net_mtu()): an atomic datagram, whose
- * ID means nothing to the receiver (RFC 6864 4.1). So the ID is 0, as the
- * IP layer makes it for a DF datagram of an unconnected socket
- * (ip_select_ident_segs()), instead of a per-destination counter hashed and
- * bumped for every packet (a burst segmented on its way numbers its
- * segments from 0). The total length and header checksum are the caller's:
+ * The route of one of a connection's paths (or of its control packets),
+ * cached for every CPU in peer->dst[]: the cache holds a reference, and a
+ * route is replaced or dropped as a whole. Senders use it under RCU
+ * without taking one of their own, as ip_queue_xmit() uses a connected
+ * socket's: a packet leaves with it as a noref dst, and whatever keeps
+ * the packet past the RCU section (a qdisc, the neighbour queue,
+ * nf_queue) takes a reference then (skb_dst_force()). A route that went
+ * stale (dst_check(): routing changed, the netdev went away) is dropped
+ * and looked up again.
+ */
+struct mroce_route {
+	struct dst_entry	*dst;
+	u32			cookie;		/* IPv6's dst_check() cookie */
+	struct rcu_head		rcu;
+};
+
+static void mroce_route_free(struct mroce_route *r)
+{
+	/* The dst itself is freed an RCU grace period after its last put. */
+	dst_release(r->dst);
+	kfree_rcu(r, rcu);
+}
+
+/* Behind an empty or stale cache slot: look up, cache, set on @skb. */
+static noinline struct dst_entry *
+mroce_net_route_slow(struct mroce_peer *peer, unsigned int i, __be16 sport,
+		     struct sk_buff *skb)
+{
+	struct mroce_route *r, *old;
+	struct dst_entry *dst;
+
+	dst = mroce_route(peer->net, peer->mdev, peer->v6, &peer->laddr,
+			  &peer->raddr, sport);
+	if (IS_ERR(dst))
+		return dst;
+	r = kmalloc(sizeof(*r), GFP_ATOMIC);
+	if (!r) {
+		skb_dst_set(skb, dst);	/* this packet's alone */
+		return dst;
+	}
+	r->dst = dst;
+	r->cookie = peer->v6 ? rt6_get_cookie((struct rt6_info *)dst) : 0;
+	old = unrcu_pointer(xchg(&peer->dst[i], RCU_INITIALIZER(r)));
+	if (old)
+		mroce_route_free(old);
+	skb_dst_set_noref(skb, dst);
+	return dst;
+}
+
+/*
+ * The route of path slot @i (MROCE_CTL_DST: control packets) for @skb,
+ * set on it; rcu_read_lock() held until the packet is handed to IP.
+ */
+static __always_inline struct dst_entry *
+mroce_net_route(struct mroce_peer *peer, unsigned int i, __be16 sport,
+		struct sk_buff *skb)
+{
+	struct mroce_route *r = rcu_dereference(peer->dst[i]);
+
+	if (likely(r)) {
+		if (likely(dst_check(r->dst, r->cookie))) {
+			skb_dst_set_noref(skb, r->dst);
+			return r->dst;
+		}
+		if (unrcu_pointer(cmpxchg(&peer->dst[i], RCU_INITIALIZER(r),
+					  NULL)) == r)
+			mroce_route_free(r);
+	}
+	return mroce_net_route_slow(peer, i, sport, skb);
+}
+
+/**
+ * mroce_net_reset_routes() - forget a connection's cached routes
+ * @peer: the connection; its netdev or addresses changed, or it is freed
+ */
+void mroce_net_reset_routes(struct mroce_peer *peer)
+{
+	struct mroce_route *r;
+	unsigned int i;
+
+	for (i = 0; i < ARRAY_SIZE(peer->dst); i++) {
+		r = unrcu_pointer(xchg(&peer->dst[i], NULL));
+		if (r)
+			mroce_route_free(r);
+	}
+}
+
+/*
+ * UDP and IPv4 headers onto an mroce packet whose route is set. Every
+ * mroce packet goes with DF (none is larger than mroce_net_mtu()): an
+ * atomic datagram, whose ID means nothing to the receiver (RFC 6864 4.1).
+ * So the ID is 0, as the IP layer makes it for a DF datagram of an
+ * unconnected socket (ip_select_ident_segs()), instead of a
+ * per-destination counter hashed and bumped for every packet (a burst
+ * segmented on its way numbers its segments from 0). The UDP checksum is
+ * left to the device: CHECKSUM_PARTIAL with the pseudo-header sum in
+ * place, as udp_set_csum() makes it for a packet without checksum state
+ * (every packet we send is a fresh one of ours); validate_xmit_skb()
+ * computes it in front of a netdev that cannot, so it is on the wire
+ * either way. The IP total length and header checksum are the caller's:
  * a lone packet gets them from ip_local_out(), a burst's segments carry
  * their own.
  */
-static struct iphdr *mroce_net_push_ip4(struct sk_buff *skb,
-					struct dst_entry *dst, __be32 saddr,
-					__be32 daddr, u8 tos)
+static __always_inline struct iphdr *
+mroce_net_push4(struct sk_buff *skb, const struct dst_entry *dst, __be32 saddr,
+		__be32 daddr, __be16 sport, u8 tos)
 {
+	unsigned int ulen = skb->len + sizeof(struct udphdr);
+	struct udphdr *uh;
 	struct iphdr *iph;
 
-	udp_set_csum(false, skb, saddr, daddr, skb->len);
-	iph = skb_push(skb, sizeof(*iph));
+	iph = skb_push(skb, sizeof(*iph) + sizeof(*uh));
 	skb_reset_network_header(skb);
+	skb_set_transport_header(skb, sizeof(*iph));
+	uh = (struct udphdr *)(iph + 1);
+	uh->source = sport;
+	uh->dest = htons(mroce_udp_port);
+	uh->len = htons(ulen);
+	uh->check = ~udp_v4_check(ulen, saddr, daddr, 0);
+	skb->ip_summed = CHECKSUM_PARTIAL;
+	skb->csum_start = (unsigned char *)uh - skb->head;
+	skb->csum_offset = offsetof(struct udphdr, check);
+
 	iph->version = 4;
 	iph->ihl = sizeof(*iph) >> 2;
 	iph->tos = tos;
@@ -342,36 +414,50 @@ static struct iphdr *mroce_net_push_ip4(struct sk_buff *skb,
 	return iph;
 }
 
-/* Push UDP and IP onto an mroce packet and hand it to the IP layer. */
-static void mroce_encap_xmit(struct net *net, struct mroce_dev *mdev,
-			     struct sk_buff *skb, struct dst_entry *dst,
-			     bool v6, const struct in6_addr *saddr,
-			     const struct in6_addr *daddr, __be16 sport, u8 tos)
+/* UDP and IPv6 headers onto an mroce packet whose route is set. */
+static void mroce_net_push6(struct sk_buff *skb, const struct in6_addr *saddr,
+			    const struct in6_addr *daddr, __be16 sport, u8 tos)
+{
+	struct ipv6hdr *ip6h;
+	struct udphdr *uh;
+
+	uh = skb_push(skb, sizeof(*uh));
+	skb_reset_transport_header(skb);
+	uh->source = sport;
+	uh->dest = htons(mroce_udp_port);
+	uh->len = htons(skb->len);
+	uh->check = 0;
+	udp6_set_csum(false, skb, saddr, daddr, skb->len);
+
+	ip6h = skb_push(skb, sizeof(*ip6h));
+	skb_reset_network_header(skb);
+	ip6_flow_hdr(ip6h, tos, 0);
+	ip6h->payload_len = htons(skb->len - sizeof(*ip6h));
+	ip6h->nexthdr = IPPROTO_UDP;
+	ip6h->hop_limit = ip6_dst_hoplimit(skb_dst(skb));
+	ip6h->saddr = *saddr;
+	ip6h->daddr = *daddr;
+	skb->protocol = htons(ETH_P_IPV6);
+	memset(IP6CB(skb), 0, sizeof(*IP6CB(skb)));
+}
+
+/* Encapsulate a packet whose route is set and hand it to the IP layer. */
+static __always_inline void mroce_encap_xmit(struct net *net,
+					     struct mroce_dev *mdev,
+					     struct sk_buff *skb, bool v6,
+					     const struct in6_addr *saddr,
+					     const struct in6_addr *daddr,
+					     __be16 sport, u8 tos)
 {
 	unsigned int len = skb->len;
 	int err;
 
-	skb_dst_set(skb, dst);
-	mroce_net_push_udp(skb, sport);
-
-	if (!v6) {
-		mroce_net_push_ip4(skb, dst, saddr->s6_addr32[3],
-				   daddr->s6_addr32[3], tos);
+	if (likely(!v6)) {
+		mroce_net_push4(skb, skb_dst(skb), saddr->s6_addr32[3],
+				daddr->s6_addr32[3], sport, tos);
 		err = ip_local_out(net, NULL, skb);
 	} else {
-		struct ipv6hdr *ip6h;
-
-		udp6_set_csum(false, skb, saddr, daddr, skb->len);
-		ip6h = skb_push(skb, sizeof(*ip6h));
-		skb_reset_network_header(skb);
-		ip6_flow_hdr(ip6h, tos, 0);
-		ip6h->payload_len = htons(skb->len - sizeof(*ip6h));
-		ip6h->nexthdr = IPPROTO_UDP;
-		ip6h->hop_limit = ip6_dst_hoplimit(dst);
-		ip6h->saddr = *saddr;
-		ip6h->daddr = *daddr;
-		skb->protocol = htons(ETH_P_IPV6);
-		memset(IP6CB(skb), 0, sizeof(*IP6CB(skb)));
+		mroce_net_push6(skb, saddr, daddr, sport, tos);
 		err = ip6_local_out(net, NULL, skb);
 	}
 
@@ -381,6 +467,24 @@ static void mroce_encap_xmit(struct net *net, struct mroce_dev *mdev,
 	}
 	mroce_counter_inc(mdev, MROCE_CNT_SENT_PKTS);
 	mroce_counter_add(mdev, MROCE_CNT_SENT_BYTES, len);
+}
+
+/* mroce_net_xmit() with rcu_read_lock() held. */
+static __always_inline void mroce_net_xmit_rcu(struct mroce_peer *peer,
+					       struct sk_buff *skb)
+{
+	const struct mroce_skb_cb *cb = mroce_cb(skb);
+	__be16 sport = htons(cb->sport);
+	struct dst_entry *dst;
+
+	dst = mroce_net_route(peer, cb->dst, sport, skb);
+	if (IS_ERR(dst)) {
+		mroce_counter_inc(peer->mdev, MROCE_CNT_SEND_ERR);
+		kfree_skb(skb);
+		return;
+	}
+	mroce_encap_xmit(peer->net, peer->mdev, skb, peer->v6, &peer->laddr,
+			 &peer->raddr, sport, cb->tos);
 }
 
 /**
@@ -393,20 +497,9 @@ static void mroce_encap_xmit(struct net *net, struct mroce_dev *mdev,
  */
 void mroce_net_xmit(struct mroce_peer *peer, struct sk_buff *skb)
 {
-	struct mroce_skb_cb *cb = mroce_cb(skb);
-	__be16 sport = htons(cb->sport);
-	struct dst_entry *dst;
-	struct in6_addr saddr;
-
-	dst = mroce_route(peer->net, peer->mdev, peer->v6, &peer->laddr,
-			  &peer->raddr, sport, &peer->dst[cb->dst], &saddr);
-	if (IS_ERR(dst)) {
-		mroce_counter_inc(peer->mdev, MROCE_CNT_SEND_ERR);
-		kfree_skb(skb);
-		return;
-	}
-	mroce_encap_xmit(peer->net, peer->mdev, skb, dst, peer->v6, &saddr,
-			 &peer->raddr, sport, cb->tos);
+	rcu_read_lock();
+	mroce_net_xmit_rcu(peer, skb);
+	rcu_read_unlock();
 }
 
 /*
@@ -460,24 +553,27 @@ static bool mroce_net_may_burst(const struct mroce_peer *peer,
 }
 
 /* UDP and IPv4 header of one packet of a burst. */
-static void mroce_net_push4(struct sk_buff *skb, struct dst_entry *dst,
-			    __be32 saddr, __be32 daddr, __be16 sport, u8 tos)
+static void mroce_net_push4_burst(struct sk_buff *skb,
+				  const struct dst_entry *dst, __be32 saddr,
+				  __be32 daddr, __be16 sport, u8 tos)
 {
 	struct iphdr *iph;
 
-	mroce_net_push_udp(skb, sport);
-	iph = mroce_net_push_ip4(skb, dst, saddr, daddr, tos);
+	iph = mroce_net_push4(skb, dst, saddr, daddr, sport, tos);
 	iph->tot_len = htons(skb->len);
 	ip_send_check(iph);
 }
 
-/* Send @head and the @n - 1 packets after it in @q as one GSO skb. */
+/*
+ * Send @head (its route set) and the @n - 1 packets after it in @q as one
+ * GSO skb.
+ */
 static void mroce_net_xmit_burst(struct mroce_peer *peer, struct sk_buff *head,
-				 struct sk_buff_head *q, unsigned int n,
-				 struct dst_entry *dst, const struct in6_addr *saddr)
+				 struct sk_buff_head *q, unsigned int n)
 {
+	const struct dst_entry *dst = skb_dst(head);
 	__be16 sport = htons(mroce_cb(head)->sport);
-	__be32 src = saddr->s6_addr32[3], dst4 = peer->raddr.s6_addr32[3];
+	__be32 src = peer->laddr.s6_addr32[3], dst4 = peer->raddr.s6_addr32[3];
 	u8 tos = mroce_cb(head)->tos;
 	struct skb_shared_info *sh;
 	struct sk_buff *skb, **tail;
@@ -485,12 +581,12 @@ static void mroce_net_xmit_burst(struct mroce_peer *peer, struct sk_buff *head,
 	int err;
 
 	/* First, while the checksum seed is still the first packet's own. */
-	mroce_net_push4(head, dst, src, dst4, sport, tos);
+	mroce_net_push4_burst(head, dst, src, dst4, sport, tos);
 	tail = &skb_shinfo(head)->frag_list;
 	for (i = 1; i < n; i++) {
 		skb = __skb_dequeue(q);
 		bytes += skb->len;
-		mroce_net_push4(skb, dst, src, dst4, sport, tos);
+		mroce_net_push4_burst(skb, dst, src, dst4, sport, tos);
 		*tail = skb;
 		tail = &skb->next;
 		head->len += skb->len;
@@ -509,7 +605,6 @@ static void mroce_net_xmit_burst(struct mroce_peer *peer, struct sk_buff *head,
 	sh->gso_type = SKB_GSO_UDP_L4 | SKB_GSO_FRAGLIST;
 	sh->gso_size = len0;
 	sh->gso_segs = n;
-	skb_dst_set(head, dst);
 
 	err = ip_local_out(peer->net, NULL, head);
 	if (unlikely(net_xmit_eval(err))) {
@@ -531,32 +626,31 @@ static void mroce_net_xmit_burst(struct mroce_peer *peer, struct sk_buff *head,
  */
 void mroce_net_xmit_list(struct mroce_peer *peer, struct sk_buff_head *q)
 {
+	bool bursts = !peer->v6 && READ_ONCE(mroce_tx_burst) >= 2;
 	struct sk_buff *skb, *next;
 
+	rcu_read_lock();
 	while ((skb = __skb_dequeue(q))) {
 		struct mroce_skb_cb *cb = mroce_cb(skb);
 		__be16 sport = htons(cb->sport);
-		struct dst_entry *dst;
-		struct in6_addr saddr;
 		unsigned int n = 1, total = skb->len + MROCE_NET_HDRS;
+		struct dst_entry *dst;
 
 		next = skb_peek(q);
-		if (!next || peer->v6 || READ_ONCE(mroce_tx_burst) < 2 ||
-		    !mroce_net_joins(skb, next, total)) {
-			mroce_net_xmit(peer, skb);
+		if (!bursts || !next || !mroce_net_joins(skb, next, total)) {
+			mroce_net_xmit_rcu(peer, skb);
 			continue;
 		}
-		dst = mroce_route(peer->net, peer->mdev, false, &peer->laddr,
-				  &peer->raddr, sport, &peer->dst[cb->dst],
-				  &saddr);
+		dst = mroce_net_route(peer, cb->dst, sport, skb);
 		if (IS_ERR(dst)) {
 			mroce_counter_inc(peer->mdev, MROCE_CNT_SEND_ERR);
 			kfree_skb(skb);
 			continue;
 		}
 		if (!mroce_net_may_burst(peer, dst)) {
-			mroce_encap_xmit(peer->net, peer->mdev, skb, dst, false,
-					 &saddr, &peer->raddr, sport, cb->tos);
+			mroce_encap_xmit(peer->net, peer->mdev, skb, false,
+					 &peer->laddr, &peer->raddr, sport,
+					 cb->tos);
 			continue;
 		}
 		skb_queue_walk(q, next) {
@@ -566,8 +660,9 @@ void mroce_net_xmit_list(struct mroce_peer *peer, struct sk_buff_head *q)
 			total += next->len + MROCE_NET_HDRS;
 			n++;
 		}
-		mroce_net_xmit_burst(peer, skb, q, n, dst, &saddr);
+		mroce_net_xmit_burst(peer, skb, q, n);
 	}
+	rcu_read_unlock();
 }
 
 /* Reply to the sender of a received packet without a connection (NAK). */
@@ -578,24 +673,15 @@ void mroce_net_xmit_oneshot(struct mroce_dev *mdev,
 	__be16 sport = htons(get_random_u32_inclusive(MROCE_SPORT_MIN,
 						      MROCE_SPORT_MAX));
 	struct dst_entry *dst;
-	struct in6_addr saddr;
 
 	dst = mroce_route(meta->net, mdev, meta->v6, &meta->daddr,
-			  &meta->saddr, sport, NULL, &saddr);
+			  &meta->saddr, sport);
 	if (IS_ERR(dst)) {
 		mroce_counter_inc(mdev, MROCE_CNT_SEND_ERR);
 		kfree_skb(skb);
 		return;
 	}
-	mroce_encap_xmit(meta->net, mdev, skb, dst, meta->v6, &saddr,
+	skb_dst_set(skb, dst);
+	mroce_encap_xmit(meta->net, mdev, skb, meta->v6, &meta->daddr,
 			 &meta->saddr, sport, 0);
-}
-
-/* Forget cached routes (the netdev or its addresses changed). */
-void mroce_net_reset_routes(struct mroce_peer *peer)
-{
-	unsigned int i;
-
-	for (i = 0; i < ARRAY_SIZE(peer->dst); i++)
-		dst_cache_reset(&peer->dst[i]);
 }

@@ -49,7 +49,6 @@ static void mroce_peer_free_work(struct work_struct *work)
 {
 	struct mroce_peer *peer = container_of(work, struct mroce_peer,
 					       free_work);
-	unsigned int i;
 
 	/*
 	 * Out of every table: wait out the receive paths and doorbells that
@@ -80,8 +79,7 @@ static void mroce_peer_free_work(struct work_struct *work)
 	skb_queue_purge(&peer->sendq);
 	skb_queue_purge(&peer->sendctl);
 	xa_destroy(&peer->qp_xa);
-	for (i = 0; i < ARRAY_SIZE(peer->dst); i++)
-		dst_cache_destroy(&peer->dst[i]);
+	mroce_net_reset_routes(peer);
 	kvfree(peer);
 }
 
@@ -132,22 +130,19 @@ static struct mroce_peer *mroce_peer_alloc(struct mroce_dev *mdev,
 {
 	struct mroce_conn_cfg cfg = {};
 	struct mroce_peer *peer;
-	unsigned int i;
 	u64 nonce;
 	int err;
 
 	peer = kvzalloc(sizeof(*peer), GFP_KERNEL);
 	if (!peer)
 		return NULL;
-	for (i = 0; i < ARRAY_SIZE(peer->dst); i++) {
-		if (dst_cache_init(&peer->dst[i], GFP_KERNEL))
-			goto err_dst;
-	}
 	err = xa_alloc_cyclic(&mroce_conn_ids, &peer->id, NULL,
 			      XA_LIMIT(1, U32_MAX), &mroce_conn_next,
 			      GFP_KERNEL);
-	if (err < 0)
-		goto err_dst;
+	if (err < 0) {
+		kvfree(peer);
+		return NULL;
+	}
 
 	peer->mdev = mdev;
 	peer->v6 = v6;
@@ -194,22 +189,12 @@ static struct mroce_peer *mroce_peer_alloc(struct mroce_dev *mdev,
 	mroce_conn_init(&peer->conn, &cfg);
 	mroce_ack_hint_newcomer(peer);
 	return peer;
-
-err_dst:
-	while (i--)
-		dst_cache_destroy(&peer->dst[i]);
-	kvfree(peer);
-	return NULL;
 }
 
 /* A peer that lost the race to be created: never published. */
 static void mroce_peer_discard(struct mroce_peer *peer)
 {
-	unsigned int i;
-
 	xa_erase(&mroce_conn_ids, peer->id);
-	for (i = 0; i < ARRAY_SIZE(peer->dst); i++)
-		dst_cache_destroy(&peer->dst[i]);
 	kvfree(peer);
 }
 

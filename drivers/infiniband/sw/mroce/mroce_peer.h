@@ -86,7 +86,6 @@
 #include <linux/interrupt.h>
 #include <linux/in6.h>
 #include <linux/refcount.h>
-#include <net/dst_cache.h>
 #include <net/inet_ecn.h>
 
 #include "mroce.h"
@@ -205,7 +204,8 @@ struct mroce_peer {
 	bool			rx_data;	/* the holder received data */
 	struct mroce_conn	conn;
 	struct mroce_path	paths[MROCE_PEER_PATHS];
-	struct dst_cache	dst[MROCE_PEER_PATHS + 1];
+	/* the paths' and control packets' routes (mroce_net.c) */
+	struct mroce_route __rcu *dst[MROCE_PEER_PATHS + 1];
 	struct xarray		qp_xa;		/* local QPN -> QP (writes: peer->lock) */
 	struct list_head	qps;		/* attached QPs */
 	struct list_head	tx_list;	/* QPs with something to send */
