@@ -437,11 +437,7 @@ in_round_rotation() {
 	local -a w=("$@") o=()
 	s=$(((r - 1) / 2 % n))
 	for ((i = 0; i < n; i++)); do o+=("${w[(s + i) % n]}"); done
-	if [ $((r % 2)) -eq 1 ]; then
-		printf '%s\n' "${o[@]}"
-	else
-		for ((i = n - 1; i >= 0; i--)); do printf '%s\n' "${o[$i]}"; done
-	fi
+	in_round_order "$r" "${o[@]}"
 }
 
 # bench_stats [-c] [-i ERE] [-r ERE]: the statistics of the rounds, one awk
