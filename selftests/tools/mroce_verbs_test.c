@@ -2138,6 +2138,55 @@ static void test_rkey_after_dereg(const char *peer)
 	rc_pair_close(&p, smr, spare_mr);
 }
 
+/*
+ * With a transport, run by mroce_verbs.sh with netem losing packets from the
+ * responder: WRITEs of several packets each with a deregistered rkey, each on
+ * a fresh pair, must all fail with IBV_WC_REM_ACCESS_ERR. The responder's QP
+ * fails at the first packet it refuses; the others of that message and any
+ * resend arrive after that, and the requester completes the WRITE with
+ * whichever NAK it handles first (CI once saw REM_INV_REQ_ERR: the packets
+ * after the first got UNKNOWN_STREAM from the failed QP, and the first's NAK
+ * was handled later). A lost NAK makes that order certain.
+ */
+static void test_rkey_after_dereg_lossy(const char *peer)
+{
+	enum { LEN = 12000, ROUNDS = 16 };
+	static char sbuf[LEN], rbuf[LEN];
+	const char *st, *bad_st = NULL;
+	int i, good = 0, other = 0;
+	struct ibv_mr *smr, *rmr;
+	struct ibv_sge sge;
+	struct rc_pair p;
+	struct ibv_wc wc;
+	uint32_t rkey;
+
+	for (i = 0; i < ROUNDS; i++) {
+		rc_pair_open(&p, peer, 4, 1, "rkey after dereg, lossy");
+		rmr = ibv_reg_mr(p.pd2, rbuf, LEN, IBV_ACCESS_LOCAL_WRITE |
+				 IBV_ACCESS_REMOTE_WRITE);
+		smr = ibv_reg_mr(pd, sbuf, LEN, IBV_ACCESS_LOCAL_WRITE);
+		if (!rmr || !smr)
+			die("rkey after dereg, lossy: MRs");
+		rkey = rmr->rkey;
+		sge = (struct ibv_sge){ (uintptr_t)sbuf, LEN, smr->lkey };
+		if (ibv_dereg_mr(rmr))
+			die("rkey after dereg, lossy: dereg_mr");
+		st = rdma1(&p, 4, IBV_WR_RDMA_WRITE, &sge, (uintptr_t)rbuf,
+			   rkey, &wc);
+		if (wc.status == IBV_WC_REM_ACCESS_ERR) {
+			good++;
+		} else {
+			other++;
+			if (!bad_st)
+				bad_st = st;
+		}
+		rc_pair_close(&p, smr, NULL);
+	}
+	CHECK(good == ROUNDS,
+	      "rkey after dereg, responder losing packets: %d %d B WRITEs with an old rkey, each on a fresh pair, all fail with REM_ACCESS_ERR (%d ok, %d other, first other: %s)",
+	      ROUNDS, LEN, good, other, bad_st ? bad_st : "none");
+}
+
 /* Objects for `rdma res show` to find; wait for the script. */
 static int hold(void)
 {
@@ -2179,7 +2228,9 @@ static int hold(void)
 int main(int argc, char **argv)
 {
 	if (argc < 2) {
-		fprintf(stderr, "usage: %s DEVICE [--hold]\n", argv[0]);
+		fprintf(stderr,
+			"usage: %s DEVICE [--hold | --traffic PEER | --rkey-lossy PEER]\n",
+			argv[0]);
 		return 2;
 	}
 	ctx = tc_open_device(argv[1]);
@@ -2196,6 +2247,10 @@ int main(int argc, char **argv)
 
 	if (argc > 2 && !strcmp(argv[2], "--hold"))
 		return hold();
+	if (argc > 3 && !strcmp(argv[2], "--rkey-lossy")) {
+		test_rkey_after_dereg_lossy(argv[3]);
+		goto out;
+	}
 
 	test_device();
 	test_pd_mr();
@@ -2221,6 +2276,7 @@ int main(int argc, char **argv)
 		test_send_to_destroyed_qp(argv[3]);
 	}
 
+out:
 	ibv_dealloc_pd(pd);
 	ibv_close_device(ctx);
 	return tc_nfail ? 1 : 0;

@@ -213,6 +213,9 @@ void mroce_comp_release(struct mroce_peer *peer, struct mroce_qp *qp)
 	struct mroce_qp_xport *xp = &qp->xport;
 
 	lockdep_assert_held(&peer->lock);
+	/* A new death forgets an old refusal; a second release keeps it. */
+	if (xp->state != MROCE_XQP_DEAD)
+		xp->refused_code = 0;
 	xp->state = MROCE_XQP_DEAD;
 	xp->cur = NULL;
 	xp->hold_until = 0;

@@ -497,6 +497,15 @@ void mroce_rx_tomb_clear(struct mroce_peer *peer, u32 qpn)
 	}
 }
 
+/*
+ * READ_RESP and ATOMIC_RESP carry the SSN of our own request, every other
+ * data opcode the peer's: one number may name two messages of a stream.
+ */
+static bool mroce_rx_is_answer(u8 op)
+{
+	return op == MROCE_OP_READ_RESP || op == MROCE_OP_ATOMIC_RESP;
+}
+
 enum mroce_tomb_res {
 	MROCE_TOMB_NONE,	/* no tombstone speaks for the packet */
 	MROCE_TOMB_DUP,		/* a chunk the QP that is gone had received */
@@ -566,6 +575,17 @@ static enum mroce_rx_res mroce_rx_stream(struct mroce_rx_ctx *rc)
 	xp = &rc->qp->xport;
 	if (xp->state == MROCE_XQP_DEAD) {
 		mroce_rx_peer_count(rc, MROCE_CNT_DROP_QP_STATE);
+		/*
+		 * A chunk of the message whose refusal failed the QP gets that
+		 * refusal again (§4.4): its chunks arrive in any order over
+		 * the paths, its NAKs may be reordered or lost, and the sender
+		 * fails the WQE with whichever NAK it handles first. An
+		 * invalid rkey must read REM_ACCESS_ERR from every chunk, not
+		 * REM_INV_REQ_ERR from those after the first.
+		 */
+		if (xp->refused_code && d->ssn == xp->refused_ssn &&
+		    mroce_rx_is_answer(rc->pkt->c.opcode) == xp->refused_answer)
+			return mroce_rx_nak_res(rc, xp->refused_code, 0, false);
 		return mroce_rx_nak_res(rc, MROCE_NAK_UNKNOWN_STREAM, 0, false);
 	}
 
@@ -667,8 +687,16 @@ static void mroce_rx_data(struct mroce_peer *peer, struct sk_buff *skb,
 	case MROCE_RX_FATAL:
 		mroce_ack_nak(peer, pkt, rc.code, rc.arg);
 		/* IB class C: the responder's QP fails with the requester's. */
-		if (res == MROCE_RX_FATAL)
+		if (res == MROCE_RX_FATAL &&
+		    rc.qp->xport.state != MROCE_XQP_DEAD) {
+			struct mroce_qp_xport *xp = &rc.qp->xport;
+
 			mroce_comp_fail_access(peer, rc.qp);
+			/* After: entering DEAD clears the record. */
+			xp->refused_code = rc.code;
+			xp->refused_ssn = pkt->u.d.ssn;
+			xp->refused_answer = mroce_rx_is_answer(pkt->c.opcode);
+		}
 		break;
 	default:
 		break;

@@ -196,6 +196,14 @@ struct mroce_qp_xport {
 	struct mroce_rdreq	*rd;		/* MROCE_RD_SLOTS entries */
 	u32			rd_exec;	/* next read ordinal to execute */
 	u32			rd_resp;	/* next read ordinal to answer */
+	/*
+	 * The refusal that failed the QP (IB class C), kept while it is DEAD:
+	 * later chunks of that message get its NAK code, not UNKNOWN_STREAM
+	 * (mroce_rx_stream()). 0 = none; cleared on entering DEAD.
+	 */
+	u8			refused_code;	/* enum mroce_nak_code */
+	bool			refused_answer;	/* READ_RESP/ATOMIC_RESP ssn */
+	u32			refused_ssn;
 };
 
 /* The transport's part of a send WQE. */
