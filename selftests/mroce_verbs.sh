@@ -31,16 +31,23 @@ else
 	ktap_skip "SRQ limit event and one-deep queues under traffic" "$why"
 fi
 
-# One subtest per line the program prints: "ok|fail<TAB>what[<TAB>why]".
+# One subtest per line the program printed into $1:
+# "ok|fail<TAB>what[<TAB>why]".
+report_subtests() {
+	local st desc why
+
+	while IFS=$'\t' read -r st desc why; do
+		case $st in
+		ok) ktap_ok "$desc" ;;
+		fail) ktap_fail "$desc" "$why" ;;
+		*) ktap_info "$st $desc $why" ;;
+		esac
+	done < "$1"
+}
+
 "$bin" mroce_a "${mode[@]}" > "$MROCE_TEST_OUT/verbs_test.out" 2>&1
 rc=$?
-while IFS=$'\t' read -r st desc why; do
-	case $st in
-	ok) ktap_ok "$desc" ;;
-	fail) ktap_fail "$desc" "$why" ;;
-	*) ktap_info "$st $desc $why" ;;
-	esac
-done < "$MROCE_TEST_OUT/verbs_test.out"
+report_subtests "$MROCE_TEST_OUT/verbs_test.out"
 check_eq "mroce_verbs_test exit status" 0 "$rc"
 
 # A WRITE with a stale rkey again, with netem losing 30 % of what the
@@ -56,13 +63,7 @@ else
 	"$bin" mroce_a --rkey-lossy mroce_b > "$MROCE_TEST_OUT/verbs_lossy.out" 2>&1
 	rc=$?
 	netem_clear b vb
-	while IFS=$'\t' read -r st desc why; do
-		case $st in
-		ok) ktap_ok "$desc" ;;
-		fail) ktap_fail "$desc" "$why" ;;
-		*) ktap_info "$st $desc $why" ;;
-		esac
-	done < "$MROCE_TEST_OUT/verbs_lossy.out"
+	report_subtests "$MROCE_TEST_OUT/verbs_lossy.out"
 	check_eq "mroce_verbs_test --rkey-lossy exit status" 0 "$rc"
 fi
 

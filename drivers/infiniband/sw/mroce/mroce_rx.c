@@ -497,15 +497,6 @@ void mroce_rx_tomb_clear(struct mroce_peer *peer, u32 qpn)
 	}
 }
 
-/*
- * READ_RESP and ATOMIC_RESP carry the SSN of our own request, every other
- * data opcode the peer's: one number may name two messages of a stream.
- */
-static bool mroce_rx_is_answer(u8 op)
-{
-	return op == MROCE_OP_READ_RESP || op == MROCE_OP_ATOMIC_RESP;
-}
-
 enum mroce_tomb_res {
 	MROCE_TOMB_NONE,	/* no tombstone speaks for the packet */
 	MROCE_TOMB_DUP,		/* a chunk the QP that is gone had received */
@@ -584,7 +575,7 @@ static enum mroce_rx_res mroce_rx_stream(struct mroce_rx_ctx *rc)
 		 * REM_INV_REQ_ERR from those after the first.
 		 */
 		if (xp->refused_code && d->ssn == xp->refused_ssn &&
-		    mroce_rx_is_answer(rc->pkt->c.opcode) == xp->refused_answer)
+		    mroce_op_is_resp(rc->pkt->c.opcode) == xp->refused_answer)
 			return mroce_rx_nak_res(rc, xp->refused_code, 0, false);
 		return mroce_rx_nak_res(rc, MROCE_NAK_UNKNOWN_STREAM, 0, false);
 	}
@@ -695,7 +686,7 @@ static void mroce_rx_data(struct mroce_peer *peer, struct sk_buff *skb,
 			/* After: entering DEAD clears the record. */
 			xp->refused_code = rc.code;
 			xp->refused_ssn = pkt->u.d.ssn;
-			xp->refused_answer = mroce_rx_is_answer(pkt->c.opcode);
+			xp->refused_answer = mroce_op_is_resp(pkt->c.opcode);
 		}
 		break;
 	default:

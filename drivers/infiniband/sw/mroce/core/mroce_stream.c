@@ -74,7 +74,7 @@ enum mroce_srx_verdict mroce_srx_check_data(struct mroce_srx *r,
 	u8 op = pkt->c.opcode;
 
 	if (v == MROCE_SRX_NEW || !fresh ||
-	    (op != MROCE_OP_READ_RESP && op != MROCE_OP_ATOMIC_RESP))
+	    !mroce_op_is_resp(op))
 		return v;
 	if (d->msn != 0 || d->msg_offset != 0 || !asked)
 		return MROCE_SRX_WINDOW;

@@ -208,6 +208,15 @@ struct mroce_pkt {
 };
 
 bool mroce_op_is_data(u8 opcode);
+
+/*
+ * READ_RESP and ATOMIC_RESP carry the SSN of the receiver's own request,
+ * every other data opcode the sender's: one SSN may name two messages.
+ */
+static inline bool mroce_op_is_resp(u8 opcode)
+{
+	return opcode == MROCE_OP_READ_RESP || opcode == MROCE_OP_ATOMIC_RESP;
+}
 /* Fixed header length of an opcode (ACK: without blocks); 0 if unknown. */
 u32 mroce_hdr_len(u8 opcode);
 /*
