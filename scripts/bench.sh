@@ -10,6 +10,8 @@
 #   rdma_bench_rounds.csv      every round's sample
 #   rdma_bench_lat.txt         the 64 B latency A/B round by round (two or
 #                              more columns: rxe and mroce, or two builds)
+#                              (rdma_bench.txt and .md end with the A/B
+#                              verdicts: lat_dist.py verdict)
 #   rdma_bench.png             goodput against loss (if gnuplot is installed)
 #   run.txt                    what was measured: commit, kernel, host load
 # Every table file starts with the commit and how busy the host was: the
@@ -139,6 +141,21 @@ if [ -s "$dest/rdma_bench_rounds.csv" ]; then
 		cat "$dest/rdma_bench_lat.txt"
 	else
 		rm -f "$dest/rdma_bench_lat.txt"
+	fi
+fi
+# The A/B verdicts: per pair of columns and row, the median of the paired
+# per-round ratios with a 95 % sign-test interval (latency: same-mode
+# pairs only; SUSPECT samples left out; lat_dist.py verdict). They end
+# rdma_bench.txt and rdma_bench.md and go to the terminal.
+if [ -s "$dest/rdma_bench_rounds.csv" ]; then
+	verdict=$(python3 "$top/selftests/bench/lat_dist.py" verdict "$dest/rdma_bench_rounds.csv" 2>&1)
+	if grep -q '^verdict ' <<< "$verdict"; then
+		echo
+		echo "$verdict"
+		[ ! -f "$dest/rdma_bench.txt" ] || printf '\n%s\n' "$verdict" >> "$dest/rdma_bench.txt"
+		# shellcheck disable=SC2016 # the backquotes are markdown's
+		[ ! -f "$dest/rdma_bench.md" ] ||
+			printf '\n```\n%s\n```\n' "$verdict" >> "$dest/rdma_bench.md"
 	fi
 fi
 # The guest's clocksource (vmrun.py --clock, MROCE_VM_CLOCK): every

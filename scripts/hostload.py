@@ -13,8 +13,14 @@ A sample above 1 CPU is reported on stderr at once, at most once a minute
 TCG's load average counts our own vCPU threads, so only "others" tells
 whether someone else shared the host.
 
-With TIMELINE, that file also gets one line per second, "EPOCH OTHERS"
-(the second's end in Unix time, the CPUs the others used in it): a build
+With TIMELINE, that file also gets one line per second, "EPOCH OTHERS
+LOOP" (the second's end in Unix time, the CPUs the others used in it, and
+the host's own speed: the CPU time in us, of this thread, of a fixed loop
+of Python, run on each host CPU in turn about 4 times a second; LOOP is
+the slowest CPU's median in the second; ~600-650 us on the session-28
+host when fast. The host is a VM itself and shows no steal time: a slow
+stretch of one of its CPUs, 1.9x for 0.5 s to several s, shows only as
+that loop taking longer; docs/testing.md): a build
 on the host for a few seconds takes one of the two CPUs the guest's vCPUs
 need and turns a sample taken then slow (64 B latency typical 45 -> 306
 us, docs/testing.md), which a 10 s average hides. make bench matches each
@@ -22,10 +28,23 @@ sample's window against it (scripts/bench.sh).
 """
 import os
 import signal
+import statistics
 import sys
 import time
 
 HZ = os.sysconf("SC_CLK_TCK")
+LOOP_N = 20000
+
+
+def speed_loop():
+    """The thread CPU time in us of a fixed piece of work (no sleep, no
+    system call inside): longer when the host's CPU itself runs slower,
+    not when another process preempts this one."""
+    c0 = time.thread_time_ns()
+    s = 0
+    for i in range(LOOP_N):
+        s += i * i
+    return (time.thread_time_ns() - c0) / 1000.0
 
 
 def host_busy():
@@ -76,12 +95,21 @@ def main():
     warned = -60.0
     tl = open(sys.argv[4], "w", buffering=1) if len(sys.argv) > 4 else None
     tick = 1.0 if tl else interval
+    cpus = sorted(os.sched_getaffinity(0))
     # one summary sample per INTERVAL, made of ticks
     acc_b, acc_o, acc_t = 0, 0, 0.0
     while not stop:
         end = time.monotonic() + tick
+        loops = {}
         while not stop and time.monotonic() < end and os.path.exists(f"/proc/{root}"):
-            time.sleep(min(0.5, tick))
+            if tl:
+                for c in cpus:
+                    try:
+                        os.sched_setaffinity(0, {c})
+                    except OSError:
+                        continue
+                    loops.setdefault(c, []).append(speed_loop())
+            time.sleep(min(0.25 if tl else 0.5, tick))
         if time.monotonic() - t0 < 0.5:
             break
         alive = os.path.exists(f"/proc/{root}")
@@ -90,7 +118,9 @@ def main():
         # sum: never count that as someone else's time.
         db, do = b1 - b0, max(0, o1 - o0)
         if tl:
-            tl.write(f"{time.time():.0f} {max(0.0, (db - do) / HZ / (t1 - t0)):.2f}\n")
+            loop = (f" {max(statistics.median(v) for v in loops.values()):.0f}"
+                    if loops else "")
+            tl.write(f"{time.time():.0f} {max(0.0, (db - do) / HZ / (t1 - t0)):.2f}{loop}\n")
         acc_b, acc_o, acc_t = acc_b + db, acc_o + do, acc_t + (t1 - t0)
         b0, o0, t0 = b1, o1, t1
         if acc_t < interval - 0.5 and alive and not stop:

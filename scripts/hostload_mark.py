@@ -4,17 +4,21 @@
 
 Usage: hostload_mark.py TIMELINE CSV...
 
-TIMELINE is hostload.py's per-second record ("EPOCH OTHERS": the CPUs that
-processes other than the bench's VM used in the second ending at EPOCH).
+TIMELINE is hostload.py's per-second record ("EPOCH OTHERS [LOOP]": the CPUs
+that processes other than the bench's VM used in the second ending at
+EPOCH, and the us its fixed speed loop took then).
 Each CSV is a per-sample file with t_start and t_end columns (Unix seconds,
 the guest's clock, which QEMU starts from the host's); it gets a column
 host_others_cpus: the most the others used in any second of the sample's
 window (one second of slack each side). Under TCG the guest's two vCPUs
 need both host CPUs: a sample during which a build took one of them is
 slow for that reason alone (docs/testing.md), so the bench lists those
-samples on stdout (SUSPECT above 0.5 CPUs).
+samples on stdout (SUSPECT above 0.5 CPUs). With LOOP values, a second
+column host_loop_us: the median loop time over the same window (the host's
+CPU speed during the sample: higher = slower; lat_dist.py verdict).
 """
 import csv
+import statistics
 import sys
 
 SUSPECT = 0.5
@@ -22,11 +26,14 @@ SUSPECT = 0.5
 
 def main():
     line = []
+    loops = []
     with open(sys.argv[1]) as f:
         for ln in f:
             w = ln.split()
-            if len(w) == 2:
+            if len(w) in (2, 3):
                 line.append((int(w[0]), float(w[1])))
+            if len(w) == 3:
+                loops.append((int(w[0]), float(w[2])))
     for path in sys.argv[2:]:
         with open(path, newline="") as f:
             rows = list(csv.reader(f))
@@ -37,18 +44,23 @@ def main():
         if "host_others_cpus" in head:
             continue
         head.append("host_others_cpus")
+        if loops:
+            head.append("host_loop_us")
         bad = []
         for r in rows[1:]:
             try:
                 t0, t1 = int(r[a]), int(r[b])
             except (ValueError, IndexError):
-                r.append("")
+                r.extend([""] * (2 if loops else 1))
                 continue
             # the second ending at EPOCH covers [EPOCH - 1, EPOCH]; it
             # counts if it touches the window widened by a second each side
             seen = [o for t, o in line if t0 <= t <= t1 + 2]
             m = max(seen) if seen else None
             r.append("" if m is None else f"{m:.2f}")
+            if loops:
+                lv = [v for t, v in loops if t0 <= t <= t1 + 2]
+                r.append(f"{statistics.median(lv):.0f}" if lv else "")
             if m is not None and m > SUSPECT:
                 bad.append(f"{' '.join(r[:5])} ({m:.2f} CPUs)")
         with open(path, "w", newline="") as f:

@@ -55,6 +55,26 @@ class Mark(unittest.TestCase):
         self.assertEqual(lines[2].split(",")[-1], "")
         self.assertIn("no sample shared the host", out)
 
+    def test_loop_column_median_over_window(self):
+        with tempfile.TemporaryDirectory() as d:
+            tl, csvf = os.path.join(d, "tl"), os.path.join(d, "x_rounds.csv")
+            with open(tl, "w") as f:
+                f.writelines(f"{t} 0.1 {1200 if 1011 <= t <= 1013 else 620}\n"
+                             for t in range(1000, 1030))
+            with open(csvf, "w") as f:
+                f.write(HEAD + "mroce,ib_write_lat,0,0,1,42.0,1000,1004\n"
+                        "mroce,ib_write_lat,0,0,2,80.0,1010,1012\n"
+                        "tcp,iperf3,0,0,1,,,\n")
+            subprocess.run([sys.executable, os.path.join(HERE, "hostload_mark.py"), tl, csvf],
+                           capture_output=True, check=True)
+            with open(csvf) as f:
+                lines = f.read().splitlines()
+        self.assertEqual(lines[0], HEAD.strip() + ",host_others_cpus,host_loop_us")
+        self.assertEqual(lines[1].split(",")[-2:], ["0.10", "620"])
+        # seconds 1010-1014: 620 1200 1200 1200 620
+        self.assertEqual(lines[2].split(",")[-2:], ["0.10", "1200"])
+        self.assertEqual(lines[3].split(",")[-2:], ["", ""])
+
     def test_marked_file_is_left_alone_a_second_time(self):
         with tempfile.TemporaryDirectory() as d:
             tl, csvf = os.path.join(d, "tl"), os.path.join(d, "x_rounds.csv")

@@ -16,6 +16,19 @@ rxe) round by round.
       ran in the same mode, over those where both ran fast; each column's
       medians over the rounds. Default pairs: mroceN against mroce, and
       each mroce column against rxe.
+  lat_dist.py verdict [--slow-factor F] [--pair B:A]... ROUNDS_CSV
+      One line per pair and row: the median of the paired per-round
+      ratios B/A with a 95 % confidence interval from the sign test
+      (distribution-free: the order statistics of the ratios), e.g.
+      "verdict mroce2/mroce ib_write_lat 0% typ: 1.004 [0.981, 1.032]
+      95 %, 9 pairs (same mode, no SUSPECT) -> no difference resolved".
+      Latency pairs only rounds where both samples ran in the same mode;
+      every row leaves out pairs with a SUSPECT sample. With a
+      host_loop_us column (hostload_mark.py: how fast the host's own CPUs
+      ran during the sample) an indented second line per row keeps only
+      the pairs whose two samples both ran on a fast host (loop at most
+      1.25x the run's 10th percentile). The same lines end rdma_bench.txt
+      and rdma_bench.md (make bench).
   lat_dist.py bands LOG...
       Where a column's average goes, pooled over its samples (e.g. every
       runs/mroce-lat-loss0-r*.client of a make bench): each sample's
@@ -328,6 +341,164 @@ def ab_pair(out, loss, a, b, ra, rb, factor):
     out.append('')
 
 
+# The bulk rows of the verdict: (test, label) of rdma_bench_rounds.csv
+BULK = [('ib_write_bw', 'write'), ('ib_send_bw', 'send'), ('ib_read_bw', 'read')]
+CONF = 0.95
+# A sample ran on a fast host when its host_loop_us (the slowest host CPU's
+# median loop time over the sample) is at most this times the run's fast
+# level: the loop takes 1.9x in the host's slow stretches (session 28)
+HOST_SLOW = 1.25
+
+
+def sign_ci(vals, conf=CONF):
+    """(median, lo, hi, coverage) of VALS: lo, hi the k-th smallest and
+    k-th largest value for the largest k whose interval covers the median
+    with probability >= CONF whatever the distribution (sign test: the
+    coverage of [x_(k), x_(n+1-k)] is 1 - 2 P(Bin(n, 1/2) < k)); lo, hi
+    None when no k does (fewer than 6 values at 95 %)."""
+    s = sorted(vals)
+    n = len(s)
+    if not n:
+        return None, None, None, None
+    med = statistics.median(s)
+    best = None
+    tail = 0
+    for k in range(1, n // 2 + 1):
+        tail += math.comb(n, k - 1)
+        cov = 1 - 2 * tail / 2 ** n
+        if cov < conf:
+            break
+        best = (k, cov)
+    if best is None:
+        return med, None, None, None
+    k, cov = best
+    return med, s[k - 1], s[n - k], cov
+
+
+def verdict_line(label, ratios, what, higher_better=False):
+    """One verdict line for the paired ratios B/A of one row."""
+    med, lo, hi, cov = sign_ci(ratios)
+    n = len(ratios)
+    pairs = f'{n} pair' + ('' if n == 1 else 's')
+    if med is None:
+        return f'verdict {label}: no pairs ({what})'
+    if lo is None:
+        return (f'verdict {label}: {med:.3f} [no 95 % interval from {pairs}: 6 or more '
+                f'needed] ({what})')
+    if hi < 1:
+        word = 'B better' if not higher_better else 'B worse'
+        res = f'B/A below 1 ({word})'
+    elif lo > 1:
+        word = 'B worse' if not higher_better else 'B better'
+        res = f'B/A above 1 ({word})'
+    else:
+        res = 'no difference resolved (the interval holds 1)'
+    return (f'verdict {label}: {med:.3f} [{lo:.3f}, {hi:.3f}] {cov * 100:.0f} %, '
+            f'{pairs} ({what}), +-{(hi - lo) / 2 * 100:.1f} % -> {res}')
+
+
+def load_bulk(path):
+    """{(test, loss label, column): {round: row}} of the goodput samples."""
+    by = {}
+    tests = {t for t, _ in BULK}
+    with open(path, newline='', encoding='utf-8') as f:
+        for r in csv.DictReader(f):
+            if r.get('test') not in tests or num(r.get('goodput_mbps')) is None:
+                continue
+            loss = r['loss_pct'] + ('% netem' if r.get('netem') == '1' and
+                                    r['loss_pct'] in ('0', '0.0') else '%')
+            by.setdefault((r['test'], loss, r['driver']), {})[int(r['round'])] = r
+    return by
+
+
+def host_fast_level(path):
+    """The host's fast loop time: the 10th percentile of host_loop_us over
+    every sample of the run (hostload_mark.py), None without that column."""
+    v = []
+    with open(path, newline='', encoding='utf-8') as f:
+        for r in csv.DictReader(f):
+            x = num(r.get('host_loop_us'))
+            if x is not None:
+                v.append(x)
+    if not v:
+        return None
+    v.sort()
+    return v[(len(v) - 1) // 10]
+
+
+def host_fast(row, level):
+    x = num(row.get('host_loop_us'))
+    return x is not None and x <= HOST_SLOW * level
+
+
+def verdicts(path, pairs, factor):
+    """The verdict lines of every pair: the 64 B latency's typical (pairs
+    of the same mode), then each bulk row's goodput; pairs with a SUSPECT
+    sample left out."""
+    by, cols = load_rounds(path)
+    bulk = load_bulk(path)
+    hl = host_fast_level(path)
+    if not pairs:
+        cols = cols or []
+        for t, loss, c in bulk:
+            if c not in cols:
+                cols.append(c)
+        pairs = default_pairs(cols)
+    out = []
+    for b, a in pairs:
+        for (loss, col), ra in by.items():
+            if col != a or (loss, b) not in by:
+                continue
+            pr = pair_rounds(ra, by[(loss, b)], factor)
+            rb = by[(loss, b)]
+            keep = [k for k in pr['same'] if not suspect(ra[k]) and not suspect(rb[k])]
+            rs = [pr['ratios'][k]['typ'] for k in keep if pr['ratios'][k]['typ'] is not None]
+            out.append(verdict_line(f'{b}/{a} ib_write_lat {loss} typ', rs,
+                                    f'same mode, no SUSPECT; {len(pr["both"])} rounds'))
+            if hl:
+                hk = [k for k in keep if host_fast(ra[k], hl) and host_fast(rb[k], hl)]
+                rs = [pr['ratios'][k]['typ'] for k in hk if pr['ratios'][k]['typ'] is not None]
+                out.append('  ' + verdict_line(f'{b}/{a} ib_write_lat {loss} typ', rs,
+                                               'of those, both on a fast host'))
+        for test, lab in BULK:
+            for (t, loss, col), ra in bulk.items():
+                if t != test or col != a or (t, loss, b) not in bulk:
+                    continue
+                rb = bulk[(t, loss, b)]
+                keep = [k for k in sorted(set(ra) & set(rb))
+                        if not suspect(ra[k]) and not suspect(rb[k])]
+                rs = [num(rb[k]['goodput_mbps']) / num(ra[k]['goodput_mbps'])
+                      for k in keep if num(ra[k]['goodput_mbps'])]
+                n = len(set(ra) & set(rb))
+                out.append(verdict_line(f'{b}/{a} {test} {loss} goodput', rs,
+                                        f'no SUSPECT; {n} rounds', higher_better=True))
+                if hl:
+                    rs = [num(rb[k]['goodput_mbps']) / num(ra[k]['goodput_mbps'])
+                          for k in keep if num(ra[k]['goodput_mbps'])
+                          and host_fast(ra[k], hl) and host_fast(rb[k], hl)]
+                    out.append('  ' + verdict_line(f'{b}/{a} {test} {loss} goodput', rs,
+                                                   'of those, both on a fast host',
+                                                   higher_better=True))
+    return out
+
+
+def cmd_verdict(args):
+    pairs = []
+    for p in args.pair or []:
+        b, sep, a = p.partition(':')
+        if not sep:
+            sys.exit(f'lat_dist: --pair {p}: B:A expected')
+        pairs.append((b, a))
+    out = verdicts(args.csv, pairs, args.slow_factor)
+    if not out:
+        print(f'lat_dist: no two columns to compare in {args.csv}')
+        return 0
+    print('A/B verdicts: median of the paired per-round ratios B/A [95 % sign-test interval]; '
+          'latency lower = better, goodput higher = better')
+    print('\n'.join(out))
+    return 0
+
+
 def cmd_ab(args):
     by, cols = load_rounds(args.csv)
     pairs = []
@@ -364,6 +535,11 @@ def main(argv=None):
     s.add_argument('--slow-factor', type=float, default=SLOW_FACTOR)
     s.add_argument('--pair', action='append', metavar='B:A')
     s.set_defaults(fn=cmd_ab)
+    s = sub.add_parser('verdict', help='A/B verdicts with confidence intervals')
+    s.add_argument('csv')
+    s.add_argument('--slow-factor', type=float, default=SLOW_FACTOR)
+    s.add_argument('--pair', action='append', metavar='B:A')
+    s.set_defaults(fn=cmd_verdict)
     s = sub.add_parser('bands', help='where the average goes, pooled over samples')
     s.add_argument('logs', nargs='+', metavar='LOG')
     s.set_defaults(fn=cmd_bands)

@@ -221,6 +221,75 @@ class AB(unittest.TestCase):
         self.assertIn('no ib_write_lat rounds of two columns', out.getvalue())
 
 
+class Verdict(unittest.TestCase):
+    def test_sign_test_interval(self):
+        # [x_(k), x_(n+1-k)] covers the median with 1 - 2 P(Bin(n, 1/2) < k)
+        med, lo, hi, cov = ld.sign_ci([float(x) for x in range(12, 0, -1)])
+        self.assertEqual((med, lo, hi), (6.5, 3.0, 10.0))
+        self.assertAlmostEqual(cov, 1 - 2 * (1 + 12 + 66) / 4096)
+        med, lo, hi, cov = ld.sign_ci([1.0, 2.0, 3.0, 4.0, 5.0, 6.0])
+        self.assertEqual((lo, hi), (1.0, 6.0))
+        self.assertAlmostEqual(cov, 1 - 2 / 64)
+        self.assertEqual(ld.sign_ci([1.0, 2.0, 3.0, 4.0, 5.0])[1:], (None, None, None))
+        self.assertEqual(ld.sign_ci([]), (None, None, None, None))
+
+    def test_verdicts_same_mode_and_suspect(self):
+        # 8 rounds: B 5 % faster in latency (round 3 B alone slow: left
+        # out; round 8 SUSPECT: left out) and 10 % more goodput
+        rows = []
+        for k in range(1, 9):
+            a = 20.0 + k * 0.1
+            b = a * 0.95 * (1.6 if k == 3 else 1)
+            sus = '0.9' if k == 8 else '0.0'
+            rows += [lat('mroce', k, a) + ['', '0.0'], lat('mroce2', k, b) + ['', sus]]
+            g = 500.0 + 10 * k
+            rows += [['mroce', 'ib_write_bw', '0', '0', k] + [''] * 8 + [g, '0.0'],
+                     ['mroce2', 'ib_write_bw', '0', '0', k] + [''] * 8 + [g * 1.1, sus]]
+        path = rounds_csv(rows, ['goodput_mbps', 'host_others_cpus'])
+        self.addCleanup(os.unlink, path)
+        out = io.StringIO()
+        with contextlib.redirect_stdout(out):
+            ld.main(['verdict', path])
+        text = out.getvalue()
+        self.assertIn('verdict mroce2/mroce ib_write_lat 0% typ: 0.950 [0.950, 0.950] 97 %, '
+                      '6 pairs (same mode, no SUSPECT; 8 rounds)', text)
+        self.assertIn('B/A below 1 (B better)', text)
+        self.assertIn('verdict mroce2/mroce ib_write_bw 0% goodput: 1.100 [1.100, 1.100] 98 %, '
+                      '7 pairs (no SUSPECT; 8 rounds)', text)
+        self.assertIn('B/A above 1 (B better)', text)
+
+    def test_host_fast_pairs(self):
+        # 10 rounds, goodput B = 1.1 A when both ran on a fast host (loop
+        # 620 us), 0.7 when B's host was slow (1150 us: rounds 2, 5, 8)
+        rows = []
+        for k in range(1, 11):
+            slow = k in (2, 5, 8)
+            rows += [['mroce', 'ib_write_bw', '0', '0', k] + [''] * 8 + [500.0, '0.0', '620'],
+                     ['mroce2', 'ib_write_bw', '0', '0', k] + [''] * 8 +
+                     [350.0 if slow else 550.0, '0.0', '1150' if slow else '630']]
+        path = rounds_csv(rows, ['goodput_mbps', 'host_others_cpus', 'host_loop_us'])
+        self.addCleanup(os.unlink, path)
+        self.assertEqual(ld.host_fast_level(path), 620.0)
+        out = io.StringIO()
+        with contextlib.redirect_stdout(out):
+            ld.main(['verdict', path])
+        lines = out.getvalue().splitlines()
+        self.assertIn('ib_write_bw 0% goodput: 1.100 [0.700, 1.100] 98 %, 10 pairs', lines[1])
+        self.assertIn('no difference resolved', lines[1])
+        self.assertIn('  verdict mroce2/mroce ib_write_bw 0% goodput: 1.100 [1.100, 1.100] 98 %, '
+                      '7 pairs (of those, both on a fast host)', lines[2])
+
+    def test_too_few_pairs(self):
+        rows = [lat('mroce', k, 20.0) for k in range(1, 4)]
+        rows += [lat('mroce2', k, 21.0) for k in range(1, 4)]
+        path = rounds_csv(rows)
+        self.addCleanup(os.unlink, path)
+        out = io.StringIO()
+        with contextlib.redirect_stdout(out):
+            ld.main(['verdict', path])
+        self.assertIn('1.050 [no 95 % interval from 3 pairs: 6 or more needed]', out.getvalue())
+
+
 # rdma_bench's report functions, cut out of the script (it runs a VM
 # benchmark when executed): lat_dists() feeding stats().
 FUNCS = ('lat_dists', 'stats', 'tenths', 'ratio')

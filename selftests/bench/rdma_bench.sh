@@ -28,7 +28,12 @@
 # the round alike. With two
 # drivers the first in a round runs its latency rows last and the second
 # runs them first: the two drivers' latency samples are back to back (the
-# guest's speed is bimodal over minutes; run_driver). Kernel TCP runs at
+# guest's speed is bimodal over minutes; run_driver). With BENCH_LAT_PASS=1
+# (the default) a round runs its latency rows apart, after every bulk row:
+# each driver is loaded again and every column's latency samples follow
+# one another, a module swap (3-5 s) apart, so an A/B's two samples share
+# the guest's speed mode (87 % of samples <= 6 s apart did in session 27's
+# runs, against 60-70 % of those 7 s or more apart). Kernel TCP runs at
 # the end of each round with no RDMA driver loaded.
 #
 # Goodput = iterations perftest completed in its measured window x size /
@@ -70,6 +75,10 @@
 #                    inside it if the repository is under /tmp: the VM has
 #                    its own /tmp) instead of the installed mroce: an A/B of
 #                    two builds, e.g. "ko=build/A.ko |"
+#   BENCH_LAT_PASS   1 (default): the latency rows of all columns back to
+#                    back after the round's bulk rows (a second load of each
+#                    driver); 0: each column's latency rows next to its own
+#                    bulk rows (the order before session 28)
 #   BENCH_PIN        "S:C": perftest's server runs on CPU S, its client on
 #                    CPU C (taskset), for both drivers; "none": wherever
 #                    the scheduler puts them (default: none). Every sample
@@ -89,6 +98,8 @@ ROUNDS=${BENCH_ROUNDS:-3}
 SIZE=65536
 LAT_ITERS=${BENCH_LAT_ITERS:-1000}
 DRIVERS=${BENCH_DRIVERS:-"rxe mroce"}
+LAT_PASS=${BENCH_LAT_PASS:-1}
+rowsel=	# run_driver's rows: bulk, lat, or all ('')
 csv=$MROCE_TEST_OUT/rdma_bench.csv
 rcsv=$MROCE_TEST_OUT/rdma_bench_rounds.csv
 table=$MROCE_TEST_OUT/rdma_bench.txt
@@ -531,10 +542,13 @@ run_driver() {
 	for row in "${rorder[@]}"; do
 		if [[ $row == lat:* ]]; then lrows+=("$row"); else orows+=("$row"); fi
 	done
-	case $pos in
-	first) rorder=("${orows[@]}" "${lrows[@]}") ;;
-	last) rorder=("${lrows[@]}" "${orows[@]}") ;;
+	case $rowsel:$pos in
+	bulk:*) rorder=("${orows[@]}") ;;
+	lat:*) rorder=("${lrows[@]}") ;;
+	:first) rorder=("${orows[@]}" "${lrows[@]}") ;;
+	:last) rorder=("${lrows[@]}" "${orows[@]}") ;;
 	esac
+	[ ${#rorder[@]} -gt 0 ] || return 0
 	if ! setup "$drv"; then
 		why="setup failed"
 	elif [ "$drv" = mroce ]; then
@@ -595,19 +609,37 @@ topo_policy 1 || exit 1
 echo "rdma_bench: veth pair veth00/veth01, MTU $(cat /sys/class/net/veth00/mtu), $(nproc) vCPUs," \
 	"clocksource $(cat /sys/devices/system/clocksource/clocksource0/current_clocksource)," \
 	"perftest server:client CPUs $PIN"
+# The latency pass only when the rounds have latency and bulk rows and
+# more than one column to compare.
+lat_pass=0
+if [ "$LAT_PASS" = 1 ] && [ ${#cols[@]} -gt 1 ]; then
+	nl=0
+	for row in "${rdma_rows[@]}"; do [[ $row == lat:* ]] && nl=$((nl + 1)); done
+	[ "$nl" -gt 0 ] && [ "$nl" -lt ${#rdma_rows[@]} ] && lat_pass=1
+fi
+[ "$lat_pass" = 0 ] || echo "rdma_bench: latency rows in a pass of their own after each round's bulk rows" \
+	"(BENCH_LAT_PASS=1): every column's latency samples back to back"
 dmesg_mark
 for round in $(seq "$ROUNDS"); do
 	# shellcheck disable=SC2086 # one word per driver
 	[ ${#cols[@]} -gt 0 ] && {
 		mapfile -t dorder <<< "$(in_round_order "$round" $DRIVERS)"
-		for i in "${!dorder[@]}"; do
-			pos=
-			if [ ${#dorder[@]} -gt 1 ]; then
-				[ "$i" = 0 ] && pos=first
-				[ "$i" = $((${#dorder[@]} - 1)) ] && pos=last
-			fi
-			run_driver "${dorder[$i]}" "$round" $pos
-		done
+		if [ "$lat_pass" = 1 ]; then
+			# bulk rows, then every column's latency rows back to back
+			for rowsel in bulk lat; do
+				for dv in "${dorder[@]}"; do run_driver "$dv" "$round"; done
+			done
+			rowsel=
+		else
+			for i in "${!dorder[@]}"; do
+				pos=
+				if [ ${#dorder[@]} -gt 1 ]; then
+					[ "$i" = 0 ] && pos=first
+					[ "$i" = $((${#dorder[@]} - 1)) ] && pos=last
+				fi
+				run_driver "${dorder[$i]}" "$round" $pos
+			done
+		fi
 	}
 	for row in "${tcp_rows[@]}"; do run_tcp "${row#*:}" "$round"; done
 done
