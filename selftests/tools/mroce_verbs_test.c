@@ -9,6 +9,10 @@
  *                                     with a second device PEER
  *   mroce_verbs_test DEVICE --hold    create one of each object, print
  *                                     "ready", wait for a line on stdin
+ *   mroce_verbs_test DEVICE --rkey-lossy PEER
+ *   mroce_verbs_test DEVICE --pairs PEER N
+ *                                     the checks mroce_verbs.sh runs with
+ *                                     netem losing packets from PEER
  *
  * Output: one line per check, "ok<TAB>description" or
  * "fail<TAB>description<TAB>why"; the exit status is 1 if any check failed.
@@ -30,6 +34,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <infiniband/verbs.h>
@@ -2187,6 +2192,87 @@ static void test_rkey_after_dereg_lossy(const char *peer)
 	      ROUNDS, LEN, good, other, bad_st ? bad_st : "none");
 }
 
+/*
+ * With a transport, run by mroce_verbs.sh with netem losing packets from the
+ * peer: @n fresh RC pairs, each QP taken to RTS (the first one opens the
+ * connection to the peer: CONN_REQ, CONN_REP), must all connect and carry
+ * one 64 B SEND each. A failed setup is not fatal here: each gets an info
+ * line (pair, which step, errno or status, how long it took), and the
+ * check counts them.
+ */
+static void test_pairs_lossy(const char *peer, int n)
+{
+	struct ibv_qp_init_attr a = {
+		.cap = { .max_send_wr = 1, .max_recv_wr = 1,
+			 .max_send_sge = 1, .max_recv_sge = 1 },
+		.qp_type = IBV_QPT_RC,
+	};
+	static char sbuf[64], rbuf[64];
+	const char *step, *first = "none";
+	int i, err, fails = 0, idx2, n1, n2;
+	struct ibv_sge ssge, rsge;
+	struct ibv_mr *smr, *rmr;
+	struct timespec t0, t1;
+	struct ibv_wc wc, wc2;
+	union ibv_gid gid2;
+	struct rc_pair p;
+	long ms;
+
+	for (i = 0; i < n; i++) {
+		p.ctx2 = tc_open_device(peer);
+		p.pd2 = ibv_alloc_pd(p.ctx2);
+		idx2 = ipv4_gid(p.ctx2, &gid2);
+		p.cq = mk_cq(8, NULL);
+		p.cq2 = ibv_create_cq(p.ctx2, 8, NULL, NULL, 0);
+		p.qp = mk_qp(IBV_QPT_RC, p.cq, p.cq, 1, 1);
+		a.send_cq = a.recv_cq = p.cq2;
+		p.qp2 = p.pd2 && p.cq2 ? ibv_create_qp(p.pd2, &a) : NULL;
+		smr = ibv_reg_mr(pd, sbuf, sizeof(sbuf), 0);
+		rmr = p.pd2 ? ibv_reg_mr(p.pd2, rbuf, sizeof(rbuf),
+					 IBV_ACCESS_LOCAL_WRITE) : NULL;
+		if (idx2 < 0 || !p.qp2 || !smr || !rmr)
+			die("connect under loss: peer objects");
+		ssge = (struct ibv_sge){ (uintptr_t)sbuf, sizeof(sbuf), smr->lkey };
+		rsge = (struct ibv_sge){ (uintptr_t)rbuf, sizeof(rbuf), rmr->lkey };
+		fill_msg(sbuf, sizeof(sbuf), i);
+		memset(rbuf, 0, sizeof(rbuf));
+		clock_gettime(CLOCK_MONOTONIC, &t0);
+		step = "here to RTS";
+		err = rc_connect(p.qp, p.qp2->qp_num, &gid2, gid_idx);
+		if (!err) {
+			step = "peer to RTS";
+			err = rc_connect(p.qp2, p.qp->qp_num, &gid, idx2);
+		}
+		if (!err) {
+			step = "SEND";
+			err = post_recv1(p.qp2, i, &rsge) ?:
+			      post_send1(p.qp, i, IBV_WR_SEND, IBV_SEND_SIGNALED,
+					 &ssge, 1);
+			if (!err) {
+				n1 = poll_one(p.cq, &wc, 10000);
+				n2 = poll_one(p.cq2, &wc2, 10000);
+				if (n1 != 1 || wc.status != IBV_WC_SUCCESS ||
+				    n2 != 1 || wc2.status != IBV_WC_SUCCESS ||
+				    memcmp(rbuf, sbuf, sizeof(sbuf)))
+					err = EIO;
+			}
+		}
+		clock_gettime(CLOCK_MONOTONIC, &t1);
+		ms = (t1.tv_sec - t0.tv_sec) * 1000 +
+		     (t1.tv_nsec - t0.tv_nsec) / 1000000;
+		if (err) {
+			if (!fails++)
+				first = strerror(err);
+			printf("info\tconnect under loss: pair %d: %s failed: %s after %ld ms\n",
+			       i, step, strerror(err), ms);
+		}
+		rc_pair_close(&p, smr, rmr);
+	}
+	CHECK(!fails,
+	      "connect under loss, peer losing packets: %d fresh RC pairs, both QPs to RTS, one 64 B SEND each, bytes checked (%d failed, first: %s)",
+	      n, fails, first);
+}
+
 /* Objects for `rdma res show` to find; wait for the script. */
 static int hold(void)
 {
@@ -2229,7 +2315,7 @@ int main(int argc, char **argv)
 {
 	if (argc < 2) {
 		fprintf(stderr,
-			"usage: %s DEVICE [--hold | --traffic PEER | --rkey-lossy PEER]\n",
+			"usage: %s DEVICE [--hold | --traffic PEER | --rkey-lossy PEER | --pairs PEER N]\n",
 			argv[0]);
 		return 2;
 	}
@@ -2247,6 +2333,10 @@ int main(int argc, char **argv)
 
 	if (argc > 2 && !strcmp(argv[2], "--hold"))
 		return hold();
+	if (argc > 4 && !strcmp(argv[2], "--pairs")) {
+		test_pairs_lossy(argv[3], atoi(argv[4]));
+		goto out;
+	}
 	if (argc > 3 && !strcmp(argv[2], "--rkey-lossy")) {
 		test_rkey_after_dereg_lossy(argv[3]);
 		goto out;
