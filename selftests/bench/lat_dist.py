@@ -482,13 +482,19 @@ def verdicts(path, pairs, factor):
     return out
 
 
-def cmd_verdict(args):
+def parse_pairs(specs):
+    """--pair B:A options as (B, A) tuples, in the order given."""
     pairs = []
-    for p in args.pair or []:
+    for p in specs or []:
         b, sep, a = p.partition(':')
         if not sep:
             sys.exit(f'lat_dist: --pair {p}: B:A expected')
         pairs.append((b, a))
+    return pairs
+
+
+def cmd_verdict(args):
+    pairs = parse_pairs(args.pair)
     out = verdicts(args.csv, pairs, args.slow_factor)
     if not out:
         print(f'lat_dist: no two columns to compare in {args.csv}')
@@ -501,12 +507,7 @@ def cmd_verdict(args):
 
 def cmd_ab(args):
     by, cols = load_rounds(args.csv)
-    pairs = []
-    for p in args.pair or []:
-        b, sep, a = p.partition(':')
-        if not sep:
-            sys.exit(f'lat_dist: --pair {p}: B:A expected')
-        pairs.append((b, a))
+    pairs = parse_pairs(args.pair)
     pairs = pairs or default_pairs(cols)
     losses = []
     for loss, _ in by:
