@@ -1179,7 +1179,6 @@ static bool mroce_peer_owed(void *ctx)
 	struct mroce_peer *peer = ctx;
 	struct mroce_qp *qp;
 
-	lockdep_assert_held(&peer->lock);
 	list_for_each_entry(qp, &peer->qps, xport.peer_node) {
 		if (qp->xport.state == MROCE_XQP_RTS &&
 		    qp->xport.rd_done != qp->xport.rd_next)
