@@ -469,6 +469,21 @@ static __always_inline void mroce_encap_xmit(struct net *net,
 	mroce_counter_add(mdev, MROCE_CNT_SENT_BYTES, len);
 }
 
+/*
+ * The peer acknowledged data of ours since the last packet: this one
+ * confirms the neighbour (ip_finish_output2(), as a TCP socket's
+ * sk_dst_confirm() does), so the entry stays REACHABLE while the
+ * connection makes progress instead of being re-probed by ARP.
+ */
+static __always_inline void mroce_net_confirm(struct mroce_peer *peer,
+					      struct sk_buff *skb)
+{
+	if (unlikely(READ_ONCE(peer->neigh_confirm))) {
+		WRITE_ONCE(peer->neigh_confirm, false);
+		skb_set_dst_pending_confirm(skb, 1);
+	}
+}
+
 /* mroce_net_xmit() with rcu_read_lock() held. */
 static __always_inline void mroce_net_xmit_rcu(struct mroce_peer *peer,
 					       struct sk_buff *skb)
@@ -483,6 +498,7 @@ static __always_inline void mroce_net_xmit_rcu(struct mroce_peer *peer,
 		kfree_skb(skb);
 		return;
 	}
+	mroce_net_confirm(peer, skb);
 	mroce_encap_xmit(peer->net, peer->mdev, skb, peer->v6, &peer->laddr,
 			 &peer->raddr, sport, cb->tos);
 }
@@ -647,6 +663,7 @@ void mroce_net_xmit_list(struct mroce_peer *peer, struct sk_buff_head *q)
 			kfree_skb(skb);
 			continue;
 		}
+		mroce_net_confirm(peer, skb);
 		if (!mroce_net_may_burst(peer, dst)) {
 			mroce_encap_xmit(peer->net, peer->mdev, skb, false,
 					 &peer->laddr, &peer->raddr, sport,

@@ -202,6 +202,8 @@ struct mroce_peer {
 	bool			dead;
 	unsigned long		kick_pending;	/* bit 0: a QP has ->kicked */
 	bool			rx_data;	/* the holder received data */
+	/* the peer ACKed our data: confirm its neighbour (mroce_net.c) */
+	bool			neigh_confirm;
 	struct mroce_conn	conn;
 	struct mroce_path	paths[MROCE_PEER_PATHS];
 	/* the paths' and control packets' routes (mroce_net.c) */
