@@ -38,7 +38,7 @@ pair() {
 	while [ $# -gt 0 ] && [ "$1" != -- ]; do srv+=("$1"); shift; done
 	shift
 	cli=("$@")
-	timeout 120 "${srv[@]}" > "$name-server.log" 2>&1 &
+	timeout "${pair_timeout:-120}" "${srv[@]}" > "$name-server.log" 2>&1 &
 	spid=$!
 	if ! wait_for 20 $ready; then
 		echo "$name: the server did not come up"
@@ -47,7 +47,7 @@ pair() {
 		tail -n 5 "$name-server.log"
 		return 1
 	fi
-	timeout 120 "${cli[@]}" > "$name-client.log" 2>&1 || rc=$?
+	timeout "${pair_timeout:-120}" "${cli[@]}" > "$name-client.log" 2>&1 || rc=$?
 	# The client's failure is the first cause; else the server's counts.
 	wait "$spid" || { src=$?; [ $rc -ne 0 ] || rc=$src; }
 	if [ $rc -ne 0 ]; then
@@ -114,6 +114,53 @@ send_bw_run() { # send_bw_run TAG
 # perftest prints its result row only after a complete run.
 send_bw_done() { grep -Eq '^ *65536 +200 ' "send_bw-$1-client.log"; }
 
+# A lost DREQ (docs/protocol.md §3.10). rping's client destroys its cm_id
+# right after rdma_disconnect(), which cancels ib_cm's own DREQ resends:
+# if that one DREQ is lost, only the tunnel's copy tells the server, whose
+# rping otherwise waits for DISCONNECTED until killed. A tc filter on the
+# client's egress drops CM DREQs (u32 at fixed offsets: IPv4 without
+# options, UDP to the mroce port, the 32-byte MAD header of §3.10, then the
+# MAD: class at +1, attribute at +16) until it has dropped one, then goes.
+DREQ_AT=$((20 + 8 + 32))
+dreq_drop_add() {
+	local port
+	port=$(cat /sys/module/mroce/parameters/udp_port) || return 1
+	tc qdisc add dev "$ULP_NDEV_A" clsact &&
+		tc filter add dev "$ULP_NDEV_A" egress pref 7 protocol ip u32 \
+			match ip protocol 17 0xff match u16 "$port" 0xffff at 22 \
+			match u8 0x07 0xff at $((DREQ_AT + 1)) \
+			match u16 0x0015 0xffff at $((DREQ_AT + 16)) action drop
+}
+dreq_dropped() { tc -s filter show dev "$ULP_NDEV_A" egress | grep -Eq 'dropped [1-9]'; }
+dreq_drop_del() { tc qdisc del dev "$ULP_NDEV_A" clsact 2> /dev/null || true; }
+
+lost_dreq_run() {
+	local before rc=0 watcher i
+	before=$(hw_counter "$ULP_DEV_A" cm_dreq_resent) || return 1
+	dreq_drop_add || { dreq_drop_del; return 1; }
+	# 50 ms polls: the tunnel's first resend comes 250 ms after the drop.
+	rm -f lostdreq.dropped
+	(for i in $(seq 600); do
+		if dreq_dropped; then
+			: > lostdreq.dropped
+			break
+		fi
+		sleep 0.05
+	done
+	dreq_drop_del) &
+	watcher=$!
+	pair_timeout=30 rping_verified lostdreq 64 5 || rc=1
+	if [ ! -e lostdreq.dropped ]; then
+		echo "the filter dropped no DREQ (are its offsets wrong?)"
+		rc=1
+	fi
+	kill "$watcher" 2> /dev/null
+	wait "$watcher"
+	dreq_drop_del
+	ktap_info "lost DREQ: cm_dreq_resent +$(($(hw_counter "$ULP_DEV_A" cm_dreq_resent) - before))"
+	[ $rc -eq 0 ] && [ "$(hw_counter "$ULP_DEV_A" cm_dreq_resent)" -gt "$before" ]
+}
+
 # step DESC CMD...: a subtest that also says how long it took; returns
 # whether it passed.
 step() {
@@ -139,6 +186,9 @@ for l in $(ulp_losses); do
 	if [ "$l" = 0 ]; then
 		step "udaddy: UD through rdma_cm (SIDR), 20 datagrams" udaddy_run
 		step "ibv_ud_pingpong -c: 200 x 1 KiB datagrams, buffers checked" ud_pingpong_run
+		if [ "$DEV_TYPE" = mroce ]; then
+			step "the client's DREQ is lost: the tunnel resends it, the server disconnects" lost_dreq_run
+		fi
 	fi
 	ulp_loss 0
 done

@@ -45,6 +45,7 @@ const std::vector<CounterInfo> &counter_catalog()
 		{"conn_opened", "connections", E, "connections established (one per peer, shared by its QPs)"},
 		{"conn_failed", "connections", E, "connection handshakes that gave up"},
 		{"conn_lost", "connections", E, "connections the peer restarted or closed"},
+		{"cm_dreq_resent", "connections", E, "CM disconnect requests the MAD tunnel sent again (no reply yet)"},
 
 		{"drop_truncated", "drops", P, "dropped: shorter than its headers"},
 		{"drop_bad_version", "drops", P, "dropped: unknown protocol version"},

@@ -49,6 +49,11 @@
  *      path) take it alone; writers also hold RTNL. Nothing is called with
  *      it held: no allocation, no sleeping, no calls into the RDMA core
  *      (events are dispatched after it is dropped).
+ *   4. mroce_dreq_lock     (mroce_mad.c, global, BH spinlock)
+ *      The CM DREQs the MAD tunnel keeps until their DREP. Taken with no
+ *      other mroce lock held (the UD send and receive paths run outside
+ *      the connections' locks); under it only an skb allocation and the
+ *      IP transmit of a kept copy.
  *
  * The RDMA core calls our ops with its own locks (devices_rwsem,
  * unregistration_lock) held, so no op may take mroce_link_mutex. Ops may

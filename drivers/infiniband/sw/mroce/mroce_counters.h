@@ -61,6 +61,7 @@ enum mroce_counter {
 	MROCE_CNT_CONN_OPENED,
 	MROCE_CNT_CONN_FAILED,		/* handshake gave up */
 	MROCE_CNT_CONN_LOST,		/* peer restarted or closed it */
+	MROCE_CNT_CM_DREQ_RESENT,	/* CM DREQs the MAD tunnel sent again */
 
 	/*
 	 * Received packets dropped (or refused with a NAK), by reason. The

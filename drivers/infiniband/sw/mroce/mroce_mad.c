@@ -16,8 +16,12 @@
  * default one: P_Key 0xffff is sent, and any full or limited member of the
  * default partition is accepted.
  */
+#include <linux/list.h>
+#include <linux/slab.h>
+#include <linux/workqueue.h>
 #include <rdma/ib_mad.h>
 
+#include "mroce_counters.h"
 #include "mroce_ud.h"
 
 #define MROCE_QKEY_CONTROLLED	0x80000000u
@@ -85,4 +89,205 @@ bool mroce_mad_rx_allowed(struct mroce_qp *qp, const struct mroce_pkt *pkt)
 	if ((u->pkey & IB_DEFAULT_PKEY_PARTIAL) != IB_DEFAULT_PKEY_PARTIAL)
 		return false;
 	return u->qkey == mroce_mad_qp_qkey(qp);
+}
+
+/*
+ * The DREQ's insurance.
+ *
+ * ib_cm sends a DREQ again until the DREP comes, but a consumer that
+ * destroys its cm_id right after rdma_disconnect() (rping and most
+ * user-space clients do) cancels those retries: cm_destroy_id() in
+ * DREQ_SENT cancels the MAD and enters timewait. One lost DREQ then leaves
+ * the peer's cm_id ESTABLISHED for good, and a peer that waits for
+ * RDMA_CM_EVENT_DISCONNECTED waits forever (a flushed QP does not tell
+ * rdma_cm anything). So the tunnel keeps a copy of every CM DREQ it sends
+ * and sends it again until a DREP with the same transaction ID comes back,
+ * MROCE_DREQ_TRIES times at most. The peer's ib_cm answers every DREQ with
+ * a DREP, also a duplicate and also one for an ID it no longer has
+ * (cm_issue_drep()), and a duplicate DREQ changes nothing there.
+ */
+#define MROCE_CM_ATTR_DREQ	cpu_to_be16(0x0015)
+#define MROCE_CM_ATTR_DREP	cpu_to_be16(0x0016)
+#define MROCE_DREQ_TRIES	10
+#define MROCE_DREQ_FIRST_MS	250	/* the first gap; it doubles up to: */
+#define MROCE_DREQ_GAP_MS	2000
+#define MROCE_DREQ_MAX		64	/* kept at once, all devices */
+
+struct mroce_dreq {
+	struct list_head	node;
+	struct mroce_dev	*mdev;
+	struct mroce_rx_meta	to;
+	__be64			tid;
+	unsigned long		due;
+	unsigned int		gap_ms;
+	unsigned int		tries;
+	u32			len;
+	u8			pkt[];	/* from the mroce header on */
+};
+
+static LIST_HEAD(mroce_dreqs);
+static DEFINE_SPINLOCK(mroce_dreq_lock);
+static unsigned int mroce_n_dreqs;
+static void mroce_dreq_work_fn(struct work_struct *work);
+static DECLARE_DELAYED_WORK(mroce_dreq_work, mroce_dreq_work_fn);
+
+static const struct ib_mad_hdr *mroce_mad_cm_hdr(const void *mad, u32 len,
+						 __be16 attr)
+{
+	const struct ib_mad_hdr *h = mad;
+
+	if (len < sizeof(*h) || h->mgmt_class != IB_MGMT_CLASS_CM ||
+	    h->method != IB_MGMT_METHOD_SEND || h->attr_id != attr)
+		return NULL;
+	return h;
+}
+
+static void mroce_dreq_free(struct mroce_dreq *d)
+{
+	lockdep_assert_held(&mroce_dreq_lock);
+	list_del(&d->node);
+	mroce_n_dreqs--;
+	kfree(d);
+}
+
+static void mroce_dreq_xmit(struct mroce_dreq *d)
+{
+	struct sk_buff *skb;
+
+	lockdep_assert_held(&mroce_dreq_lock);
+	skb = mroce_net_alloc_skb(d->mdev, d->len, GFP_ATOMIC);
+	if (!skb)
+		return;		/* the next try */
+	memcpy(skb_put(skb, d->len), d->pkt, d->len);
+	/* The netdev may have changed namespace since the first send. */
+	d->to.net = dev_net(d->mdev->ndev);
+	mroce_counter_inc(d->mdev, MROCE_CNT_CM_DREQ_RESENT);
+	mroce_net_xmit_oneshot(d->mdev, &d->to, skb);
+}
+
+static void mroce_dreq_work_fn(struct work_struct *work)
+{
+	unsigned long now = jiffies, next = 0;
+	struct mroce_dreq *d, *tmp;
+	bool pending = false;
+
+	spin_lock_bh(&mroce_dreq_lock);
+	list_for_each_entry_safe(d, tmp, &mroce_dreqs, node) {
+		if (time_before_eq(d->due, now)) {
+			if (d->tries++ >= MROCE_DREQ_TRIES) {
+				mroce_dreq_free(d);
+				continue;
+			}
+			mroce_dreq_xmit(d);
+			d->due = now + msecs_to_jiffies(d->gap_ms);
+			d->gap_ms = min(2 * d->gap_ms, MROCE_DREQ_GAP_MS);
+		}
+		if (!pending || time_before(d->due, next))
+			next = d->due;
+		pending = true;
+	}
+	if (pending)
+		mod_delayed_work(mroce_wq, &mroce_dreq_work,
+				 time_after(next, now) ? next - now : 1);
+	spin_unlock_bh(&mroce_dreq_lock);
+}
+
+/**
+ * mroce_mad_tx_note() - a MAD is about to leave through the tunnel
+ * @mdev: the sending device
+ * @to: its route (mroce_net_xmit_oneshot())
+ * @skb: the packet, from the mroce header on
+ * @hdr: the length of the mroce header (the MAD follows)
+ *
+ * Keeps a copy of a CM DREQ (see above). Softirqs off.
+ */
+void mroce_mad_tx_note(struct mroce_dev *mdev, const struct mroce_rx_meta *to,
+		       const struct sk_buff *skb, u32 hdr)
+{
+	const struct ib_mad_hdr *h;
+	struct mroce_dreq *d;
+
+	h = mroce_mad_cm_hdr(skb->data + hdr, skb->len - hdr,
+			     MROCE_CM_ATTR_DREQ);
+	if (!h)
+		return;
+	spin_lock_bh(&mroce_dreq_lock);
+	list_for_each_entry(d, &mroce_dreqs, node) {
+		/* ib_cm's own retry: the copy is already kept. */
+		if (d->mdev == mdev && d->tid == h->tid)
+			goto out;
+	}
+	/*
+	 * Full: this DREQ goes uninsured (ib_cm's own retries still run for
+	 * a consumer that keeps its cm_id). A bound is what matters: a
+	 * peer that never answers must not grow the list without end.
+	 */
+	if (mroce_n_dreqs >= MROCE_DREQ_MAX)
+		goto out;
+	d = kmalloc(struct_size(d, pkt, skb->len), GFP_ATOMIC);
+	if (!d)
+		goto out;
+	d->mdev = mdev;
+	d->to = *to;
+	d->tid = h->tid;
+	d->gap_ms = MROCE_DREQ_FIRST_MS;
+	d->due = jiffies + msecs_to_jiffies(d->gap_ms);
+	d->gap_ms *= 2;
+	d->tries = 0;
+	d->len = skb->len;
+	memcpy(d->pkt, skb->data, skb->len);
+	list_add_tail(&d->node, &mroce_dreqs);
+	mroce_n_dreqs++;
+	mod_delayed_work(mroce_wq, &mroce_dreq_work,
+			 msecs_to_jiffies(MROCE_DREQ_FIRST_MS));
+out:
+	spin_unlock_bh(&mroce_dreq_lock);
+}
+
+/**
+ * mroce_mad_rx_note() - a MAD arrived through the tunnel
+ * @mdev: the receiving device
+ * @mad: the MAD
+ * @len: its length
+ *
+ * A DREP ends the insurance of the DREQ it answers. Called only for a MAD
+ * the GSI QP accepts (mroce_mad_rx_allowed()); a forged DREP can at most
+ * end one insurance early, which leaves ib_cm's own behaviour. Softirq
+ * context.
+ */
+void mroce_mad_rx_note(struct mroce_dev *mdev, const void *mad, u32 len)
+{
+	const struct ib_mad_hdr *h;
+	struct mroce_dreq *d;
+
+	h = mroce_mad_cm_hdr(mad, len, MROCE_CM_ATTR_DREP);
+	if (!h)
+		return;
+	spin_lock_bh(&mroce_dreq_lock);
+	list_for_each_entry(d, &mroce_dreqs, node) {
+		if (d->mdev == mdev && d->tid == h->tid) {
+			mroce_dreq_free(d);
+			break;
+		}
+	}
+	spin_unlock_bh(&mroce_dreq_lock);
+}
+
+/* The device goes: forget its DREQs (none is being sent after this). */
+void mroce_mad_dev_fini(struct mroce_dev *mdev)
+{
+	struct mroce_dreq *d, *tmp;
+
+	spin_lock_bh(&mroce_dreq_lock);
+	list_for_each_entry_safe(d, tmp, &mroce_dreqs, node)
+		if (d->mdev == mdev)
+			mroce_dreq_free(d);
+	spin_unlock_bh(&mroce_dreq_lock);
+}
+
+/* Module exit, every device gone. */
+void mroce_mad_exit(void)
+{
+	cancel_delayed_work_sync(&mroce_dreq_work);
+	WARN_ON(!list_empty(&mroce_dreqs));
 }

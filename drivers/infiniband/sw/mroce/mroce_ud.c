@@ -104,6 +104,8 @@ static enum ib_wc_status mroce_ud_send(struct mroce_qp *qp,
 		kfree_skb(skb);
 		return IB_WC_LOC_PROT_ERR;
 	}
+	if (pkt.c.opcode == MROCE_OP_MAD)
+		mroce_mad_tx_note(mdev, &to, skb, hdr);
 	mroce_net_xmit_oneshot(mdev, &to, skb);
 	return IB_WC_SUCCESS;
 }
@@ -232,6 +234,8 @@ void mroce_ud_rx(struct mroce_dev *mdev, struct sk_buff *skb,
 		why = MROCE_CNT_DROP_ACCESS;
 		goto drop;
 	}
+	if (pkt->c.opcode == MROCE_OP_MAD)
+		mroce_mad_rx_note(mdev, pkt->payload, len);
 	if (mroce_ud_grh(skb, meta->v6, grh)) {
 		why = MROCE_CNT_DROP_TRUNCATED;
 		goto drop;

@@ -29,5 +29,10 @@ enum ib_wc_status mroce_mad_tx_prep(struct mroce_qp *qp,
 				    const struct mroce_swqe *swqe,
 				    struct mroce_pkt *pkt);
 bool mroce_mad_rx_allowed(struct mroce_qp *qp, const struct mroce_pkt *pkt);
+void mroce_mad_tx_note(struct mroce_dev *mdev, const struct mroce_rx_meta *to,
+		       const struct sk_buff *skb, u32 hdr);
+void mroce_mad_rx_note(struct mroce_dev *mdev, const void *mad, u32 len);
+void mroce_mad_dev_fini(struct mroce_dev *mdev);
+void mroce_mad_exit(void);
 
 #endif /* MROCE_UD_H */

@@ -439,6 +439,7 @@ void mroce_xport_dev_fini(struct mroce_dev *mdev)
 	cancel_work_sync(&xd->accept_work);
 	skb_queue_purge(&xd->accept_q);
 	mroce_peers_close_all(mdev);
+	mroce_mad_dev_fini(mdev);
 	mroce_ack_hint_fini(mdev);
 	mroce_net_put(mdev);
 }
@@ -464,6 +465,7 @@ int mroce_xport_init(void)
 
 void mroce_xport_exit(void)
 {
+	mroce_mad_exit();
 	mroce_net_exit();
 	mroce_rx_exit();
 	mroce_ack_exit();
