@@ -565,6 +565,22 @@ static enum mroce_rx_res mroce_rx_stream(struct mroce_rx_ctx *rc)
 	}
 	xp = &rc->qp->xport;
 	if (xp->state == MROCE_XQP_DEAD) {
+		/*
+		 * A retransmission of a chunk the QP received before it went
+		 * to ERR (rdma_disconnect() right after the last receive; the
+		 * ACK was lost): a duplicate, ACKed as the tombstone of a
+		 * destroyed QP would. Refusing it failed the sender's last
+		 * WQE, whose data had arrived, with REM_INV_REQ_ERR. Not a
+		 * READ or ATOMIC request: the answer it waits for will not
+		 * come from a QP in ERR, and an ACK would leave its requester
+		 * waiting where the refusal fails it.
+		 */
+		if (xp->srx_live && rc->pkt->c.opcode != MROCE_OP_READ_REQ &&
+		    rc->pkt->c.opcode != MROCE_OP_ATOMIC_REQ &&
+		    mroce_srx_check(&xp->srx, d->stream_psn) == MROCE_SRX_DUP) {
+			mroce_rx_peer_count(rc, MROCE_CNT_DUP_REQ);
+			return MROCE_RX_ACCEPT;
+		}
 		mroce_rx_peer_count(rc, MROCE_CNT_DROP_QP_STATE);
 		/*
 		 * A chunk of the message whose refusal failed the QP gets that
