@@ -78,6 +78,7 @@ pin_neighbours() {
 # 2. Connection setup: 64 fresh RC pairs, both QPs to RTS each, the first
 # opening the mroce connection (CONN_REQ out, CONN_REP back through the
 # loss), must all connect and carry one SEND each.
+# 3. (below) a received SEND resent to a QP in ERR is ACKed.
 if [ ${#mode[@]} -eq 0 ]; then
 	ktap_skip "checks with the responder losing packets" "no transport"
 elif ! pin_neighbours; then
@@ -94,6 +95,18 @@ else
 	check_eq "mroce_verbs_test --rkey-lossy exit status" 0 "$rc"
 	report_subtests "$MROCE_TEST_OUT/verbs_pairs.out"
 	check_eq "mroce_verbs_test --pairs exit status" 0 "$rc2"
+	# 3. A SEND the responder received, its ACK lost, resent after the
+	# responder's QP went to ERR: ACKed, not refused (the rping server's
+	# REM_INV_REQ_ERR at 30 % loss). Everything mroce_b sends is lost
+	# from before the SEND until shortly after the QP's move to ERR.
+	"$bin" mroce_a --dup-after-err mroce_b \
+		"ip netns exec b tc qdisc replace dev vb root netem loss 100%" \
+		"ip netns exec b tc qdisc del dev vb root" \
+		> "$MROCE_TEST_OUT/verbs_dup_err.out" 2>&1
+	rc3=$?
+	netem_clear b vb
+	report_subtests "$MROCE_TEST_OUT/verbs_dup_err.out"
+	check_eq "mroce_verbs_test --dup-after-err exit status" 0 "$rc3"
 fi
 
 # --- rdma res: objects of a live process, and the kernel's GSI QP ----------

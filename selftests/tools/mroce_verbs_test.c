@@ -13,6 +13,9 @@
  *   mroce_verbs_test DEVICE --pairs PEER N
  *                                     the checks mroce_verbs.sh runs with
  *                                     netem losing packets from PEER
+ *   mroce_verbs_test DEVICE --dup-after-err PEER BLOCK_CMD UNBLOCK_CMD
+ *                                     a resend reaching a QP in ERR; the
+ *                                     commands stop/restart PEER's output
  *
  * Output: one line per check, "ok<TAB>description" or
  * "fail<TAB>description<TAB>why"; the exit status is 1 if any check failed.
@@ -2273,6 +2276,70 @@ static void test_pairs_lossy(const char *peer, int n)
 	      n, fails, first);
 }
 
+/*
+ * With a transport, run by mroce_verbs.sh with two shell commands that stop
+ * and restart everything the peer sends: a SEND the peer received, whose
+ * ACK was lost, reaches the peer's QP again after its application moved it
+ * to ERR (rping's client disconnects right after its last receive). The
+ * resend is a duplicate of a chunk that QP took: it must be ACKed and the
+ * SEND complete successfully here, not be refused (NAK UNKNOWN_STREAM,
+ * IBV_WC_REM_INV_REQ_ERR: rping's server "status 9" at 30 % loss).
+ */
+static void test_dup_after_err(const char *peer, const char *block,
+			       const char *unblock)
+{
+	enum { LEN = 64 };
+	static char sbuf[LEN], rbuf[LEN];
+	long long dup0, unk0, dup, unk;
+	struct ibv_wc wc = { .status = IBV_WC_SUCCESS }, wc2;
+	const char *what = "resend of a received SEND to a QP in ERR";
+	struct rc_bufs b;
+	struct rc_pair p;
+	int n, n2, i;
+
+	rc_pair_open(&p, peer, 2, 2, what);
+	rc_bufs_reg(&b, &p, sbuf, rbuf, LEN, what);
+
+	/* A first message both ways of the ACK: the path RTTs are known. */
+	fill_msg(sbuf, LEN, 1);
+	if (post_recv1(p.qp2, 1, &b.rsge) ||
+	    post_send1(p.qp, 1, IBV_WR_SEND, IBV_SEND_SIGNALED, &b.ssge, 1))
+		die("%s: first posts", what);
+	if (poll_one(p.cq2, &wc2, 10000) != 1 || wc2.status != IBV_WC_SUCCESS ||
+	    poll_one(p.cq, &wc, 10000) != 1 || wc.status != IBV_WC_SUCCESS)
+		die("%s: first SEND", what);
+
+	if (system(block))
+		die("%s: %s", what, block);
+	dup0 = hw_counter(peer, "duplicate_request");
+	unk0 = hw_counter(peer, "naks_sent_unknown_stream");
+	fill_msg(sbuf, LEN, 2);
+	memset(rbuf, 0, LEN);
+	if (post_recv1(p.qp2, 2, &b.rsge) ||
+	    post_send1(p.qp, 2, IBV_WR_SEND, IBV_SEND_SIGNALED, &b.ssge, 1))
+		die("%s: posts", what);
+	n2 = poll_one(p.cq2, &wc2, 10000);
+	/* Received; its ACK is lost. Resends arrive (ACKed, also lost). */
+	usleep(50000);
+	i = set_state(p.qp2, IBV_QPS_ERR);
+	/* Resends now meet the QP in ERR; their answers are lost too. */
+	usleep(100000);
+	if (system(unblock))
+		die("%s: %s", what, unblock);
+	n = poll_one(p.cq, &wc, 20000);
+	dup = hw_counter(peer, "duplicate_request");
+	unk = hw_counter(peer, "naks_sent_unknown_stream");
+	CHECK(n2 == 1 && wc2.status == IBV_WC_SUCCESS && !i &&
+	      !memcmp(rbuf, sbuf, LEN),
+	      "%s: the peer received it, then went to ERR", what);
+	CHECK(n == 1 && wc.wr_id == 2 && wc.status == IBV_WC_SUCCESS &&
+	      unk == unk0,
+	      "%s: ACKed as a duplicate, the SEND completes successfully (%s; peer duplicates %lld -> %lld, UNKNOWN_STREAM NAKs %lld -> %lld)",
+	      what, n == 1 ? ibv_wc_status_str(wc.status) : "no completion",
+	      dup0, dup, unk0, unk);
+	rc_pair_close(&p, b.smr, b.rmr);
+}
+
 /* Objects for `rdma res show` to find; wait for the script. */
 static int hold(void)
 {
@@ -2315,7 +2382,8 @@ int main(int argc, char **argv)
 {
 	if (argc < 2) {
 		fprintf(stderr,
-			"usage: %s DEVICE [--hold | --traffic PEER | --rkey-lossy PEER | --pairs PEER N]\n",
+			"usage: %s DEVICE [--hold | --traffic PEER | --rkey-lossy PEER | --pairs PEER N |\n"
+			"\t--dup-after-err PEER BLOCK_CMD UNBLOCK_CMD]\n",
 			argv[0]);
 		return 2;
 	}
@@ -2335,6 +2403,10 @@ int main(int argc, char **argv)
 		return hold();
 	if (argc > 4 && !strcmp(argv[2], "--pairs")) {
 		test_pairs_lossy(argv[3], atoi(argv[4]));
+		goto out;
+	}
+	if (argc > 5 && !strcmp(argv[2], "--dup-after-err")) {
+		test_dup_after_err(argv[3], argv[4], argv[5]);
 		goto out;
 	}
 	if (argc > 3 && !strcmp(argv[2], "--rkey-lossy")) {
