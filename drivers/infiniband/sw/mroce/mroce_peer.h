@@ -202,7 +202,7 @@ struct mroce_peer {
 	bool			dead;
 	unsigned long		kick_pending;	/* bit 0: a QP has ->kicked */
 	bool			rx_data;	/* the holder received data */
-	/* the peer ACKed our data: confirm its neighbour (mroce_net.c) */
+	/* the peer ACKed our data or sent new data: confirm its neighbour */
 	bool			neigh_confirm;
 	struct mroce_conn	conn;
 	struct mroce_path	paths[MROCE_PEER_PATHS];

@@ -636,6 +636,15 @@ static enum mroce_rx_res mroce_rx_stream(struct mroce_rx_ctx *rc)
 
 	mroce_srx_accept(&xp->srx, d->stream_psn, rc->tag);
 	xp->srx_live = true;
+	/*
+	 * New data in the window is forward progress too: past its first
+	 * window the peer sends it only once our ACKs arrive. A side that only
+	 * receives (a WRITE target, a SEND receiver) confirms the peer's
+	 * neighbour this way, or its entry goes stale and is probed by ARP
+	 * like an unconfirmed sender's (see the ACK case in mroce_rx_conn()).
+	 */
+	if (!READ_ONCE(rc->peer->neigh_confirm))
+		WRITE_ONCE(rc->peer->neigh_confirm, true);
 	if (!xp->bound_nonce)
 		xp->bound_nonce = rc->peer->conn.hs.remote.nonce;
 	mroce_comp_pop(rc->peer, rc->qp);
