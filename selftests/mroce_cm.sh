@@ -13,7 +13,9 @@
 # at 0 % loss, and the reliable ones (rping, ucmatose, ib_send_bw -R) again
 # at 1 % netem loss on both directions: lost MADs are the CM's to retry,
 # lost data the transport's. Datagrams are unreliable by definition, so
-# the UD tools run lossless only.
+# the UD tools run lossless only. At 0 %, tc filters drop exactly one CM
+# MAD (a DREQ, REQ, REP or RTU; and a REP while the client's ARP entry is
+# gone) and rping must still connect, verify and disconnect.
 #
 # DEV_TYPE=rxe runs it over rdma_rxe (mroce_cm_rxe.sh).
 # vm-timeout: 480
@@ -114,49 +116,101 @@ send_bw_run() { # send_bw_run TAG
 # perftest prints its result row only after a complete run.
 send_bw_done() { grep -Eq '^ *65536 +200 ' "send_bw-$1-client.log"; }
 
-# A lost DREQ (docs/protocol.md §3.10). rping's client destroys its cm_id
-# right after rdma_disconnect(), which cancels ib_cm's own DREQ resends:
-# if that one DREQ is lost, only the tunnel's copy tells the server, whose
-# rping otherwise waits for DISCONNECTED until killed. A tc filter on the
-# client's egress drops CM DREQs (u32 at fixed offsets: IPv4 without
+# A lost CM MAD (docs/protocol.md §3.10). A tc filter on one side's egress
+# drops the CM MADs of one attribute (u32 at fixed offsets: IPv4 without
 # options, UDP to the mroce port, the 32-byte MAD header of §3.10, then the
 # MAD: class at +1, attribute at +16) until it has dropped one, then goes.
-DREQ_AT=$((20 + 8 + 32))
-dreq_drop_add() {
+#
+# DREQ: rping's client destroys its cm_id right after rdma_disconnect(),
+# which cancels ib_cm's own DREQ resends: if that one DREQ is lost, only
+# the tunnel's copy tells the server, whose rping otherwise waits for
+# DISCONNECTED until killed. REQ, REP, RTU: connection setup must survive
+# one lost MAD of each (ib_cm resends REQ and REP; a lost RTU is answered
+# by the REP's resend).
+MAD_AT=$((20 + 8 + 32))
+CM_REQ=0x0010 CM_REP=0x0013 CM_RTU=0x0014 CM_DREQ=0x0015
+mad_drop_add() { # mad_drop_add NDEV ATTR
 	local port
 	port=$(cat /sys/module/mroce/parameters/udp_port) || return 1
-	tc qdisc add dev "$ULP_NDEV_A" clsact &&
-		tc filter add dev "$ULP_NDEV_A" egress pref 7 protocol ip u32 \
+	tc qdisc add dev "$1" clsact &&
+		tc filter add dev "$1" egress pref 7 protocol ip u32 \
 			match ip protocol 17 0xff match u16 "$port" 0xffff at 22 \
-			match u8 0x07 0xff at $((DREQ_AT + 1)) \
-			match u16 0x0015 0xffff at $((DREQ_AT + 16)) action drop
+			match u8 0x07 0xff at $((MAD_AT + 1)) \
+			match u16 "$2" 0xffff at $((MAD_AT + 16)) action drop
 }
-dreq_dropped() { tc -s filter show dev "$ULP_NDEV_A" egress | grep -Eq 'dropped [1-9]'; }
-dreq_drop_del() { tc qdisc del dev "$ULP_NDEV_A" clsact 2> /dev/null || true; }
+mad_dropped() { tc -s filter show dev "$1" egress | grep -Eq 'dropped [1-9]'; }
+mad_drop_del() { tc qdisc del dev "$1" clsact 2> /dev/null || true; }
 
-lost_dreq_run() {
-	local before rc=0 watcher i
-	before=$(hw_counter "$ULP_DEV_A" cm_dreq_resent) || return 1
-	dreq_drop_add || { dreq_drop_del; return 1; }
-	# 50 ms polls: the tunnel's first resend comes 250 ms after the drop.
-	rm -f lostdreq.dropped
-	(for i in $(seq 600); do
-		if dreq_dropped; then
-			: > lostdreq.dropped
+# lost_mad_run TAG NDEV ATTR: rping -V 64 B x 5 with the first MAD of ATTR
+# leaving NDEV dropped.
+lost_mad_run() {
+	local tag=$1 ndev=$2 attr=$3 rc=0 watcher i t0=$SECONDS
+	mad_drop_add "$ndev" "$attr" || { mad_drop_del "$ndev"; return 1; }
+	# 50 ms polls: the tunnel's first DREQ resend comes 250 ms after the drop.
+	rm -f "lost$tag.dropped"
+	(for i in $(seq 1200); do
+		if mad_dropped "$ndev"; then
+			: > "lost$tag.dropped"
 			break
 		fi
 		sleep 0.05
 	done
-	dreq_drop_del) &
+	mad_drop_del "$ndev") &
 	watcher=$!
-	pair_timeout=30 rping_verified lostdreq 64 5 || rc=1
-	if [ ! -e lostdreq.dropped ]; then
-		echo "the filter dropped no DREQ (are its offsets wrong?)"
+	pair_timeout=30 rping_verified "lost$tag" 64 5 || rc=1
+	if [ ! -e "lost$tag.dropped" ]; then
+		echo "the filter dropped no $tag (are its offsets wrong?)"
 		rc=1
 	fi
 	kill "$watcher" 2> /dev/null
 	wait "$watcher"
-	dreq_drop_del
+	mad_drop_del "$ndev"
+	ktap_info "lost $tag: rping took $((SECONDS - t0)) s"
+	return $rc
+}
+
+# The REP is lost and, meanwhile, the client's neighbour entry for the
+# server is gone and ARP fails (the server's replies are dropped for 7 s):
+# what 30 % loss does when lost REQs or REPs keep the entry in use past
+# delay_first_probe_time and its unicast ARP probes are lost too. The
+# client's RTR, right after the resent REP, has the RDMA core resolve the
+# server's MAC with a fixed 1 s limit (ib_resolve_eth_dmac()); without an
+# entry it fails with ETIMEDOUT and rdma_cm rejects (status 28, the QP
+# left in INIT). The tunnel gives such an entry the REP's source MAC.
+lost_rep_arp_run() {
+	local rc=0 watcher i t0=$SECONDS
+	mad_drop_add "$ULP_NDEV_B" $CM_REP || { mad_drop_del "$ULP_NDEV_B"; return 1; }
+	rm -f lostreparp.dropped
+	(for i in $(seq 600); do
+		if mad_dropped "$ULP_NDEV_B"; then
+			tc filter del dev "$ULP_NDEV_B" egress pref 7
+			tc filter add dev "$ULP_NDEV_B" egress pref 8 protocol arp \
+				u32 match u32 0 0 action drop
+			ip neigh del "$ULP_IP_B" dev "$ULP_NDEV_A"
+			: > lostreparp.dropped
+			sleep 7
+			break
+		fi
+		sleep 0.05
+	done
+	mad_drop_del "$ULP_NDEV_B") &
+	watcher=$!
+	pair_timeout=40 rping_verified lostreparp 64 5 || rc=1
+	if [ ! -e lostreparp.dropped ]; then
+		echo "the filter dropped no REP (are its offsets wrong?)"
+		rc=1
+	fi
+	kill "$watcher" 2> /dev/null
+	wait "$watcher"
+	mad_drop_del "$ULP_NDEV_B"
+	ktap_info "lost REP + ARP: rping took $((SECONDS - t0)) s"
+	return $rc
+}
+
+lost_dreq_run() {
+	local before rc=0
+	before=$(hw_counter "$ULP_DEV_A" cm_dreq_resent) || return 1
+	lost_mad_run dreq "$ULP_NDEV_A" $CM_DREQ || rc=1
 	ktap_info "lost DREQ: cm_dreq_resent +$(($(hw_counter "$ULP_DEV_A" cm_dreq_resent) - before))"
 	[ $rc -eq 0 ] && [ "$(hw_counter "$ULP_DEV_A" cm_dreq_resent)" -gt "$before" ]
 }
@@ -188,6 +242,10 @@ for l in $(ulp_losses); do
 		step "ibv_ud_pingpong -c: 200 x 1 KiB datagrams, buffers checked" ud_pingpong_run
 		if [ "$DEV_TYPE" = mroce ]; then
 			step "the client's DREQ is lost: the tunnel resends it, the server disconnects" lost_dreq_run
+			step "the client's REQ is lost: rping still connects and verifies" lost_mad_run req "$ULP_NDEV_A" $CM_REQ
+			step "the server's REP is lost: rping still connects and verifies" lost_mad_run rep "$ULP_NDEV_B" $CM_REP
+			step "the client's RTU is lost: rping still connects and verifies" lost_mad_run rtu "$ULP_NDEV_A" $CM_RTU
+			step "the REP is lost and the client's ARP entry fails: the resent REP lets RTR resolve the MAC" lost_rep_arp_run
 		fi
 	fi
 	ulp_loss 0

@@ -244,22 +244,59 @@ out:
 	spin_unlock_bh(&mroce_dreq_lock);
 }
 
+/*
+ * A CM MAD that answers one we sent: the peer got ours. A REP answers our
+ * REQ, an RTU our REP, a DREP our DREQ; an MRA, a REJ, an SIDR REP or an
+ * APR answer something of ours too. (A REQ, a DREQ or a LAP proves
+ * nothing about our direction.)
+ */
+static bool mroce_mad_cm_answer(const void *mad, u32 len)
+{
+	const struct ib_mad_hdr *h = mad;
+
+	if (len < sizeof(*h) || h->mgmt_class != IB_MGMT_CLASS_CM ||
+	    h->method != IB_MGMT_METHOD_SEND)
+		return false;
+	switch (be16_to_cpu(h->attr_id)) {
+	case 0x0011:	/* MRA */
+	case 0x0012:	/* REJ */
+	case 0x0013:	/* REP */
+	case 0x0014:	/* RTU */
+	case 0x0016:	/* DREP */
+	case 0x0018:	/* SIDR REP */
+	case 0x001a:	/* APR */
+		return true;
+	}
+	return false;
+}
+
 /**
  * mroce_mad_rx_note() - a MAD arrived through the tunnel
  * @mdev: the receiving device
+ * @meta: its outer addresses
+ * @skb: its packet
  * @mad: the MAD
  * @len: its length
  *
- * A DREP ends the insurance of the DREQ it answers. Called only for a MAD
- * the GSI QP accepts (mroce_mad_rx_allowed()); a forged DREP can at most
- * end one insurance early, which leaves ib_cm's own behaviour. Softirq
- * context.
+ * A DREP ends the insurance of the DREQ it answers. A CM answer confirms
+ * the neighbour entry towards its sender, or gives a FAILED one the
+ * sender's MAC (mroce_net_confirm_sender()): nothing else does while a
+ * connection is being set up, and an entry that lost REQs or REPs kept in
+ * use for more than delay_first_probe_time (5 s) is probed by unicast
+ * ARP, which loss can make FAILED just before the QP's RTR has the RDMA
+ * core resolve the peer's MAC with a 1 s limit (docs/testing.md). Called
+ * only for a MAD the GSI QP accepts (mroce_mad_rx_allowed()); a forged
+ * DREP can at most end one insurance early, which leaves ib_cm's own
+ * behaviour. Softirq context.
  */
-void mroce_mad_rx_note(struct mroce_dev *mdev, const void *mad, u32 len)
+void mroce_mad_rx_note(struct mroce_dev *mdev, const struct mroce_rx_meta *meta,
+		       const struct sk_buff *skb, const void *mad, u32 len)
 {
 	const struct ib_mad_hdr *h;
 	struct mroce_dreq *d;
 
+	if (mroce_mad_cm_answer(mad, len))
+		mroce_net_confirm_sender(mdev, meta, skb);
 	h = mroce_mad_cm_hdr(mad, len, MROCE_CM_ATTR_DREP);
 	if (!h)
 		return;

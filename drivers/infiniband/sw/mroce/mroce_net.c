@@ -33,6 +33,7 @@
 
 #include "mroce_counters.h"
 #include "mroce_peer.h"
+#include "mroce_ud.h"
 
 static ushort mroce_udp_port = MROCE_UDP_PORT_DEFAULT;
 module_param_named(udp_port, mroce_udp_port, ushort, 0444);
@@ -680,6 +681,67 @@ void mroce_net_xmit_list(struct mroce_peer *peer, struct sk_buff_head *q)
 		mroce_net_xmit_burst(peer, skb, q, n);
 	}
 	rcu_read_unlock();
+}
+
+/* Whether @dst reaches its destination directly (no gateway). */
+static bool mroce_route_onlink(const struct dst_entry *dst, bool v6)
+{
+	if (v6)
+		return !(container_of(dst, struct rt6_info, dst)->rt6i_flags &
+			 RTF_GATEWAY);
+	return !container_of(dst, struct rtable, dst)->rt_gw_family;
+}
+
+/**
+ * mroce_net_confirm_sender() - the sender of a packet proved we reach it
+ * @mdev: the receiving device
+ * @meta: the packet's outer addresses
+ * @skb: the packet (its Ethernet header is read)
+ *
+ * For a packet that answers one of ours (a CM REP to our REQ, ...): the
+ * peer got what we sent, so the neighbour entry our packets to it leave
+ * through is confirmed, as TCP does on forward progress, and stays
+ * REACHABLE instead of going DELAY -> PROBE, where lost unicast ARP
+ * probes make it FAILED.
+ *
+ * An entry that is already FAILED or INCOMPLETE (or absent) learns the
+ * frame's source MAC as STALE, as ARP learns the sender of a request
+ * addressed to us (neigh_event_ns()): only for a directly reachable peer
+ * whose frame came in on the device the route leaves by. STALE is still
+ * verified by the neighbour code (a unicast probe on use); what it buys
+ * is that a QP's RTR, which has the RDMA core resolve the peer's MAC with
+ * a 1 s limit (ib_resolve_eth_dmac()), finds an entry right after the
+ * REP instead of waiting for a broadcast ARP exchange that loss can
+ * delay past that limit. Softirq context.
+ */
+void mroce_net_confirm_sender(struct mroce_dev *mdev,
+			      const struct mroce_rx_meta *meta,
+			      const struct sk_buff *skb)
+{
+	const void *daddr = meta->v6 ? (const void *)&meta->saddr :
+				       (const void *)&meta->saddr.s6_addr32[3];
+	struct dst_entry *dst;
+	struct neighbour *n;
+
+	dst = mroce_route(meta->net, mdev, meta->v6, &meta->daddr,
+			  &meta->saddr, htons(MROCE_SPORT_MIN));
+	if (IS_ERR(dst))
+		return;
+	dst_confirm_neigh(dst, daddr);
+	if (dst->dev != meta->dev || dst->dev->type != ARPHRD_ETHER ||
+	    !mroce_route_onlink(dst, meta->v6) ||
+	    !skb_mac_header_was_set(skb) ||
+	    skb_mac_header(skb) + ETH_HLEN > skb->data)
+		goto out;
+	n = dst_neigh_lookup(dst, daddr);
+	if (!n)
+		goto out;
+	if (!(READ_ONCE(n->nud_state) & NUD_VALID))
+		neigh_update(n, eth_hdr(skb)->h_source, NUD_STALE,
+			     NEIGH_UPDATE_F_OVERRIDE, 0);
+	neigh_release(n);
+out:
+	dst_release(dst);
 }
 
 /* Reply to the sender of a received packet without a connection (NAK). */

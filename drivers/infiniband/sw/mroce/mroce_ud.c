@@ -235,7 +235,7 @@ void mroce_ud_rx(struct mroce_dev *mdev, struct sk_buff *skb,
 		goto drop;
 	}
 	if (pkt->c.opcode == MROCE_OP_MAD)
-		mroce_mad_rx_note(mdev, pkt->payload, len);
+		mroce_mad_rx_note(mdev, meta, skb, pkt->payload, len);
 	if (mroce_ud_grh(skb, meta->v6, grh)) {
 		why = MROCE_CNT_DROP_TRUNCATED;
 		goto drop;

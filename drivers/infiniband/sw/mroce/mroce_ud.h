@@ -24,6 +24,11 @@ void mroce_ud_sq_kick(struct mroce_qp *qp);
 void mroce_ud_rx(struct mroce_dev *mdev, struct sk_buff *skb,
 		 const struct mroce_rx_meta *meta, const struct mroce_pkt *pkt);
 
+/* mroce_net.c */
+void mroce_net_confirm_sender(struct mroce_dev *mdev,
+			      const struct mroce_rx_meta *meta,
+			      const struct sk_buff *skb);
+
 /* mroce_mad.c */
 enum ib_wc_status mroce_mad_tx_prep(struct mroce_qp *qp,
 				    const struct mroce_swqe *swqe,
@@ -31,7 +36,8 @@ enum ib_wc_status mroce_mad_tx_prep(struct mroce_qp *qp,
 bool mroce_mad_rx_allowed(struct mroce_qp *qp, const struct mroce_pkt *pkt);
 void mroce_mad_tx_note(struct mroce_dev *mdev, const struct mroce_rx_meta *to,
 		       const struct sk_buff *skb, u32 hdr);
-void mroce_mad_rx_note(struct mroce_dev *mdev, const void *mad, u32 len);
+void mroce_mad_rx_note(struct mroce_dev *mdev, const struct mroce_rx_meta *meta,
+		       const struct sk_buff *skb, const void *mad, u32 len);
 void mroce_mad_dev_fini(struct mroce_dev *mdev);
 void mroce_mad_exit(void);
 
