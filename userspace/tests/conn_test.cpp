@@ -23,7 +23,6 @@ struct Side {
   // path, old generation, old source port, health event
   std::vector<std::tuple<uint8_t, uint8_t, uint16_t, uint8_t>> rekeys;
   std::vector<uint8_t> cc;  // enum mroce_cc_why, one per reported change
-  bool owed = false;        // what ops.owed answers
 };
 
 void on_acked(void *ctx, uint64_t cookie, uint32_t, uint8_t path) {
@@ -36,7 +35,6 @@ void on_lost(void *ctx, uint64_t cookie, uint32_t, uint8_t path, uint32_t psn, u
 void on_rekey(void *ctx, uint8_t path, uint8_t gen, uint16_t sport, uint8_t why) {
   static_cast<Side *>(ctx)->rekeys.push_back({path, gen, sport, why});
 }
-bool on_owed(void *ctx) { return static_cast<Side *>(ctx)->owed; }
 void on_cc(void *ctx, uint8_t why) { static_cast<Side *>(ctx)->cc.push_back(why); }
 void on_state(void *ctx, uint8_t path, uint8_t from, uint8_t to) {
   static_cast<Side *>(ctx)->transitions.push_back({path, from, to});
@@ -74,7 +72,7 @@ class Conn : public ::testing::Test {
   }
   // One end with room for `max_paths` paths (the handshake uses p.n_paths).
   void init(Side &s, uint32_t id, uint64_t seed, uint8_t max_paths = 8) {
-    s.ops = {on_acked, on_lost, on_state, on_rekey, on_cc, nullptr, on_acked, on_owed};
+    s.ops = {on_acked, on_lost, on_state, on_rekey, on_cc, nullptr, on_acked};
     s.paths.resize(max_paths);
     mroce_conn_cfg cfg{};
     cfg.prm = &p;
@@ -794,51 +792,6 @@ TEST_F(Conn, WatchdogCountsRoundsWithoutProgressAndProgressResetsIt) {
     EXPECT_EQ(a.c.retries, i);
     EXPECT_EQ(!!(res.events & MROCE_EV_RETRY_EXHAUSTED), i > p.retry_limit);
   }
-}
-
-// A READ_REQ acknowledged on its path leaves nothing in flight, but its
-// response is owed (docs §5.5): the watchdog keeps running, a responder
-// that never answers exhausts the retries, one that sends data does not,
-// and the watchdog stops once the caller says nothing is owed.
-TEST_F(Conn, AnOwedResponseKeepsTheWatchdogRunning) {
-  establish();
-  a.owed = true;
-  mroce_conn_owe(&a.c);
-  auto req = send(a, 1, 100, 0);
-  now += 1000;
-  deliver(b, req);
-  ack(b, a);
-  ASSERT_EQ(a.c.inflight, 0u);
-  ASSERT_EQ(a.acked.size(), 1u);
-  mroce_timer_res res;
-  // The responder sends data now and then: the peer is alive.
-  for (int i = 0; i < 2 * p.retry_limit; i++) {
-    uint64_t t = a.c.watchdog_at;
-    ASSERT_GT(t, now);
-    now = t - 1;
-    deliver(a, send(b, 100 + i, 100, 1));
-    ack(a, b);
-    now = t;
-    mroce_conn_on_timer(&a.c, now, &res);
-    EXPECT_EQ(a.c.retries, 0u);
-    EXPECT_FALSE(res.events & MROCE_EV_RETRY_EXHAUSTED);
-  }
-  // It falls silent: every round counts, the last one exhausts.
-  for (int i = 1; i <= p.retry_limit + 1; i++) {
-    now = a.c.watchdog_at;
-    ASSERT_GT(now, 0u);
-    mroce_conn_on_timer(&a.c, now, &res);
-    EXPECT_EQ(a.c.retries, i);
-    EXPECT_EQ(!!(res.events & MROCE_EV_RETRY_EXHAUSTED), i > p.retry_limit);
-  }
-  // Nothing owed any more (completed, or its QP failed): the watchdog stops.
-  a.owed = false;
-  now = a.c.watchdog_at;
-  ASSERT_GT(now, 0u);
-  mroce_conn_on_timer(&a.c, now, &res);
-  EXPECT_FALSE(res.events & MROCE_EV_RETRY_EXHAUSTED);
-  EXPECT_EQ(a.c.watchdog_at, 0u);
-  EXPECT_FALSE(a.c.owed);
 }
 
 // The receiver acknowledged a flight, the ACK is slow, the path's RTO fires
