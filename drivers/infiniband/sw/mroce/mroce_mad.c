@@ -106,8 +106,14 @@ bool mroce_mad_rx_allowed(struct mroce_qp *qp, const struct mroce_pkt *pkt)
  * a DREP, also a duplicate and also one for an ID it no longer has
  * (cm_issue_drep()), and a duplicate DREQ changes nothing there.
  */
+#define MROCE_CM_ATTR_MRA	cpu_to_be16(0x0011)
+#define MROCE_CM_ATTR_REJ	cpu_to_be16(0x0012)
+#define MROCE_CM_ATTR_REP	cpu_to_be16(0x0013)
+#define MROCE_CM_ATTR_RTU	cpu_to_be16(0x0014)
 #define MROCE_CM_ATTR_DREQ	cpu_to_be16(0x0015)
 #define MROCE_CM_ATTR_DREP	cpu_to_be16(0x0016)
+#define MROCE_CM_ATTR_SIDR_REP	cpu_to_be16(0x0018)
+#define MROCE_CM_ATTR_APR	cpu_to_be16(0x001a)
 #define MROCE_DREQ_TRIES	10
 #define MROCE_DREQ_FIRST_MS	250	/* the first gap; it doubles up to: */
 #define MROCE_DREQ_GAP_MS	2000
@@ -131,15 +137,23 @@ static unsigned int mroce_n_dreqs;
 static void mroce_dreq_work_fn(struct work_struct *work);
 static DECLARE_DELAYED_WORK(mroce_dreq_work, mroce_dreq_work_fn);
 
-static const struct ib_mad_hdr *mroce_mad_cm_hdr(const void *mad, u32 len,
-						 __be16 attr)
+/* The header of a CM MAD (any attribute), or NULL. */
+static const struct ib_mad_hdr *mroce_mad_cm(const void *mad, u32 len)
 {
 	const struct ib_mad_hdr *h = mad;
 
 	if (len < sizeof(*h) || h->mgmt_class != IB_MGMT_CLASS_CM ||
-	    h->method != IB_MGMT_METHOD_SEND || h->attr_id != attr)
+	    h->method != IB_MGMT_METHOD_SEND)
 		return NULL;
 	return h;
+}
+
+static const struct ib_mad_hdr *mroce_mad_cm_hdr(const void *mad, u32 len,
+						 __be16 attr)
+{
+	const struct ib_mad_hdr *h = mroce_mad_cm(mad, len);
+
+	return h && h->attr_id == attr ? h : NULL;
 }
 
 static void mroce_dreq_free(struct mroce_dreq *d)
@@ -252,19 +266,18 @@ out:
  */
 static bool mroce_mad_cm_answer(const void *mad, u32 len)
 {
-	const struct ib_mad_hdr *h = mad;
+	const struct ib_mad_hdr *h = mroce_mad_cm(mad, len);
 
-	if (len < sizeof(*h) || h->mgmt_class != IB_MGMT_CLASS_CM ||
-	    h->method != IB_MGMT_METHOD_SEND)
+	if (!h)
 		return false;
-	switch (be16_to_cpu(h->attr_id)) {
-	case 0x0011:	/* MRA */
-	case 0x0012:	/* REJ */
-	case 0x0013:	/* REP */
-	case 0x0014:	/* RTU */
-	case 0x0016:	/* DREP */
-	case 0x0018:	/* SIDR REP */
-	case 0x001a:	/* APR */
+	switch (h->attr_id) {
+	case MROCE_CM_ATTR_MRA:
+	case MROCE_CM_ATTR_REJ:
+	case MROCE_CM_ATTR_REP:
+	case MROCE_CM_ATTR_RTU:
+	case MROCE_CM_ATTR_DREP:
+	case MROCE_CM_ATTR_SIDR_REP:
+	case MROCE_CM_ATTR_APR:
 		return true;
 	}
 	return false;

@@ -33,7 +33,6 @@
 
 #include "mroce_counters.h"
 #include "mroce_peer.h"
-#include "mroce_ud.h"
 
 static ushort mroce_udp_port = MROCE_UDP_PORT_DEFAULT;
 module_param_named(udp_port, mroce_udp_port, ushort, 0444);

@@ -309,6 +309,9 @@ void mroce_net_xmit_list(struct mroce_peer *peer, struct sk_buff_head *q);
 void mroce_net_xmit_oneshot(struct mroce_dev *mdev,
 			    const struct mroce_rx_meta *meta,
 			    struct sk_buff *skb);
+void mroce_net_confirm_sender(struct mroce_dev *mdev,
+			      const struct mroce_rx_meta *meta,
+			      const struct sk_buff *skb);
 void mroce_net_reset_routes(struct mroce_peer *peer);
 struct sk_buff *mroce_net_alloc_skb(struct mroce_dev *mdev, u32 len,
 				    gfp_t gfp);

@@ -24,11 +24,6 @@ void mroce_ud_sq_kick(struct mroce_qp *qp);
 void mroce_ud_rx(struct mroce_dev *mdev, struct sk_buff *skb,
 		 const struct mroce_rx_meta *meta, const struct mroce_pkt *pkt);
 
-/* mroce_net.c */
-void mroce_net_confirm_sender(struct mroce_dev *mdev,
-			      const struct mroce_rx_meta *meta,
-			      const struct sk_buff *skb);
-
 /* mroce_mad.c */
 enum ib_wc_status mroce_mad_tx_prep(struct mroce_qp *qp,
 				    const struct mroce_swqe *swqe,
