@@ -15,7 +15,9 @@
 # lost data the transport's. Datagrams are unreliable by definition, so
 # the UD tools run lossless only. At 0 %, tc filters drop exactly one CM
 # MAD (a DREQ, REQ, REP or RTU; and a REP while the client's ARP entry is
-# gone) and rping must still connect, verify and disconnect.
+# gone) and rping must still connect, verify and disconnect; so must it
+# when the server's ARP entry for the client is gone as the REQ comes, or
+# fails before a late rdma_accept(), while the client's ARP is dropped.
 #
 # DEV_TYPE=rxe runs it over rdma_rxe (mroce_cm_rxe.sh).
 # vm-timeout: 480
@@ -31,6 +33,8 @@ cd "$MROCE_TEST_OUT" || exit 1
 # An rdma_cm ID listens on PORT (what servers started in the background
 # must reach before their client starts).
 cm_listening() { rdma resource show cm_id 2> /dev/null | grep -q "LISTEN.*:$1 "; }
+# At least N rdma_cm IDs (any side, any state) use PORT.
+cm_ids_at_least() { [ "$(rdma resource show cm_id 2> /dev/null | grep -c ":$1 ")" -ge "$2" ]; }
 
 # pair NAME READY SERVER... -- CLIENT...: the server in the background, the
 # client once READY (a command) holds; both must exit 0. Output in NAME-*.
@@ -207,6 +211,121 @@ lost_rep_arp_run() {
 	return $rc
 }
 
+# arp_block NDEV / arp_unblock NDEV: drop every ARP frame leaving NDEV.
+arp_block() {
+	tc qdisc add dev "$1" clsact 2> /dev/null
+	tc filter add dev "$1" egress pref 8 protocol arp u32 match u32 0 0 action drop
+}
+arp_unblock() { tc qdisc del dev "$1" clsact 2> /dev/null || true; }
+
+# The client's entry for the server gets its MAC (STALE), so that the
+# client resolves the server without ARP while its ARP frames are dropped.
+client_knows_server() {
+	ip neigh replace "$ULP_IP_B" dev "$ULP_NDEV_A" \
+		lladdr "$(cat "/sys/class/net/$ULP_NDEV_B/address")" nud stale
+}
+
+# The server's entry for the client is gone and ARP fails (the client's
+# ARP frames are dropped for 14 s) when the REQ comes. ib_cm resolves the
+# client's MAC as it takes the REQ (1 s limit); without an entry that
+# fails and the REQ is dropped without a word, and so is each resend
+# (about 4 s apart) until ARP works again. The tunnel teaches the entry
+# the REQ's source MAC: rping must be done well within those 14 s.
+req_arp_run() {
+	local rc=0 t0 pid i
+	client_knows_server || return 1
+	arp_block "$ULP_NDEV_A" || { arp_unblock "$ULP_NDEV_A"; return 1; }
+	ip neigh del "$ULP_IP_A" dev "$ULP_NDEV_B" 2> /dev/null
+	rm -f reqarp.rc
+	t0=$SECONDS
+	(pair_timeout=40 rping_verified reqarp 64 5; echo $? > reqarp.rc) &
+	pid=$!
+	for ((i = 0; i < 140; i++)); do
+		[ -e reqarp.rc ] && break
+		sleep 0.1
+	done
+	arp_unblock "$ULP_NDEV_A"
+	wait "$pid"
+	[ "$(cat reqarp.rc 2> /dev/null)" = 0 ] || rc=1
+	if [ $rc -eq 0 ] && [ "$i" -ge 120 ]; then
+		echo "rping took $((SECONDS - t0)) s: the REQs waited for ARP"
+		rc=1
+	fi
+	ktap_info "REQ + ARP failure: rping took $((SECONDS - t0)) s"
+	return $rc
+}
+
+# The server's entry for the client left PROBE without an answer.
+server_entry_probed() {
+	! ip neigh show "$ULP_IP_A" dev "$ULP_NDEV_B" | grep -q 'PROBE\|REACHABLE' &&
+		grep -q "^$ULP_IP_A dev $ULP_NDEV_B .*PROBE" lateacc-neigh.log
+}
+
+# The server's RTR at rdma_accept() meets a FAILED entry for the client.
+# The RDMA core resolves the client's MAC when ib_cm takes the REQ and
+# again at the user QP's RTR, each time with a 1 s limit. rdma_cm answers
+# a REQ its consumer has not accepted yet with an MRA, so the client sends
+# no more REQs; if the entry fails in between (its unicast probes lost, as
+# at 30 % loss), RTR needs one broadcast ARP exchange within its second,
+# rdma_accept() fails otherwise and the client is rejected (status 28).
+# Made deterministic: the rping server is stopped (SIGSTOP) while the
+# kernel takes the REQ, the client's ARP frames are dropped, the server's
+# entry is put in PROBE, goes FAILED by its own timer, and only then does
+# the server run on to accept. The tunnel has a pending asker's MAC
+# taught to an entry that fails (mroce_net_note_asker()).
+late_accept_arp_run() {
+	local rc=0 spid rpid=0 cpid mon mac i t0=$SECONDS
+	mac=$(cat "/sys/class/net/$ULP_NDEV_A/address") || return 1
+	client_knows_server || return 1
+	rm -f lateacc-*.log
+	timeout 60 rping -s -V -a "$ULP_IP_B" -p 7176 -S 64 -C 5 > lateacc-server.log 2>&1 &
+	spid=$!
+	if wait_for 20 cm_listening 7176; then
+		rpid=$(pgrep -P "$spid" -x rping)
+	fi
+	if [ -z "$rpid" ] || ! kill -STOP "$rpid"; then
+		echo "the rping server did not come up"
+		kill "$spid" 2> /dev/null
+		wait "$spid"
+		return 1
+	fi
+	ip monitor neigh > lateacc-neigh.log 2>&1 &
+	mon=$!
+	timeout 60 rping -c -V -a "$ULP_IP_B" -I "$ULP_IP_A" -p 7176 -S 64 -C 5 > lateacc-client.log 2>&1 &
+	cpid=$!
+	# The server's connection cm_id: the kernel took the REQ.
+	if ! wait_for 15 cm_ids_at_least 7176 3; then
+		echo "the server's kernel took no REQ"
+		rc=1
+	fi
+	arp_block "$ULP_NDEV_A"
+	ip neigh replace "$ULP_IP_A" dev "$ULP_NDEV_B" lladdr "$mac" nud probe || rc=1
+	# Its probes unanswered, the entry goes FAILED (reported as STALE when
+	# the tunnel has taught it again by then: netlink reads the state
+	# after the netevent notifiers ran).
+	if ! wait_for 10 server_entry_probed; then
+		echo "the server's entry for the client did not fail"
+		rc=1
+	fi
+	ip neigh show "$ULP_IP_A" dev "$ULP_NDEV_B" | sed 's/^/at accept: /'
+	kill -CONT "$rpid"
+	# The RTR is over within its second; then ARP may work again.
+	sleep 3
+	arp_unblock "$ULP_NDEV_A"
+	wait "$cpid" || { echo "client: exit $?"; rc=1; }
+	wait "$spid" || { echo "server: exit $?"; rc=1; }
+	kill "$mon" 2> /dev/null
+	wait "$mon"
+	if [ $rc -ne 0 ] || grep -qi 'mismatch\|error' lateacc-client.log; then
+		rc=1
+		echo "client:"; tail -n 8 lateacc-client.log
+		echo "server:"; tail -n 8 lateacc-server.log
+		echo "the server's neighbour events:"; tail -n 12 lateacc-neigh.log
+	fi
+	ktap_info "late accept + FAILED entry: $((SECONDS - t0)) s"
+	return $rc
+}
+
 lost_dreq_run() {
 	local before rc=0
 	before=$(hw_counter "$ULP_DEV_A" cm_dreq_resent) || return 1
@@ -246,6 +365,8 @@ for l in $(ulp_losses); do
 			step "the server's REP is lost: rping still connects and verifies" lost_mad_run rep "$ULP_NDEV_B" $CM_REP
 			step "the client's RTU is lost: rping still connects and verifies" lost_mad_run rtu "$ULP_NDEV_A" $CM_RTU
 			step "the REP is lost and the client's ARP entry fails: the resent REP lets RTR resolve the MAC" lost_rep_arp_run
+			step "the server's ARP entry for the client fails as the REQ comes: the REQ's MAC lets ib_cm take it" req_arp_run
+			step "the server accepts late and its ARP entry for the client fails meanwhile: the REQ's MAC lets RTR resolve it" late_accept_arp_run
 		fi
 	fi
 	ulp_loss 0

@@ -106,12 +106,14 @@ bool mroce_mad_rx_allowed(struct mroce_qp *qp, const struct mroce_pkt *pkt)
  * a DREP, also a duplicate and also one for an ID it no longer has
  * (cm_issue_drep()), and a duplicate DREQ changes nothing there.
  */
+#define MROCE_CM_ATTR_REQ	cpu_to_be16(0x0010)
 #define MROCE_CM_ATTR_MRA	cpu_to_be16(0x0011)
 #define MROCE_CM_ATTR_REJ	cpu_to_be16(0x0012)
 #define MROCE_CM_ATTR_REP	cpu_to_be16(0x0013)
 #define MROCE_CM_ATTR_RTU	cpu_to_be16(0x0014)
 #define MROCE_CM_ATTR_DREQ	cpu_to_be16(0x0015)
 #define MROCE_CM_ATTR_DREP	cpu_to_be16(0x0016)
+#define MROCE_CM_ATTR_SIDR_REQ	cpu_to_be16(0x0017)
 #define MROCE_CM_ATTR_SIDR_REP	cpu_to_be16(0x0018)
 #define MROCE_CM_ATTR_APR	cpu_to_be16(0x001a)
 #define MROCE_DREQ_TRIES	10
@@ -213,7 +215,9 @@ static void mroce_dreq_work_fn(struct work_struct *work)
  * @skb: the packet, from the mroce header on
  * @hdr: the length of the mroce header (the MAD follows)
  *
- * Keeps a copy of a CM DREQ (see above). Softirqs off.
+ * Keeps a copy of a CM DREQ (see above). A REP, REJ or SIDR REP answers
+ * the peer's request: the neighbour code need not remember the asker any
+ * longer (mroce_net_note_asker()). Softirqs off.
  */
 void mroce_mad_tx_note(struct mroce_dev *mdev, const struct mroce_rx_meta *to,
 		       const struct sk_buff *skb, u32 hdr)
@@ -221,9 +225,14 @@ void mroce_mad_tx_note(struct mroce_dev *mdev, const struct mroce_rx_meta *to,
 	const struct ib_mad_hdr *h;
 	struct mroce_dreq *d;
 
-	h = mroce_mad_cm_hdr(skb->data + hdr, skb->len - hdr,
-			     MROCE_CM_ATTR_DREQ);
+	h = mroce_mad_cm(skb->data + hdr, skb->len - hdr);
 	if (!h)
+		return;
+	if (h->attr_id == MROCE_CM_ATTR_REP ||
+	    h->attr_id == MROCE_CM_ATTR_REJ ||
+	    h->attr_id == MROCE_CM_ATTR_SIDR_REP)
+		mroce_net_asker_answered(mdev, to);
+	if (h->attr_id != MROCE_CM_ATTR_DREQ)
 		return;
 	spin_lock_bh(&mroce_dreq_lock);
 	list_for_each_entry(d, &mroce_dreqs, node) {
@@ -297,10 +306,13 @@ static bool mroce_mad_cm_answer(const void *mad, u32 len)
  * connection is being set up, and an entry that lost REQs or REPs kept in
  * use for more than delay_first_probe_time (5 s) is probed by unicast
  * ARP, which loss can make FAILED just before the QP's RTR has the RDMA
- * core resolve the peer's MAC with a 1 s limit (docs/testing.md). Called
- * only for a MAD the GSI QP accepts (mroce_mad_rx_allowed()); a forged
- * DREP can at most end one insurance early, which leaves ib_cm's own
- * behaviour. Softirq context.
+ * core resolve the peer's MAC with a 1 s limit (docs/testing.md). A REQ or
+ * SIDR REQ confirms nothing but teaches an entry without a usable address
+ * its sender's MAC, and has it taught again should the entry fail before
+ * our answer, when the server's RTR resolves it (mroce_net_note_asker()).
+ * Called only for a MAD the GSI QP accepts (mroce_mad_rx_allowed()); a
+ * forged DREP can at most end one insurance early, which leaves ib_cm's
+ * own behaviour. Softirq context.
  */
 void mroce_mad_rx_note(struct mroce_dev *mdev, const struct mroce_rx_meta *meta,
 		       const struct sk_buff *skb, const void *mad, u32 len)
@@ -310,6 +322,9 @@ void mroce_mad_rx_note(struct mroce_dev *mdev, const struct mroce_rx_meta *meta,
 
 	if (mroce_mad_cm_answer(mad, len))
 		mroce_net_confirm_sender(mdev, meta, skb);
+	else if (mroce_mad_cm_hdr(mad, len, MROCE_CM_ATTR_REQ) ||
+		 mroce_mad_cm_hdr(mad, len, MROCE_CM_ATTR_SIDR_REQ))
+		mroce_net_note_asker(mdev, meta, skb);
 	h = mroce_mad_cm_hdr(mad, len, MROCE_CM_ATTR_DREP);
 	if (!h)
 		return;
@@ -323,10 +338,12 @@ void mroce_mad_rx_note(struct mroce_dev *mdev, const struct mroce_rx_meta *meta,
 	spin_unlock_bh(&mroce_dreq_lock);
 }
 
-/* The device goes: forget its DREQs (none is being sent after this). */
+/* The device goes: forget its DREQs and askers (none is sent after this). */
 void mroce_mad_dev_fini(struct mroce_dev *mdev)
 {
 	struct mroce_dreq *d, *tmp;
+
+	mroce_net_forget_askers(mdev);
 
 	spin_lock_bh(&mroce_dreq_lock);
 	list_for_each_entry_safe(d, tmp, &mroce_dreqs, node)

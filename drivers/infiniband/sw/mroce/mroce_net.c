@@ -15,6 +15,7 @@
  * egress and cached per path (the source port is part of the flow, so an
  * ECMP fabric may route each path differently).
  */
+#include <linux/etherdevice.h>
 #include <linux/ipv6.h>
 #include <linux/module.h>
 #include <linux/udp.h>
@@ -24,7 +25,9 @@
 #include <net/ip6_fib.h>
 #include <net/ip6_route.h>
 #include <net/ipv6.h>
+#include <net/neighbour.h>
 #include <net/net_namespace.h>
+#include <net/netevent.h>
 #include <net/netns/generic.h>
 #include <net/route.h>
 #include <net/sch_generic.h>
@@ -216,13 +219,24 @@ static struct pernet_operations mroce_net_ops = {
 	.size = sizeof(struct mroce_netns),
 };
 
+static struct notifier_block mroce_net_neigh_nb;
+
 int mroce_net_init(void)
 {
-	return register_pernet_subsys(&mroce_net_ops);
+	int err = register_pernet_subsys(&mroce_net_ops);
+
+	if (err)
+		return err;
+	err = register_netevent_notifier(&mroce_net_neigh_nb);
+	if (err)
+		unregister_pernet_subsys(&mroce_net_ops);
+	return err;
 }
 
 void mroce_net_exit(void)
 {
+	unregister_netevent_notifier(&mroce_net_neigh_nb);
+	mroce_net_forget_askers(NULL);
 	unregister_pernet_subsys(&mroce_net_ops);
 }
 
@@ -691,6 +705,45 @@ static bool mroce_route_onlink(const struct dst_entry *dst, bool v6)
 	return !container_of(dst, struct rtable, dst)->rt_gw_family;
 }
 
+/*
+ * The neighbour entry our packets to the sender of @skb leave through,
+ * with a reference, or NULL. @confirm: the sender proved it got what we
+ * sent, confirm the route's neighbour (any route). An entry is returned
+ * only for a directly reachable sender whose frame came in on the device
+ * the route leaves by: then the frame's source MAC is the sender's own.
+ */
+static struct neighbour *mroce_net_sender_neigh(struct mroce_dev *mdev,
+						const struct mroce_rx_meta *meta,
+						const struct sk_buff *skb,
+						bool confirm)
+{
+	const void *daddr = meta->v6 ? (const void *)&meta->saddr :
+				       (const void *)&meta->saddr.s6_addr32[3];
+	struct neighbour *n = NULL;
+	struct dst_entry *dst;
+
+	dst = mroce_route(meta->net, mdev, meta->v6, &meta->daddr,
+			  &meta->saddr, htons(MROCE_SPORT_MIN));
+	if (IS_ERR(dst))
+		return NULL;
+	if (confirm)
+		dst_confirm_neigh(dst, daddr);
+	if (dst->dev == meta->dev && dst->dev->type == ARPHRD_ETHER &&
+	    mroce_route_onlink(dst, meta->v6) &&
+	    skb_mac_header_was_set(skb) &&
+	    skb_mac_header(skb) + ETH_HLEN <= skb->data)
+		n = dst_neigh_lookup(dst, daddr);
+	dst_release(dst);
+	return n;
+}
+
+/* An entry without a usable address (FAILED, INCOMPLETE, new) learns @mac. */
+static void mroce_net_learn(struct neighbour *n, const u8 *mac)
+{
+	if (!(READ_ONCE(n->nud_state) & NUD_VALID))
+		neigh_update(n, mac, NUD_STALE, NEIGH_UPDATE_F_OVERRIDE, 0);
+}
+
 /**
  * mroce_net_confirm_sender() - the sender of a packet proved we reach it
  * @mdev: the receiving device
@@ -717,31 +770,216 @@ void mroce_net_confirm_sender(struct mroce_dev *mdev,
 			      const struct mroce_rx_meta *meta,
 			      const struct sk_buff *skb)
 {
-	const void *daddr = meta->v6 ? (const void *)&meta->saddr :
-				       (const void *)&meta->saddr.s6_addr32[3];
-	struct dst_entry *dst;
-	struct neighbour *n;
+	struct neighbour *n = mroce_net_sender_neigh(mdev, meta, skb, true);
 
-	dst = mroce_route(meta->net, mdev, meta->v6, &meta->daddr,
-			  &meta->saddr, htons(MROCE_SPORT_MIN));
-	if (IS_ERR(dst))
-		return;
-	dst_confirm_neigh(dst, daddr);
-	if (dst->dev != meta->dev || dst->dev->type != ARPHRD_ETHER ||
-	    !mroce_route_onlink(dst, meta->v6) ||
-	    !skb_mac_header_was_set(skb) ||
-	    skb_mac_header(skb) + ETH_HLEN > skb->data)
-		goto out;
-	n = dst_neigh_lookup(dst, daddr);
-	if (!n)
-		goto out;
-	if (!(READ_ONCE(n->nud_state) & NUD_VALID))
-		neigh_update(n, eth_hdr(skb)->h_source, NUD_STALE,
-			     NEIGH_UPDATE_F_OVERRIDE, 0);
-	neigh_release(n);
-out:
-	dst_release(dst);
+	if (n) {
+		mroce_net_learn(n, eth_hdr(skb)->h_source);
+		neigh_release(n);
+	}
 }
+
+/*
+ * The askers: senders of a CM request (REQ, SIDR REQ) we have not answered
+ * yet.
+ *
+ * The RDMA core resolves an asker's MAC twice with a 1 s limit: when
+ * ib_cm takes the REQ (cm_init_av_for_response(); if that fails, the REQ
+ * is dropped without a word and the peer resends it about 4 s later), and
+ * again when a user-space server's rdma_accept() moves its QP to RTR
+ * (ib_resolve_eth_dmac(); if that fails, the server's rdma_accept() fails
+ * and the peer is rejected, reason 28). Between the two the entry can
+ * fail: it was STALE, DELAY or PROBE when the REQ came, its unicast probes
+ * are lost, and it goes FAILED; rdma_cm has sent the peer an MRA, so no
+ * REQ resend comes to teach it again, and the RTR then needs one broadcast
+ * ARP exchange to succeed within its second.
+ *
+ * A request proves nothing about our direction, so it never confirms an
+ * entry. It does show which MAC the asker sends from, which is all an
+ * ARP request addressed to us shows too, and ARP learns that as STALE
+ * (neigh_event_ns(), even over a valid entry). So: a request teaches an
+ * entry without a usable address the frame's source MAC as STALE, and
+ * while the request is unanswered (MROCE_ASKER_MS at most) an entry for
+ * the asker that goes FAILED learns it again (a netevent notifier). STALE
+ * is verified by the neighbour code before it is trusted for long: used,
+ * it goes DELAY, then PROBE by unicast ARP, and FAILED if nothing answers.
+ * A gone asker costs a few probes every few seconds until our answer or
+ * the limit; a forged REQ can put its MAC in an entry that has none
+ * usable, or that fails, for that minute at most -- one forged ARP
+ * request does as much at any time. Only a sender that is directly
+ * reachable and came in on the device the route leaves by is remembered
+ * (mroce_net_sender_neigh()), at most MROCE_ASKERS_MAX of them.
+ */
+#define MROCE_ASKER_MS		60000	/* rdma_cm's MRA asks for ~68 s */
+#define MROCE_ASKERS_MAX	64
+
+struct mroce_asker {
+	struct list_head	node;
+	struct mroce_dev	*mdev;
+	const struct net_device	*dev;	/* compared, never dereferenced */
+	struct in6_addr		addr;	/* as mroce_rx_meta's saddr */
+	unsigned long		expires;
+	bool			v6;
+	u8			mac[ETH_ALEN];
+};
+
+static LIST_HEAD(mroce_askers);		/* oldest first */
+static DEFINE_SPINLOCK(mroce_asker_lock);
+static unsigned int mroce_n_askers;
+
+static void mroce_asker_free(struct mroce_asker *a)
+{
+	lockdep_assert_held(&mroce_asker_lock);
+	list_del(&a->node);
+	WRITE_ONCE(mroce_n_askers, mroce_n_askers - 1);
+	kfree(a);
+}
+
+/* The unexpired asker @addr of @mdev; expired ones go. */
+static struct mroce_asker *mroce_asker_find(struct mroce_dev *mdev, bool v6,
+					    const struct in6_addr *addr)
+{
+	struct mroce_asker *a, *tmp, *found = NULL;
+
+	lockdep_assert_held(&mroce_asker_lock);
+	list_for_each_entry_safe(a, tmp, &mroce_askers, node) {
+		if (time_after_eq(jiffies, a->expires))
+			mroce_asker_free(a);
+		else if (a->mdev == mdev && a->v6 == v6 &&
+			 ipv6_addr_equal(&a->addr, addr))
+			found = a;
+	}
+	return found;
+}
+
+/**
+ * mroce_net_note_asker() - a CM request came in
+ * @mdev: the receiving device
+ * @meta: its outer addresses
+ * @skb: its packet (the Ethernet header is read)
+ *
+ * Teaches the neighbour entry towards the sender its MAC if the entry has
+ * none usable, and remembers the sender until our answer (see above).
+ * Softirq context.
+ */
+void mroce_net_note_asker(struct mroce_dev *mdev,
+			  const struct mroce_rx_meta *meta,
+			  const struct sk_buff *skb)
+{
+	struct neighbour *n = mroce_net_sender_neigh(mdev, meta, skb, false);
+	const u8 *mac;
+	struct mroce_asker *a;
+
+	if (!n)
+		return;
+	mac = eth_hdr(skb)->h_source;
+	mroce_net_learn(n, mac);
+	neigh_release(n);
+
+	spin_lock_bh(&mroce_asker_lock);
+	a = mroce_asker_find(mdev, meta->v6, &meta->saddr);
+	if (!a && mroce_n_askers >= MROCE_ASKERS_MAX)
+		/* Full: the oldest goes, it has waited longest. */
+		mroce_asker_free(list_first_entry(&mroce_askers,
+						  struct mroce_asker, node));
+	if (!a) {
+		a = kzalloc(sizeof(*a), GFP_ATOMIC);
+		if (!a)
+			goto out;
+		a->mdev = mdev;
+		a->v6 = meta->v6;
+		a->addr = meta->saddr;
+		WRITE_ONCE(mroce_n_askers, mroce_n_askers + 1);
+	} else {
+		list_del(&a->node);
+	}
+	list_add_tail(&a->node, &mroce_askers);
+	a->dev = meta->dev;
+	ether_addr_copy(a->mac, mac);
+	a->expires = jiffies + msecs_to_jiffies(MROCE_ASKER_MS);
+out:
+	spin_unlock_bh(&mroce_asker_lock);
+}
+
+/**
+ * mroce_net_asker_answered() - we answered a CM request (REP, REJ, SIDR REP)
+ * @mdev: the sending device
+ * @to: the answer's route (mroce_net_xmit_oneshot())
+ *
+ * The RTR before a REP is done, so the asker need not be remembered.
+ */
+void mroce_net_asker_answered(struct mroce_dev *mdev,
+			      const struct mroce_rx_meta *to)
+{
+	struct mroce_asker *a;
+
+	if (!READ_ONCE(mroce_n_askers))
+		return;
+	spin_lock_bh(&mroce_asker_lock);
+	a = mroce_asker_find(mdev, to->v6, &to->saddr);
+	if (a)
+		mroce_asker_free(a);
+	spin_unlock_bh(&mroce_asker_lock);
+}
+
+/* @mdev goes: forget its askers. */
+void mroce_net_forget_askers(struct mroce_dev *mdev)
+{
+	struct mroce_asker *a, *tmp;
+
+	spin_lock_bh(&mroce_asker_lock);
+	list_for_each_entry_safe(a, tmp, &mroce_askers, node)
+		if (!mdev || a->mdev == mdev)
+			mroce_asker_free(a);
+	spin_unlock_bh(&mroce_asker_lock);
+}
+
+/* Whether neighbour @n is the entry towards asker @a. */
+static bool mroce_asker_is(const struct mroce_asker *a,
+			   const struct neighbour *n)
+{
+	if (n->dev != a->dev)
+		return false;
+	if (!a->v6)
+		return n->tbl->family == AF_INET &&
+		       *(const __be32 *)n->primary_key == a->addr.s6_addr32[3];
+	return n->tbl->family == AF_INET6 &&
+	       ipv6_addr_equal((const struct in6_addr *)n->primary_key,
+			       &a->addr);
+}
+
+/*
+ * A neighbour entry changed state: one towards an unanswered asker that
+ * went FAILED learns the asker's MAC again. The neighbour code calls this
+ * with the entry unlocked; the update notifies again, as STALE.
+ */
+static int mroce_net_neigh_event(struct notifier_block *nb,
+				 unsigned long event, void *ptr)
+{
+	struct neighbour *n = ptr;
+	struct mroce_asker *a;
+	bool found = false;
+	u8 mac[ETH_ALEN];
+
+	if (event != NETEVENT_NEIGH_UPDATE || !READ_ONCE(mroce_n_askers) ||
+	    READ_ONCE(n->nud_state) != NUD_FAILED || READ_ONCE(n->dead))
+		return NOTIFY_DONE;
+	spin_lock_bh(&mroce_asker_lock);
+	list_for_each_entry(a, &mroce_askers, node) {
+		if (time_before(jiffies, a->expires) && mroce_asker_is(a, n)) {
+			ether_addr_copy(mac, a->mac);
+			found = true;
+			break;
+		}
+	}
+	spin_unlock_bh(&mroce_asker_lock);
+	if (found)
+		mroce_net_learn(n, mac);
+	return NOTIFY_DONE;
+}
+
+static struct notifier_block mroce_net_neigh_nb = {
+	.notifier_call = mroce_net_neigh_event,
+};
 
 /* Reply to the sender of a received packet without a connection (NAK). */
 void mroce_net_xmit_oneshot(struct mroce_dev *mdev,

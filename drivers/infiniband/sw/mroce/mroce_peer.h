@@ -312,6 +312,12 @@ void mroce_net_xmit_oneshot(struct mroce_dev *mdev,
 void mroce_net_confirm_sender(struct mroce_dev *mdev,
 			      const struct mroce_rx_meta *meta,
 			      const struct sk_buff *skb);
+void mroce_net_note_asker(struct mroce_dev *mdev,
+			  const struct mroce_rx_meta *meta,
+			  const struct sk_buff *skb);
+void mroce_net_asker_answered(struct mroce_dev *mdev,
+			      const struct mroce_rx_meta *to);
+void mroce_net_forget_askers(struct mroce_dev *mdev);
 void mroce_net_reset_routes(struct mroce_peer *peer);
 struct sk_buff *mroce_net_alloc_skb(struct mroce_dev *mdev, u32 len,
 				    gfp_t gfp);
