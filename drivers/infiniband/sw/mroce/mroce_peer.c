@@ -91,7 +91,7 @@ void mroce_peer_put(struct mroce_peer *peer)
 }
 
 static bool mroce_peer_timer_fn(struct hrtimer *timer);
-static unsigned int mroce_peer_handoff(struct mroce_peer *peer);
+static __always_inline unsigned int mroce_peer_handoff(struct mroce_peer *peer);
 static void mroce_peer_arm_tasklet(struct tasklet_struct *t);
 static void mroce_peer_tx_work(struct work_struct *work);
 static void mroce_peer_xmit_work(struct work_struct *work);
@@ -374,9 +374,10 @@ bool mroce_peer_idle(const struct mroce_peer *peer)
  * Move what this hold of peer->lock built to the send queues, before the
  * lock is dropped: the order of handoffs is the order of building, so each
  * path's packets stay in path PSN order. Returns MROCE_HANDED_* of what
- * moved; the caller sends after unlocking (mroce_peer_flush()).
+ * moved; the caller sends after unlocking (mroce_peer_flush()). Inlined:
+ * every unlock runs it, mostly to find both queues empty.
  */
-static unsigned int mroce_peer_handoff(struct mroce_peer *peer)
+static __always_inline unsigned int mroce_peer_handoff(struct mroce_peer *peer)
 {
 	unsigned int handed = 0;
 
@@ -533,8 +534,10 @@ static void mroce_peer_xmit_work(struct work_struct *work)
  * The earliest deadline anybody has, and whether arming for it would touch
  * the timer at all (peer->lock held): false when the timer already stands
  * where it should, within the slack, or nothing is due and none is armed.
+ * Inlined: every unlock asks, and mostly hears false.
  */
-static bool mroce_peer_arm_moves(struct mroce_peer *peer, u64 *due)
+static __always_inline bool mroce_peer_arm_moves(struct mroce_peer *peer,
+						 u64 *due)
 {
 	u64 t;
 

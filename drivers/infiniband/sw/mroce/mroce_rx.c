@@ -1121,7 +1121,7 @@ static u32 mroce_rx_hdr_len(struct sk_buff *skb)
  * first. The caller holds the RCU read lock across the burst.
  */
 static void mroce_rx_one(struct sk_buff *skb, const struct mroce_rx_meta *meta,
-			 struct mroce_rx_burst *bu)
+			 struct mroce_rx_burst *bu, struct mroce_peer *hint)
 {
 	enum mroce_wire_err err;
 	struct mroce_peer *peer;
@@ -1176,7 +1176,16 @@ static void mroce_rx_one(struct sk_buff *skb, const struct mroce_rx_meta *meta,
 	}
 
 	rcu_read_lock();
-	peer = mroce_peer_find_id(pkt.c.dst_conn);
+	/*
+	 * Steering looked it up already, or the burst holds it; a peer closed
+	 * since is ->dead, as the table's would be (same RCU section).
+	 */
+	if (!hint || hint->id != pkt.c.dst_conn)
+		hint = bu->peer;
+	if (hint && hint->id == pkt.c.dst_conn)
+		peer = hint;
+	else
+		peer = mroce_peer_find_id(pkt.c.dst_conn);
 	if (!peer || !net_eq(peer->net, meta->net)) {
 		struct mroce_dev *mdev = mroce_rx_dev(meta);
 
@@ -1316,7 +1325,7 @@ static void mroce_rx_run(struct tasklet_struct *t)
 		cookie = mroce_rx_cb(skb)->cookie;
 		mroce_rx_unpark(skb, &meta);
 		bu.max = cookie ? max(burst, MROCE_RX_STEER_BURST) : burst;
-		mroce_rx_one(skb, &meta, &bu);
+		mroce_rx_one(skb, &meta, &bu, NULL);
 		dev_put(meta.dev);
 		if (cookie)
 			mroce_steer_done(cookie);
@@ -1389,18 +1398,19 @@ static void mroce_rx_queue(int cpu, struct sk_buff *skb,
 void mroce_rx_skb(struct sk_buff *skb, const struct mroce_rx_meta *meta)
 {
 	struct mroce_rx_burst bu = { .max = 1 };
-	struct mroce_steer_to to;
+	struct mroce_steer_to to = {};
 
+	rcu_read_lock();
 	if (in_softirq()) {
 		mroce_steer_pick(skb, &to);
 		/* Bursts: after the stack's batch, on this CPU. */
 		if (!to.now || READ_ONCE(mroce_rx_burst) > 1) {
+			rcu_read_unlock();
 			mroce_rx_queue(to.cpu, skb, meta, to.cookie);
 			return;
 		}
 	}
-	rcu_read_lock();
-	mroce_rx_one(skb, meta, &bu);
+	mroce_rx_one(skb, meta, &bu, to.peer);
 	mroce_rx_burst_end(&bu, true);
 	rcu_read_unlock();
 }

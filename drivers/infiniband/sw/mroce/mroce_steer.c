@@ -131,9 +131,11 @@ static int mroce_steer_want(const struct mroce_peer *peer, u8 kind, u8 op,
  *	CPU, a packet of no flow (handshake, datagrams, an unknown
  *	connection: the receive path counts and answers those), or one that
  *	stays here while its flow is idle. Else queued on @to->cpu, and
- *	mroce_steer_done(@to->cookie) once handled.
+ *	mroce_steer_done(@to->cookie) once handled. @to->peer: the
+ *	connection the header names, NULL if none was looked up; valid
+ *	while the caller's RCU read lock lasts.
  *
- * Softirq.
+ * Softirq, under the RCU read lock.
  */
 void mroce_steer_pick(struct sk_buff *skb, struct mroce_steer_to *to)
 {
@@ -145,6 +147,7 @@ void mroce_steer_pick(struct sk_buff *skb, struct mroce_steer_to *to)
 	u8 op, kind;
 
 	to->cookie = 0;
+	to->peer = NULL;
 	to->cpu = here;
 	to->now = true;
 	if (!READ_ONCE(mroce_rx_spread) || num_online_cpus() < 2 ||
@@ -158,19 +161,18 @@ void mroce_steer_pick(struct sk_buff *skb, struct mroce_steer_to *to)
 		kind = MROCE_RX_FLOW_ACK;
 	else
 		return;
-	rcu_read_lock();
 	peer = mroce_peer_find_id(get_unaligned_be32(h + 4));
 	if (!peer)
-		goto out;
+		return;
+	/* Handled here and now: mroce_rx_one() need not look it up again. */
+	to->peer = peer;
 	flow = &peer->rx_flow[kind];
 	want = mroce_steer_want(peer, kind, op, get_unaligned_be16(h + 2),
 				here);
 	if (want == here && !(atomic_read(&flow->state) & MROCE_STEER_BUSY))
-		goto out;
+		return;
 	/* If it went idle since the read: queued here, still in order. */
 	to->cpu = mroce_steer_take(flow, want);
 	to->now = false;
 	to->cookie = (u64)peer->id << 8 | kind;
-out:
-	rcu_read_unlock();
 }
