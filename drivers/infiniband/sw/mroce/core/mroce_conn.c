@@ -260,7 +260,7 @@ static u64 watchdog_round(const struct mroce_conn *c)
 
 static void arm_watchdog(struct mroce_conn *c, u64 now)
 {
-	if (!c->watchdog_at && (c->inflight || c->backlog || c->owed)) {
+	if (!c->watchdog_at && (c->inflight || c->backlog)) {
 		c->watchdog_at = now + watchdog_round(c);
 		c->round_at = now;
 	}
@@ -275,20 +275,6 @@ static void progress(struct mroce_conn *c, u64 now)
 {
 	c->progress_at = now;
 	c->retries = 0;
-}
-
-/*
- * Whether the watchdog has anything to guard: our data outstanding or
- * queued, or a response owed to us (re-asked of the caller, which alone
- * knows when the last one completed or its QP failed).
- */
-static bool watchdog_busy(struct mroce_conn *c)
-{
-	if (c->inflight || c->backlog)
-		return true;
-	if (c->owed && c->ops->owed && !c->ops->owed(c->ctx))
-		c->owed = false;
-	return c->owed;
 }
 
 void mroce_conn_reset_transport(struct mroce_conn *c, u64 now)
@@ -1021,17 +1007,6 @@ bool mroce_conn_rx_accept(struct mroce_conn *c, const struct mroce_pkt *pkt,
 		c->stats.rx_bytes += pkt->payload_len;
 		c->rx_period_bytes += pkt->payload_len;
 		owd_update(c, tx_ts, now);
-		/*
-		 * Waiting only for responses owed to us, the peer's data is
-		 * the progress (§5.5); with data of our own out or queued,
-		 * its ACKs are, and a response all the same: it answers a
-		 * request of ours that got through, while what our later
-		 * requests wait for (their ACKs, our paths' PROBE answers)
-		 * may queue behind that response longer than our RTOs.
-		 */
-		if (c->owed && ((!c->inflight && !c->backlog) ||
-				mroce_op_is_resp(pkt->c.opcode)))
-			progress(c, now);
 	}
 	c->ack_dirty |= (u64)1 << p->id;
 	c->ack_pending++;
@@ -1329,7 +1304,8 @@ u64 mroce_conn_on_timer(struct mroce_conn *c, u64 now,
 	if (c->watchdog_at && now >= c->watchdog_at) {
 		c->watchdog_at = 0;
 		/* A retry is a whole round in which nothing at all moved. */
-		if (c->progress_at < c->round_at && watchdog_busy(c)) {
+		if (c->progress_at < c->round_at &&
+		    (c->inflight || c->backlog)) {
 			c->retries++;
 			c->stats.retry_rounds++;
 			if (c->retries > c->prm->retry_limit)

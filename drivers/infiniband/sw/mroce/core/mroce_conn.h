@@ -146,12 +146,6 @@ struct mroce_conn_ops {
 	 * (not a transmission slot that the loss freed).
 	 */
 	void (*late_acked)(void *ctx, u64 cookie, u32 len, u8 path);
-	/*
-	 * Optional: whether any READ/ATOMIC response is still owed to us
-	 * (docs §5.5, owed responses). Asked only when a watchdog round ends
-	 * with nothing of ours outstanding or queued.
-	 */
-	bool (*owed)(void *ctx);
 };
 
 struct mroce_conn_stats {
@@ -218,7 +212,6 @@ struct mroce_conn {
 	u64 watchdog_at;	/* connection-level retry timer, 0 = off */
 	u64 round_at;		/* start of the current watchdog round */
 	u8 retries;		/* watchdog rounds in a row without progress */
-	bool owed;		/* a READ/ATOMIC response may be owed to us */
 	u64 rng;
 	u64 acked_tx;		/* newest tx time of any acknowledged packet */
 	u64 req_at;		/* our only CONN_REQ of this attempt, 0 = none */
@@ -328,17 +321,6 @@ void mroce_conn_reset_transport(struct mroce_conn *c, u64 now);
 
 /* Sending */
 void mroce_conn_set_backlog(struct mroce_conn *c, u32 bytes, u64 now);
-
-/*
- * A READ_REQ or ATOMIC_REQ went out for the first time: its response is
- * owed to us, and the watchdog keeps running until ops->owed says none is
- * (docs §5.5). The request itself is in flight, so the watchdog is armed.
- */
-static inline void mroce_conn_owe(struct mroce_conn *c)
-{
-	c->owed = true;
-}
-
 enum mroce_tx_status mroce_conn_tx_reserve(struct mroce_conn *c, u64 now,
 					   u32 len, int pref_path,
 					   struct mroce_tx_slot *slot);
