@@ -150,14 +150,6 @@ static const struct ib_mad_hdr *mroce_mad_cm(const void *mad, u32 len)
 	return h;
 }
 
-static const struct ib_mad_hdr *mroce_mad_cm_hdr(const void *mad, u32 len,
-						 __be16 attr)
-{
-	const struct ib_mad_hdr *h = mroce_mad_cm(mad, len);
-
-	return h && h->attr_id == attr ? h : NULL;
-}
-
 static void mroce_dreq_free(struct mroce_dreq *d)
 {
 	lockdep_assert_held(&mroce_dreq_lock);
@@ -273,12 +265,8 @@ out:
  * APR answer something of ours too. (A REQ, a DREQ or a LAP proves
  * nothing about our direction.)
  */
-static bool mroce_mad_cm_answer(const void *mad, u32 len)
+static bool mroce_mad_cm_answer(const struct ib_mad_hdr *h)
 {
-	const struct ib_mad_hdr *h = mroce_mad_cm(mad, len);
-
-	if (!h)
-		return false;
 	switch (h->attr_id) {
 	case MROCE_CM_ATTR_MRA:
 	case MROCE_CM_ATTR_REJ:
@@ -320,13 +308,15 @@ void mroce_mad_rx_note(struct mroce_dev *mdev, const struct mroce_rx_meta *meta,
 	const struct ib_mad_hdr *h;
 	struct mroce_dreq *d;
 
-	if (mroce_mad_cm_answer(mad, len))
-		mroce_net_confirm_sender(mdev, meta, skb);
-	else if (mroce_mad_cm_hdr(mad, len, MROCE_CM_ATTR_REQ) ||
-		 mroce_mad_cm_hdr(mad, len, MROCE_CM_ATTR_SIDR_REQ))
-		mroce_net_note_asker(mdev, meta, skb);
-	h = mroce_mad_cm_hdr(mad, len, MROCE_CM_ATTR_DREP);
+	h = mroce_mad_cm(mad, len);
 	if (!h)
+		return;
+	if (mroce_mad_cm_answer(h))
+		mroce_net_confirm_sender(mdev, meta, skb);
+	else if (h->attr_id == MROCE_CM_ATTR_REQ ||
+		 h->attr_id == MROCE_CM_ATTR_SIDR_REQ)
+		mroce_net_note_asker(mdev, meta, skb);
+	if (h->attr_id != MROCE_CM_ATTR_DREP)
 		return;
 	spin_lock_bh(&mroce_dreq_lock);
 	list_for_each_entry(d, &mroce_dreqs, node) {
