@@ -582,20 +582,22 @@ void mroce_peer_arm(struct mroce_peer *peer)
 }
 
 /*
- * In softirq the arm waits for the peer's tasklet (see below), but only
- * when it would move the timer: on a ping-pong the deadline rarely changes
- * across a received packet (nothing in flight before, nothing after), and
- * a tasklet run for nothing was 2.3 runs of a TASKLET softirq, a lock round
- * and an unlock per 64 B round trip, all before the application that
- * polls got its CPU back (lat_trace, session 14).
+ * True if the timer now stands where this hold's state needs it; false if
+ * the tasklet was left to arm it. In softirq the arm waits for the peer's
+ * tasklet (see below), but only when it would move the timer: on a
+ * ping-pong the deadline rarely changes across a received packet (nothing
+ * in flight before, nothing after), and a tasklet run for nothing was 2.3
+ * runs of a TASKLET softirq, a lock round and an unlock per 64 B round
+ * trip, all before the application that polls got its CPU back
+ * (lat_trace, session 14).
  */
-static void mroce_peer_arm_later(struct mroce_peer *peer)
+static bool mroce_peer_arm_later(struct mroce_peer *peer)
 {
 	u64 t;
 
 	lockdep_assert_held(&peer->lock);
 	if (!mroce_peer_arm_moves(peer, &t))
-		return;
+		return true;
 	/*
 	 * The tasklet running on the other CPU (it cannot be this one's: its
 	 * own unlock arms in place): scheduled here, this CPU's tasklet
@@ -606,9 +608,10 @@ static void mroce_peer_arm_later(struct mroce_peer *peer)
 	 */
 	if (test_bit(TASKLET_STATE_RUN, &peer->arm_tasklet.state)) {
 		mroce_peer_arm(peer);
-		return;
+		return true;
 	}
 	tasklet_schedule(&peer->arm_tasklet);
+	return false;
 }
 
 /*
@@ -636,20 +639,26 @@ static void mroce_peer_arm_later(struct mroce_peer *peer)
 static void __mroce_peer_unlock(struct mroce_peer *peer, bool from_tasklet)
 {
 	unsigned int rounds, handed;
-	bool late;
+	bool late, armed;
+	u32 seq;
 
 	for (rounds = 0;; rounds++) {
 		WRITE_ONCE(peer->rx_data, false);
 		handed = mroce_peer_handoff(peer);
 		late = false;
+		armed = true;
 		if (from_tasklet || peer->dead)
 			mroce_peer_arm(peer);
 		else if (in_serving_softirq())
-			mroce_peer_arm_later(peer);
+			armed = mroce_peer_arm_later(peer);
 		else if (handed)
 			late = true;
 		else
 			mroce_peer_arm(peer);
+		/* The timer stands where this hold left it needed: say so. */
+		if (armed && !late)
+			WRITE_ONCE(peer->arm_seq, peer->arm_seq + 1);
+		seq = peer->arm_seq;
 		spin_unlock_bh(&peer->lock);
 		if (handed)
 			mroce_peer_flush(peer, handed & MROCE_HANDED_DATA);
@@ -658,8 +667,16 @@ static void __mroce_peer_unlock(struct mroce_peer *peer, bool from_tasklet)
 		 * changed: waiting for it here kept the doorbell's system
 		 * call -- and the polling application -- in the kernel while
 		 * the other CPU placed and acknowledged a packet under it.
+		 * So did a hold since ours that put the timer where its
+		 * state, which includes ours, needs it (arm_seq moved; not
+		 * one that left that to the tasklet): on a ping-pong the
+		 * receive of the ACK of the packet just sent, on this CPU
+		 * before the flush returned. Arming again would find nothing
+		 * to move, for a lock round. What later holds change, they
+		 * arm for, as they would have after our arm.
 		 */
-		if (late && spin_trylock_bh(&peer->lock)) {
+		if (late && READ_ONCE(peer->arm_seq) == seq &&
+		    spin_trylock_bh(&peer->lock)) {
 			mroce_peer_arm(peer);
 			spin_unlock_bh(&peer->lock);
 		}

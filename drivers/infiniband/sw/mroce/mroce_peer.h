@@ -202,6 +202,7 @@ struct mroce_peer {
 	bool			dead;
 	unsigned long		kick_pending;	/* bit 0: a QP has ->kicked */
 	bool			rx_data;	/* the holder received data */
+	u32			arm_seq;	/* holds that left the timer armed */
 	/* the peer ACKed our data or sent new data: confirm its neighbour */
 	bool			neigh_confirm;
 	struct mroce_conn	conn;
