@@ -1178,7 +1178,11 @@ static void mroce_rx_one(struct sk_buff *skb, const struct mroce_rx_meta *meta,
 	rcu_read_lock();
 	/*
 	 * Steering looked it up already, or the burst holds it; a peer closed
-	 * since is ->dead, as the table's would be (same RCU section).
+	 * since is ->dead, as the table's would be (same RCU section). The
+	 * held one's id still names it: the burst checked ->dead when it took
+	 * the lock it still holds, and close sets ->dead under that lock
+	 * before the id leaves the table; ids are handed out cyclically over
+	 * 32 bits, so none comes back within a packet either.
 	 */
 	if (!hint || hint->id != pkt.c.dst_conn)
 		hint = bu->peer;
