@@ -93,7 +93,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     init = true;
   }
   Ctx ctx;
-  mroce_conn_ops ops = {on_acked, on_lost, nullptr, nullptr, nullptr, nullptr, on_late};
+  mroce_conn_ops ops = {on_acked, on_lost, nullptr, nullptr, nullptr, nullptr, on_late, nullptr};
   mroce_path paths_a[8], paths_b[8];
   mroce_conn a, b;
   mroce_conn_cfg cfg{};

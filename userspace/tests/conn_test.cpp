@@ -23,6 +23,7 @@ struct Side {
   // path, old generation, old source port, health event
   std::vector<std::tuple<uint8_t, uint8_t, uint16_t, uint8_t>> rekeys;
   std::vector<uint8_t> cc;  // enum mroce_cc_why, one per reported change
+  bool owed = false;        // what ops.owed answers
 };
 
 void on_acked(void *ctx, uint64_t cookie, uint32_t, uint8_t path) {
@@ -35,6 +36,7 @@ void on_lost(void *ctx, uint64_t cookie, uint32_t, uint8_t path, uint32_t psn, u
 void on_rekey(void *ctx, uint8_t path, uint8_t gen, uint16_t sport, uint8_t why) {
   static_cast<Side *>(ctx)->rekeys.push_back({path, gen, sport, why});
 }
+bool on_owed(void *ctx) { return static_cast<Side *>(ctx)->owed; }
 void on_cc(void *ctx, uint8_t why) { static_cast<Side *>(ctx)->cc.push_back(why); }
 void on_state(void *ctx, uint8_t path, uint8_t from, uint8_t to) {
   static_cast<Side *>(ctx)->transitions.push_back({path, from, to});
@@ -72,7 +74,7 @@ class Conn : public ::testing::Test {
   }
   // One end with room for `max_paths` paths (the handshake uses p.n_paths).
   void init(Side &s, uint32_t id, uint64_t seed, uint8_t max_paths = 8) {
-    s.ops = {on_acked, on_lost, on_state, on_rekey, on_cc, nullptr, on_acked};
+    s.ops = {on_acked, on_lost, on_state, on_rekey, on_cc, nullptr, on_acked, on_owed};
     s.paths.resize(max_paths);
     mroce_conn_cfg cfg{};
     cfg.prm = &p;
@@ -135,7 +137,9 @@ class Conn : public ::testing::Test {
   bool deliver(Side &s, const std::vector<uint8_t> &bytes, bool ce = false) {
     mroce_pkt pkt = decode(bytes);
     EXPECT_EQ(mroce_conn_rx_check(&s.c, &pkt), MROCE_RX_NEW);
-    return mroce_conn_rx_accept(&s.c, &pkt, ce, now);
+    bool due = mroce_conn_rx_accept(&s.c, &pkt, ce, now);
+    mroce_conn_rx_progress(&s.c, mroce_op_is_resp(pkt.c.opcode), now);  // new to its stream
+    return due;
   }
   // Takes the ACK `from` builds now and feeds it to `to`.
   mroce_ack_res ack(Side &from, Side &to) {
@@ -792,6 +796,225 @@ TEST_F(Conn, WatchdogCountsRoundsWithoutProgressAndProgressResetsIt) {
     EXPECT_EQ(a.c.retries, i);
     EXPECT_EQ(!!(res.events & MROCE_EV_RETRY_EXHAUSTED), i > p.retry_limit);
   }
+}
+
+// A READ_REQ acknowledged on its path leaves nothing in flight, but its
+// response is owed (docs §5.5): the watchdog keeps running, a responder
+// that never answers exhausts the retries, one that sends data does not,
+// and the watchdog stops once the caller says nothing is owed.
+TEST_F(Conn, AnOwedResponseKeepsTheWatchdogRunning) {
+  establish();
+  a.owed = true;
+  mroce_conn_owe(&a.c);
+  auto req = send(a, 1, 100, 0);
+  now += 1000;
+  deliver(b, req);
+  ack(b, a);
+  ASSERT_EQ(a.c.inflight, 0u);
+  ASSERT_EQ(a.acked.size(), 1u);
+  mroce_timer_res res;
+  // The responder sends data now and then: the peer is alive.
+  for (int i = 0; i < 2 * p.retry_limit; i++) {
+    uint64_t t = a.c.watchdog_at;
+    ASSERT_GT(t, now);
+    now = t - 1;
+    deliver(a, send(b, 100 + i, 100, 1));
+    ack(a, b);
+    now = t;
+    mroce_conn_on_timer(&a.c, now, &res);
+    EXPECT_EQ(a.c.retries, 0u);
+    EXPECT_FALSE(res.events & MROCE_EV_RETRY_EXHAUSTED);
+  }
+  // It falls silent: every round counts, the last one exhausts.
+  for (int i = 1; i <= p.retry_limit + 1; i++) {
+    now = a.c.watchdog_at;
+    ASSERT_GT(now, 0u);
+    mroce_conn_on_timer(&a.c, now, &res);
+    EXPECT_EQ(a.c.retries, i);
+    EXPECT_EQ(!!(res.events & MROCE_EV_RETRY_EXHAUSTED), i > p.retry_limit);
+  }
+  // Nothing owed any more (completed, or its QP failed): the watchdog stops.
+  a.owed = false;
+  now = a.c.watchdog_at;
+  ASSERT_GT(now, 0u);
+  mroce_conn_on_timer(&a.c, now, &res);
+  EXPECT_FALSE(res.events & MROCE_EV_RETRY_EXHAUSTED);
+  EXPECT_EQ(a.c.watchdog_at, 0u);
+  EXPECT_FALSE(a.c.owed);
+}
+
+// mroce_read_owed before its loss (session 33, 3 of 13 VM runs): the
+// responder's egress is a slow deep queue, its response fills it, and what
+// the requester's later READ_REQs wait for -- their ACKs, the answers to
+// the PROBEs of its re-keyed paths -- waits behind the response for longer
+// than the requester's RTOs: its requests stay unacknowledged or queued
+// and no ACK acknowledges anything. The responses themselves arrive all
+// along: they are progress (docs §5.5), and the READ must not fail
+// RETRY_EXC_ERR while its response is still coming (here no ACK of b comes
+// back at all; a resends, or queues, what its RTOs declare lost, as the
+// module does). Without that rule a exhausts after 9 rounds.
+TEST_F(Conn, ResponsesAreProgressWhileTheAcksOfLaterRequestsQueueBehindThem) {
+  establish();
+  a.owed = true;
+  mroce_conn_owe(&a.c);
+  auto req = send(a, 1, 100, 0);
+  now += 100000;
+  deliver(b, req);
+  ack(b, a);
+  ASSERT_EQ(a.c.inflight, 0u);
+  send(a, 2, 100);  // the next READ_REQ: b gets it, its ACK never comes back
+  const uint64_t end = now + 4ull * (p.retry_limit + 1) * p.max_rto;
+  size_t resent = 0;
+  uint64_t cookie = 100, rounds = 0, responses = 0;
+  while (now < end) {
+    uint64_t next = now + 1000000;  // b's response: one packet a millisecond
+    for (uint64_t t; (t = mroce_conn_next_deadline(&a.c)) <= next;) {
+      now = t > now ? t : now;
+      mroce_timer_res res;
+      uint64_t wd = a.c.watchdog_at;
+      mroce_conn_on_timer(&a.c, now, &res);
+      rounds += wd && now >= wd;
+      ASSERT_FALSE(res.events & MROCE_EV_RETRY_EXHAUSTED) << "after " << rounds << " rounds, " << responses << " response packets";
+      for (; resent < a.lost.size(); resent++) {  // resent at once, its ACK lost too
+        mroce_tx_slot slot;
+        if (mroce_conn_tx_reserve(&a.c, now, 100, -1, &slot) == MROCE_TX_OK)
+          mroce_conn_tx_commit(&a.c, &slot, a.lost[resent].first, now);
+        else
+          mroce_conn_set_backlog(&a.c, 100, now);
+      }
+      if (mroce_conn_ack_due(&a.c, now)) feed_ack(b, take_ack(a));  // a's ACKs reach b
+    }
+    now = next;
+    mroce_tx_slot slot;
+    ASSERT_EQ(mroce_conn_tx_reserve(&b.c, now, 1000, -1, &slot), MROCE_TX_OK);
+    mroce_conn_tx_commit(&b.c, &slot, cookie++, now);
+    mroce_pkt pkt{};
+    pkt.c.opcode = MROCE_OP_READ_RESP;
+    pkt.c.flags = MROCE_F_SOM;
+    mroce_conn_fill(&b.c, &slot, &pkt);
+    pkt.u.d.stream_id = 0x100;
+    pkt.u.d.length = 1000;
+    mroce_pkt got = decode(encode(pkt, 1000));
+    ASSERT_EQ(mroce_conn_rx_check(&a.c, &got), MROCE_RX_NEW);
+    mroce_conn_rx_accept(&a.c, &got, false, now);
+    mroce_conn_rx_progress(&a.c, true, now);  // each chunk new to a's READ
+    responses++;
+    if (mroce_conn_ack_due(&a.c, now)) feed_ack(b, take_ack(a));
+  }
+  EXPECT_GT(rounds, p.retry_limit + 1u);  // enough rounds to have exhausted
+  EXPECT_GT(a.lost.size(), 0u);           // the requests' RTOs fired
+  EXPECT_GT(a.c.inflight + a.c.backlog, 0u);
+  EXPECT_EQ(a.c.retries, 0u);
+}
+
+// mroce_read_owed in the core: a's READ_REQ is acknowledged, the response
+// flows and a acknowledges it, then nothing from b reaches a any more
+// (b's egress died). What a still sends from then on -- the ACK it owes,
+// any PROBE its timer asks for (b hears it, b's answer is lost) -- is no
+// progress: the watchdog stays armed and exhausts the retries, one round
+// per retry, within the retry budget (docs §5.5, owed responses; the
+// session-32 CI hang of mroce_read_owed was its own race, not this).
+TEST_F(Conn, AnOwedResponseLostForGoodExhaustsWhateverTheRequesterSends) {
+  establish();
+  a.owed = true;
+  mroce_conn_owe(&a.c);
+  auto req = send(a, 1, 100, 0);
+  now += 100000;
+  deliver(b, req);
+  ack(b, a);
+  for (int i = 0; i < 32; i++) {  // the response: b's data, acked by a
+    now += 10000;
+    deliver(a, send(b, 100 + i, 1000, i % p.n_paths));
+    if (mroce_conn_ack_due(&a.c, now)) ack(a, b);
+  }
+  ASSERT_EQ(a.c.inflight, 0u);
+  ASSERT_EQ(a.c.backlog, 0u);
+  // The rest of the response is lost on the way: a hears nothing more.
+  for (int i = 0; i < 8; i++) send(b, 200 + i, 1000, i % p.n_paths);
+  const uint64_t loss_at = now;
+  const uint32_t rounds0 = a.c.stats.retry_rounds;
+  uint32_t probes = 0, acks = 0;
+  bool exhausted = false;
+  for (int step = 0; step < 10000 && !exhausted; step++) {
+    uint64_t t = mroce_conn_next_deadline(&a.c);
+    ASSERT_NE(t, UINT64_MAX) << "nothing armed at step " << step;
+    ASSERT_NE(a.c.watchdog_at, 0u) << "watchdog off at step " << step;
+    if (t > now) now = t;
+    mroce_timer_res res;
+    mroce_conn_on_timer(&a.c, now, &res);
+    for (uint8_t i = 0; i < a.c.n_paths; i++) {
+      mroce_tx_slot slot;
+      if (!(res.probe_mask & (1ull << i)) || !mroce_conn_probe(&a.c, i, now, &slot)) continue;
+      mroce_pkt pr{};
+      pr.c.opcode = MROCE_OP_PROBE;
+      pr.c.flags = MROCE_F_AR;
+      mroce_conn_fill(&a.c, &slot, &pr);
+      mroce_pkt got = decode(encode(pr));
+      if (mroce_conn_rx_check(&b.c, &got) == MROCE_RX_NEW) mroce_conn_rx_accept(&b.c, &got, false, now);
+      probes++;
+    }
+    if (res.events & MROCE_EV_ACK_DUE) {  // a's ACK reaches b
+      take_ack(a);
+      acks++;
+    }
+    if (mroce_conn_ack_due(&b.c, now)) take_ack(b);  // b's answer is lost
+    exhausted = res.events & MROCE_EV_RETRY_EXHAUSTED;
+  }
+  EXPECT_TRUE(exhausted);
+  EXPECT_EQ(a.c.stats.retry_rounds - rounds0, p.retry_limit + 1u);
+  // Each round lasts at most max_rto plus the connection's srtt.
+  EXPECT_LE(now - loss_at, (p.retry_limit + 1ull) * (p.max_rto + a.c.rtt.srtt));
+  EXPECT_TRUE(a.c.owed);
+  EXPECT_GE(acks, 1u);  // the one a owed for the response's tail
+  RecordProperty("probes", probes);
+}
+
+// The owed requester's request never reaches b (lost for good: here a's
+// ACKs get through, so b's window stays open), and what a hears from b is
+// response chunks b sends again -- path-new, stream duplicates: the driver
+// accepts them (rx_accept, for the path's ACK) but reports no stream
+// progress (rx_progress). a's watchdog must still exhaust within the
+// retry budget. Counted as progress (s33 a7b25d1: any READ_RESP accepted
+// while owed), a peer's retransmissions -- which flow exactly when our
+// ACKs do not reach it -- kept the watchdog from ever failing a
+// connection on which nothing of ours got through.
+TEST_F(Conn, ResentResponsesAreNoProgressWhileNothingOfOursGetsThrough) {
+  establish();
+  a.owed = true;
+  mroce_conn_owe(&a.c);
+  send(a, 1, 100, 0);  // lost, and all that a sends from now on
+  const uint64_t start = now;
+  uint64_t cookie = 100, dups = 0;
+  bool exhausted = false;
+  while (!exhausted && now - start < 4ull * (p.retry_limit + 1) * p.max_rto) {
+    uint64_t next = now + 1000000;  // b's resent response chunk: one a millisecond
+    for (uint64_t t; !exhausted && (t = mroce_conn_next_deadline(&a.c)) <= next;) {
+      now = t > now ? t : now;
+      mroce_timer_res res;
+      mroce_conn_on_timer(&a.c, now, &res);
+      exhausted = res.events & MROCE_EV_RETRY_EXHAUSTED;
+      if (mroce_conn_ack_due(&a.c, now)) feed_ack(b, take_ack(a));
+    }
+    if (exhausted) break;
+    now = next;
+    mroce_tx_slot slot;
+    if (mroce_conn_tx_reserve(&b.c, now, 1000, -1, &slot) != MROCE_TX_OK) continue;
+    mroce_conn_tx_commit(&b.c, &slot, cookie++, now);
+    mroce_pkt pkt{};
+    pkt.c.opcode = MROCE_OP_READ_RESP;
+    pkt.c.flags = MROCE_F_SOM;
+    mroce_conn_fill(&b.c, &slot, &pkt);
+    pkt.u.d.stream_id = 0x100;
+    pkt.u.d.length = 1000;
+    mroce_pkt got = decode(encode(pkt, 1000));
+    ASSERT_EQ(mroce_conn_rx_check(&a.c, &got), MROCE_RX_NEW);
+    mroce_conn_rx_accept(&a.c, &got, false, now);  // a stream duplicate: no rx_progress
+    dups++;
+    if (mroce_conn_ack_due(&a.c, now)) feed_ack(b, take_ack(a));
+  }
+  EXPECT_TRUE(exhausted) << dups << " resent response chunks, retries " << unsigned(a.c.retries);
+  EXPECT_GT(dups, 0u);
+  EXPECT_LE(now - start, (p.retry_limit + 1ull) * (p.max_rto + a.c.rtt.srtt) + 2000000);
 }
 
 // The receiver acknowledged a flight, the ACK is slow, the path's RTO fires

@@ -1190,6 +1190,24 @@ static void mroce_peer_path_state(void *ctx, u8 path, u8 old_state,
 			       old_state, new_state);
 }
 
+/*
+ * The watchdog asks, at the end of a round with nothing of ours out:
+ * does a live QP still wait for a READ/ATOMIC response (docs §5.5)?
+ */
+static bool mroce_peer_owed(void *ctx)
+{
+	struct mroce_peer *peer = ctx;
+	struct mroce_qp *qp;
+
+	lockdep_assert_held(&peer->lock);
+	list_for_each_entry(qp, &peer->qps, xport.peer_node) {
+		if (qp->xport.state == MROCE_XQP_RTS &&
+		    qp->xport.rd_done != qp->xport.rd_next)
+			return true;
+	}
+	return false;
+}
+
 const struct mroce_conn_ops mroce_peer_conn_ops = {
 	.acked = mroce_peer_acked,
 	.lost = mroce_peer_lost,
@@ -1198,6 +1216,7 @@ const struct mroce_conn_ops mroce_peer_conn_ops = {
 	.cc = mroce_trace_conn_cc,
 	.cc_on = &mroce_trace_cc_on,
 	.late_acked = mroce_peer_acked,
+	.owed = mroce_peer_owed,
 };
 
 /* ----------------------------------------------------- passive open */

@@ -51,6 +51,7 @@ struct mroce_rx_ctx {
 	u8			tag;	/* for mroce_srx_accept() */
 	u8			code;	/* NAK code */
 	u32			arg;	/* NAK argument */
+	bool			dup;	/* the stream had it already */
 };
 
 /*
@@ -540,6 +541,7 @@ static enum mroce_rx_res mroce_rx_stream(struct mroce_rx_ctx *rc)
 		mroce_rx_tomb(rc->peer, d->stream_id, d->stream_psn)) {
 	case MROCE_TOMB_DUP:
 		mroce_rx_peer_count(rc, MROCE_CNT_DUP_REQ);
+		rc->dup = true;
 		return MROCE_RX_ACCEPT;
 	case MROCE_TOMB_AFTER:
 		/*
@@ -579,6 +581,7 @@ static enum mroce_rx_res mroce_rx_stream(struct mroce_rx_ctx *rc)
 		    rc->pkt->c.opcode != MROCE_OP_ATOMIC_REQ &&
 		    mroce_srx_check(&xp->srx, d->stream_psn) == MROCE_SRX_DUP) {
 			mroce_rx_peer_count(rc, MROCE_CNT_DUP_REQ);
+			rc->dup = true;
 			return MROCE_RX_ACCEPT;
 		}
 		mroce_rx_peer_count(rc, MROCE_CNT_DROP_QP_STATE);
@@ -601,6 +604,7 @@ static enum mroce_rx_res mroce_rx_stream(struct mroce_rx_ctx *rc)
 				     xp->rd_next != 0)) {
 	case MROCE_SRX_DUP:
 		mroce_rx_peer_count(rc, MROCE_CNT_DUP_REQ);
+		rc->dup = true;
 		return MROCE_RX_ACCEPT;
 	case MROCE_SRX_WINDOW:
 		mroce_rx_peer_count(rc, MROCE_CNT_OUT_OF_WINDOW);
@@ -696,8 +700,13 @@ static void mroce_rx_data(struct mroce_peer *peer, struct sk_buff *skb,
 	switch (res) {
 	case MROCE_RX_ACCEPT:
 	case MROCE_RX_IGNORE:
-		if (v == MROCE_RX_NEW)
-			mroce_conn_rx_accept(&peer->conn, pkt, meta->ce, now);
+		if (v != MROCE_RX_NEW)
+			break;
+		mroce_conn_rx_accept(&peer->conn, pkt, meta->ce, now);
+		if (res == MROCE_RX_ACCEPT && !rc.dup)
+			mroce_conn_rx_progress(&peer->conn,
+					       mroce_op_is_resp(pkt->c.opcode),
+					       now);
 		break;
 	case MROCE_RX_REFUSE:
 	case MROCE_RX_FATAL:

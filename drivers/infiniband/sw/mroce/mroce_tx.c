@@ -573,6 +573,7 @@ static u32 mroce_tx_assign(struct mroce_qp *qp, const struct mroce_txck *ck)
 				xp->rd_ssn[xp->rd_next & (MROCE_MAX_RD_ATOM - 1)] =
 					w->ssn;
 				xp->rd_next++;
+				mroce_conn_owe(&xp->peer->conn);
 			} else if (w->opcode != IB_WR_RDMA_WRITE) {
 				w->xport.msn = xp->send_msn++;
 			}

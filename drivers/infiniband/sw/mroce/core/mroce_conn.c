@@ -260,7 +260,7 @@ static u64 watchdog_round(const struct mroce_conn *c)
 
 static void arm_watchdog(struct mroce_conn *c, u64 now)
 {
-	if (!c->watchdog_at && (c->inflight || c->backlog)) {
+	if (!c->watchdog_at && (c->inflight || c->backlog || c->owed)) {
 		c->watchdog_at = now + watchdog_round(c);
 		c->round_at = now;
 	}
@@ -275,6 +275,20 @@ static void progress(struct mroce_conn *c, u64 now)
 {
 	c->progress_at = now;
 	c->retries = 0;
+}
+
+/*
+ * Whether the watchdog has anything to guard: our data outstanding or
+ * queued, or a response owed to us (re-asked of the caller, which alone
+ * knows when the last one completed or its QP failed).
+ */
+static bool watchdog_busy(struct mroce_conn *c)
+{
+	if (c->inflight || c->backlog)
+		return true;
+	if (c->owed && c->ops->owed && !c->ops->owed(c->ctx))
+		c->owed = false;
+	return c->owed;
 }
 
 void mroce_conn_reset_transport(struct mroce_conn *c, u64 now)
@@ -985,6 +999,24 @@ static void owd_update(struct mroce_conn *c, u32 tx_ts, u64 now)
 		c->q_min = (u32)q;
 }
 
+/*
+ * Waiting only for responses owed to us, the peer's data is the progress
+ * (§5.5); with data of our own out or queued, its ACKs are, and a
+ * response all the same: it answers a request of ours that got through,
+ * while what our later requests wait for (their ACKs, our paths' PROBE
+ * answers) may queue behind that response longer than our RTOs.
+ *
+ * Only data new to its stream counts: a chunk the peer sends again, because
+ * none of our ACKs reaches it, is no proof that anything of ours gets
+ * through; counted, it kept our watchdog from ever failing a connection
+ * whose own direction was dead while the peer's retransmissions flowed.
+ */
+void mroce_conn_rx_progress(struct mroce_conn *c, bool resp, u64 now)
+{
+	if (c->owed && ((!c->inflight && !c->backlog) || resp))
+		progress(c, now);
+}
+
 bool mroce_conn_rx_accept(struct mroce_conn *c, const struct mroce_pkt *pkt,
 			  bool ce, u64 now)
 {
@@ -1304,8 +1336,7 @@ u64 mroce_conn_on_timer(struct mroce_conn *c, u64 now,
 	if (c->watchdog_at && now >= c->watchdog_at) {
 		c->watchdog_at = 0;
 		/* A retry is a whole round in which nothing at all moved. */
-		if (c->progress_at < c->round_at &&
-		    (c->inflight || c->backlog)) {
+		if (c->progress_at < c->round_at && watchdog_busy(c)) {
 			c->retries++;
 			c->stats.retry_rounds++;
 			if (c->retries > c->prm->retry_limit)

@@ -146,6 +146,12 @@ struct mroce_conn_ops {
 	 * (not a transmission slot that the loss freed).
 	 */
 	void (*late_acked)(void *ctx, u64 cookie, u32 len, u8 path);
+	/*
+	 * Optional: whether any READ/ATOMIC response is still owed to us
+	 * (docs §5.5, owed responses). Asked only when a watchdog round ends
+	 * with nothing of ours outstanding or queued.
+	 */
+	bool (*owed)(void *ctx);
 };
 
 struct mroce_conn_stats {
@@ -212,6 +218,7 @@ struct mroce_conn {
 	u64 watchdog_at;	/* connection-level retry timer, 0 = off */
 	u64 round_at;		/* start of the current watchdog round */
 	u8 retries;		/* watchdog rounds in a row without progress */
+	bool owed;		/* a READ/ATOMIC response may be owed to us */
 	u64 rng;
 	u64 acked_tx;		/* newest tx time of any acknowledged packet */
 	u64 req_at;		/* our only CONN_REQ of this attempt, 0 = none */
@@ -321,6 +328,17 @@ void mroce_conn_reset_transport(struct mroce_conn *c, u64 now);
 
 /* Sending */
 void mroce_conn_set_backlog(struct mroce_conn *c, u32 bytes, u64 now);
+
+/*
+ * A READ_REQ or ATOMIC_REQ went out for the first time: its response is
+ * owed to us, and the watchdog keeps running until ops->owed says none is
+ * (docs §5.5). The request itself is in flight, so the watchdog is armed.
+ */
+static inline void mroce_conn_owe(struct mroce_conn *c)
+{
+	c->owed = true;
+}
+
 enum mroce_tx_status mroce_conn_tx_reserve(struct mroce_conn *c, u64 now,
 					   u32 len, int pref_path,
 					   struct mroce_tx_slot *slot);
@@ -354,6 +372,12 @@ enum mroce_rx_verdict mroce_conn_rx_check(struct mroce_conn *c,
  * The packet mroce_conn_rx_check() called NEW was accepted (placed, or a
  * stream duplicate dropped). Returns true if an ACK is due now.
  */
+/*
+ * After rx_accept(), for a data packet its QP took as new to its stream
+ * (not a duplicate, not for a dead QP): @resp if a READ/ATOMIC response.
+ * The watchdog's progress while a response is owed (docs §5.5).
+ */
+void mroce_conn_rx_progress(struct mroce_conn *c, bool resp, u64 now);
 bool mroce_conn_rx_accept(struct mroce_conn *c, const struct mroce_pkt *pkt,
 			  bool ce, u64 now);
 bool mroce_conn_ack_due(const struct mroce_conn *c, u64 now);
