@@ -71,12 +71,11 @@ static void mroce_comp_scan(struct mroce_peer *peer, struct mroce_qp *qp)
 	mroce_comp_advance(xp, qp);
 }
 
-/* Process the QPs whose acknowledgements moved since the last call. */
-void mroce_comp_run(struct mroce_peer *peer)
+/* mroce_comp_run()'s work, for a non-empty comp_list. */
+void __mroce_comp_run(struct mroce_peer *peer)
 {
 	struct mroce_qp *qp;
 
-	lockdep_assert_held(&peer->lock);
 	while (!list_empty(&peer->comp_list)) {
 		qp = list_first_entry(&peer->comp_list, struct mroce_qp,
 				      xport.comp_node);

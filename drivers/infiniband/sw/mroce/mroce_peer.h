@@ -376,7 +376,18 @@ bool mroce_rx_atomic_exec(struct mroce_peer *peer, struct mroce_qp *qp,
 
 /* mroce_comp.c (its device-level call is in mroce.h) */
 void mroce_comp_mark(struct mroce_peer *peer, struct mroce_qp *qp);
-void mroce_comp_run(struct mroce_peer *peer);
+void __mroce_comp_run(struct mroce_peer *peer);
+/*
+ * Process the QPs whose acknowledgements moved since the last call. Inline
+ * test: most of the calls (every unlocking epilogue that took no ACK) find
+ * the list empty.
+ */
+static inline void mroce_comp_run(struct mroce_peer *peer)
+{
+	lockdep_assert_held(&peer->lock);
+	if (!list_empty(&peer->comp_list))
+		__mroce_comp_run(peer);
+}
 void mroce_comp_pop(struct mroce_peer *peer, struct mroce_qp *qp);
 void mroce_comp_fail_qp(struct mroce_peer *peer, struct mroce_qp *qp,
 			struct mroce_swqe *swqe, enum ib_wc_status status);

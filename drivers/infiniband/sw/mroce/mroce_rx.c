@@ -900,13 +900,11 @@ struct mroce_rx_burst {
  * if any, is not this peer's, so an ACK it owes goes now rather than at the
  * delayed-ACK deadline (mroce_ack_flush()).
  */
-static void mroce_rx_burst_end(struct mroce_rx_burst *bu, bool idle)
+static void __mroce_rx_burst_end(struct mroce_rx_burst *bu, bool idle)
 {
 	struct mroce_peer *peer = bu->peer;
 	u64 now = bu->now;	/* a clock read is costly in a VM (HPET) */
 
-	if (!peer)
-		return;
 	if (bu->data) {
 		if (idle && bu->max > 1 && READ_ONCE(mroce_rx_ack_flush))
 			mroce_ack_flush(peer, now);
@@ -922,6 +920,17 @@ static void mroce_rx_burst_end(struct mroce_rx_burst *bu, bool idle)
 	bu->n = 0;
 	bu->data = false;
 	bu->cut = false;
+}
+
+/*
+ * Most calls find no burst: every packet ends the one before it (none, on
+ * a ping-pong) and mroce_rx_skb() the one after it (ended already), two of
+ * three calls per received packet -- so the test is not worth a call.
+ */
+static inline void mroce_rx_burst_end(struct mroce_rx_burst *bu, bool idle)
+{
+	if (bu->peer)
+		__mroce_rx_burst_end(bu, idle);
 }
 
 /*
