@@ -49,11 +49,14 @@
  *      path) take it alone; writers also hold RTNL. Nothing is called with
  *      it held: no allocation, no sleeping, no calls into the RDMA core
  *      (events are dispatched after it is dropped).
- *   4. mroce_dreq_lock     (mroce_mad.c, global, BH spinlock)
- *      The CM DREQs the MAD tunnel keeps until their DREP. Taken with no
- *      other mroce lock held (the UD send and receive paths run outside
- *      the connections' locks); under it only an skb allocation and the
- *      IP transmit of a kept copy.
+ *   4. the memo locks      (mroce_memo.h, global, BH spinlocks)
+ *      mroce_dreqs.lock: the CM DREQs the MAD tunnel keeps until their
+ *      DREP (mroce_mad.c); mroce_askers.lock: the senders of CM requests
+ *      not answered yet (mroce_net.c). Taken with no other mroce lock held
+ *      (the UD send and receive paths run outside the connections' locks).
+ *      Under mroce_dreqs.lock only an skb allocation and the IP transmit of
+ *      a kept copy; under mroce_askers.lock only the list's own work and
+ *      an atomic allocation.
  *
  * The RDMA core calls our ops with its own locks (devices_rwsem,
  * unregistration_lock) held, so no op may take mroce_link_mutex. Ops may

@@ -16,12 +16,12 @@
  * default one: P_Key 0xffff is sent, and any full or limited member of the
  * default partition is accepted.
  */
-#include <linux/list.h>
 #include <linux/slab.h>
 #include <linux/workqueue.h>
 #include <rdma/ib_mad.h>
 
 #include "mroce_counters.h"
+#include "mroce_memo.h"
 #include "mroce_ud.h"
 
 #define MROCE_QKEY_CONTROLLED	0x80000000u
@@ -122,8 +122,7 @@ bool mroce_mad_rx_allowed(struct mroce_qp *qp, const struct mroce_pkt *pkt)
 #define MROCE_DREQ_MAX		64	/* kept at once, all devices */
 
 struct mroce_dreq {
-	struct list_head	node;
-	struct mroce_dev	*mdev;
+	struct mroce_memo_rec	rec;	/* first: the memo frees it */
 	struct mroce_rx_meta	to;
 	__be64			tid;
 	unsigned long		due;
@@ -132,10 +131,15 @@ struct mroce_dreq {
 	u32			len;
 	u8			pkt[];	/* from the mroce header on */
 };
+static_assert(offsetof(struct mroce_dreq, rec) == 0);
 
-static LIST_HEAD(mroce_dreqs);
-static DEFINE_SPINLOCK(mroce_dreq_lock);
-static unsigned int mroce_n_dreqs;
+/*
+ * Full, a new DREQ goes uninsured (ib_cm's own retries still run for a
+ * consumer that keeps its cm_id). A bound is what matters: a peer that
+ * never answers must not grow the memo without end. A copy ends after its
+ * last try or at its DREP, not by age.
+ */
+static DEFINE_MROCE_MEMO(mroce_dreqs, MROCE_DREQ_MAX, 0, false);
 static void mroce_dreq_work_fn(struct work_struct *work);
 static DECLARE_DELAYED_WORK(mroce_dreq_work, mroce_dreq_work_fn);
 
@@ -150,27 +154,19 @@ static const struct ib_mad_hdr *mroce_mad_cm(const void *mad, u32 len)
 	return h;
 }
 
-static void mroce_dreq_free(struct mroce_dreq *d)
-{
-	lockdep_assert_held(&mroce_dreq_lock);
-	list_del(&d->node);
-	mroce_n_dreqs--;
-	kfree(d);
-}
-
 static void mroce_dreq_xmit(struct mroce_dreq *d)
 {
 	struct sk_buff *skb;
 
-	lockdep_assert_held(&mroce_dreq_lock);
-	skb = mroce_net_alloc_skb(d->mdev, d->len, GFP_ATOMIC);
+	lockdep_assert_held(&mroce_dreqs.lock);
+	skb = mroce_net_alloc_skb(d->rec.mdev, d->len, GFP_ATOMIC);
 	if (!skb)
 		return;		/* the next try */
 	memcpy(skb_put(skb, d->len), d->pkt, d->len);
 	/* The netdev may have changed namespace since the first send. */
-	d->to.net = dev_net(d->mdev->ndev);
-	mroce_counter_inc(d->mdev, MROCE_CNT_CM_DREQ_RESENT);
-	mroce_net_xmit_oneshot(d->mdev, &d->to, skb);
+	d->to.net = dev_net(d->rec.mdev->ndev);
+	mroce_counter_inc(d->rec.mdev, MROCE_CNT_CM_DREQ_RESENT);
+	mroce_net_xmit_oneshot(d->rec.mdev, &d->to, skb);
 }
 
 static void mroce_dreq_work_fn(struct work_struct *work)
@@ -179,11 +175,11 @@ static void mroce_dreq_work_fn(struct work_struct *work)
 	struct mroce_dreq *d, *tmp;
 	bool pending = false;
 
-	spin_lock_bh(&mroce_dreq_lock);
-	list_for_each_entry_safe(d, tmp, &mroce_dreqs, node) {
+	spin_lock_bh(&mroce_dreqs.lock);
+	mroce_memo_for_each(d, tmp, &mroce_dreqs, rec) {
 		if (time_before_eq(d->due, now)) {
 			if (d->tries++ >= MROCE_DREQ_TRIES) {
-				mroce_dreq_free(d);
+				mroce_memo_drop(&mroce_dreqs, &d->rec);
 				continue;
 			}
 			mroce_dreq_xmit(d);
@@ -197,7 +193,7 @@ static void mroce_dreq_work_fn(struct work_struct *work)
 	if (pending)
 		mod_delayed_work(mroce_wq, &mroce_dreq_work,
 				 time_after(next, now) ? next - now : 1);
-	spin_unlock_bh(&mroce_dreq_lock);
+	spin_unlock_bh(&mroce_dreqs.lock);
 }
 
 /**
@@ -214,8 +210,8 @@ static void mroce_dreq_work_fn(struct work_struct *work)
 void mroce_mad_tx_note(struct mroce_dev *mdev, const struct mroce_rx_meta *to,
 		       const struct sk_buff *skb, u32 hdr)
 {
+	struct mroce_dreq *d, *tmp;
 	const struct ib_mad_hdr *h;
-	struct mroce_dreq *d;
 
 	h = mroce_mad_cm(skb->data + hdr, skb->len - hdr);
 	if (!h)
@@ -226,23 +222,15 @@ void mroce_mad_tx_note(struct mroce_dev *mdev, const struct mroce_rx_meta *to,
 		mroce_net_asker_answered(mdev, to);
 	if (h->attr_id != MROCE_CM_ATTR_DREQ)
 		return;
-	spin_lock_bh(&mroce_dreq_lock);
-	list_for_each_entry(d, &mroce_dreqs, node) {
+	spin_lock_bh(&mroce_dreqs.lock);
+	mroce_memo_for_each(d, tmp, &mroce_dreqs, rec) {
 		/* ib_cm's own retry: the copy is already kept. */
-		if (d->mdev == mdev && d->tid == h->tid)
+		if (d->rec.mdev == mdev && d->tid == h->tid)
 			goto out;
 	}
-	/*
-	 * Full: this DREQ goes uninsured (ib_cm's own retries still run for
-	 * a consumer that keeps its cm_id). A bound is what matters: a
-	 * peer that never answers must not grow the list without end.
-	 */
-	if (mroce_n_dreqs >= MROCE_DREQ_MAX)
-		goto out;
 	d = kmalloc(struct_size(d, pkt, skb->len), GFP_ATOMIC);
 	if (!d)
 		goto out;
-	d->mdev = mdev;
 	d->to = *to;
 	d->tid = h->tid;
 	d->gap_ms = MROCE_DREQ_FIRST_MS;
@@ -251,12 +239,14 @@ void mroce_mad_tx_note(struct mroce_dev *mdev, const struct mroce_rx_meta *to,
 	d->tries = 0;
 	d->len = skb->len;
 	memcpy(d->pkt, skb->data, skb->len);
-	list_add_tail(&d->node, &mroce_dreqs);
-	mroce_n_dreqs++;
+	if (!mroce_memo_add(&mroce_dreqs, &d->rec, mdev)) {
+		kfree(d);	/* full */
+		goto out;
+	}
 	mod_delayed_work(mroce_wq, &mroce_dreq_work,
 			 msecs_to_jiffies(MROCE_DREQ_FIRST_MS));
 out:
-	spin_unlock_bh(&mroce_dreq_lock);
+	spin_unlock_bh(&mroce_dreqs.lock);
 }
 
 /*
@@ -305,8 +295,8 @@ static bool mroce_mad_cm_answer(const struct ib_mad_hdr *h)
 void mroce_mad_rx_note(struct mroce_dev *mdev, const struct mroce_rx_meta *meta,
 		       const struct sk_buff *skb, const void *mad, u32 len)
 {
+	struct mroce_dreq *d, *tmp;
 	const struct ib_mad_hdr *h;
-	struct mroce_dreq *d;
 
 	h = mroce_mad_cm(mad, len);
 	if (!h)
@@ -318,33 +308,26 @@ void mroce_mad_rx_note(struct mroce_dev *mdev, const struct mroce_rx_meta *meta,
 		mroce_net_note_asker(mdev, meta, skb);
 	if (h->attr_id != MROCE_CM_ATTR_DREP)
 		return;
-	spin_lock_bh(&mroce_dreq_lock);
-	list_for_each_entry(d, &mroce_dreqs, node) {
-		if (d->mdev == mdev && d->tid == h->tid) {
-			mroce_dreq_free(d);
+	spin_lock_bh(&mroce_dreqs.lock);
+	mroce_memo_for_each(d, tmp, &mroce_dreqs, rec) {
+		if (d->rec.mdev == mdev && d->tid == h->tid) {
+			mroce_memo_drop(&mroce_dreqs, &d->rec);
 			break;
 		}
 	}
-	spin_unlock_bh(&mroce_dreq_lock);
+	spin_unlock_bh(&mroce_dreqs.lock);
 }
 
 /* The device goes: forget its DREQs and askers (none is sent after this). */
 void mroce_mad_dev_fini(struct mroce_dev *mdev)
 {
-	struct mroce_dreq *d, *tmp;
-
 	mroce_net_forget_askers(mdev);
-
-	spin_lock_bh(&mroce_dreq_lock);
-	list_for_each_entry_safe(d, tmp, &mroce_dreqs, node)
-		if (d->mdev == mdev)
-			mroce_dreq_free(d);
-	spin_unlock_bh(&mroce_dreq_lock);
+	mroce_memo_forget(&mroce_dreqs, mdev);
 }
 
 /* Module exit, every device gone. */
 void mroce_mad_exit(void)
 {
 	cancel_delayed_work_sync(&mroce_dreq_work);
-	WARN_ON(!list_empty(&mroce_dreqs));
+	WARN_ON(!mroce_memo_empty(&mroce_dreqs));
 }

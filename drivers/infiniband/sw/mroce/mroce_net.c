@@ -35,6 +35,7 @@
 #include <net/udp_tunnel.h>
 
 #include "mroce_counters.h"
+#include "mroce_memo.h"
 #include "mroce_peer.h"
 
 static ushort mroce_udp_port = MROCE_UDP_PORT_DEFAULT;
@@ -813,42 +814,30 @@ void mroce_net_confirm_sender(struct mroce_dev *mdev,
 #define MROCE_ASKERS_MAX	64
 
 struct mroce_asker {
-	struct list_head	node;
-	struct mroce_dev	*mdev;
+	struct mroce_memo_rec	rec;	/* first: the memo frees it */
 	const struct net_device	*dev;	/* compared, never dereferenced */
 	struct in6_addr		addr;	/* as mroce_rx_meta's saddr */
-	unsigned long		expires;
 	bool			v6;
 	u8			mac[ETH_ALEN];
 };
+static_assert(offsetof(struct mroce_asker, rec) == 0);
 
-static LIST_HEAD(mroce_askers);		/* oldest first */
-static DEFINE_SPINLOCK(mroce_asker_lock);
-static unsigned int mroce_n_askers;
-
-static void mroce_asker_free(struct mroce_asker *a)
-{
-	lockdep_assert_held(&mroce_asker_lock);
-	list_del(&a->node);
-	WRITE_ONCE(mroce_n_askers, mroce_n_askers - 1);
-	kfree(a);
-}
+/* Full, the oldest asker goes: it has waited longest. */
+static DEFINE_MROCE_MEMO(mroce_askers, MROCE_ASKERS_MAX, MROCE_ASKER_MS, true);
 
 /* The unexpired asker @addr of @mdev; expired ones go. */
 static struct mroce_asker *mroce_asker_find(struct mroce_dev *mdev, bool v6,
 					    const struct in6_addr *addr)
 {
-	struct mroce_asker *a, *tmp, *found = NULL;
+	struct mroce_asker *a, *tmp;
 
-	lockdep_assert_held(&mroce_asker_lock);
-	list_for_each_entry_safe(a, tmp, &mroce_askers, node) {
-		if (time_after_eq(jiffies, a->expires))
-			mroce_asker_free(a);
-		else if (a->mdev == mdev && a->v6 == v6 &&
-			 ipv6_addr_equal(&a->addr, addr))
-			found = a;
-	}
-	return found;
+	lockdep_assert_held(&mroce_askers.lock);
+	mroce_memo_expire(&mroce_askers);
+	mroce_memo_for_each(a, tmp, &mroce_askers, rec)
+		if (a->rec.mdev == mdev && a->v6 == v6 &&
+		    ipv6_addr_equal(&a->addr, addr))
+			return a;
+	return NULL;
 }
 
 /**
@@ -875,29 +864,22 @@ void mroce_net_note_asker(struct mroce_dev *mdev,
 	mroce_net_learn(n, mac);
 	neigh_release(n);
 
-	spin_lock_bh(&mroce_asker_lock);
+	spin_lock_bh(&mroce_askers.lock);
 	a = mroce_asker_find(mdev, meta->v6, &meta->saddr);
-	if (!a && mroce_n_askers >= MROCE_ASKERS_MAX)
-		/* Full: the oldest goes, it has waited longest. */
-		mroce_asker_free(list_first_entry(&mroce_askers,
-						  struct mroce_asker, node));
-	if (!a) {
+	if (a) {
+		mroce_memo_touch(&mroce_askers, &a->rec);
+	} else {
 		a = kzalloc(sizeof(*a), GFP_ATOMIC);
 		if (!a)
 			goto out;
-		a->mdev = mdev;
 		a->v6 = meta->v6;
 		a->addr = meta->saddr;
-		WRITE_ONCE(mroce_n_askers, mroce_n_askers + 1);
-	} else {
-		list_del(&a->node);
+		mroce_memo_add(&mroce_askers, &a->rec, mdev);
 	}
-	list_add_tail(&a->node, &mroce_askers);
 	a->dev = meta->dev;
 	ether_addr_copy(a->mac, mac);
-	a->expires = jiffies + msecs_to_jiffies(MROCE_ASKER_MS);
 out:
-	spin_unlock_bh(&mroce_asker_lock);
+	spin_unlock_bh(&mroce_askers.lock);
 }
 
 /**
@@ -912,25 +894,19 @@ void mroce_net_asker_answered(struct mroce_dev *mdev,
 {
 	struct mroce_asker *a;
 
-	if (!READ_ONCE(mroce_n_askers))
+	if (mroce_memo_empty(&mroce_askers))
 		return;
-	spin_lock_bh(&mroce_asker_lock);
+	spin_lock_bh(&mroce_askers.lock);
 	a = mroce_asker_find(mdev, to->v6, &to->saddr);
 	if (a)
-		mroce_asker_free(a);
-	spin_unlock_bh(&mroce_asker_lock);
+		mroce_memo_drop(&mroce_askers, &a->rec);
+	spin_unlock_bh(&mroce_askers.lock);
 }
 
 /* @mdev goes: forget its askers. */
 void mroce_net_forget_askers(struct mroce_dev *mdev)
 {
-	struct mroce_asker *a, *tmp;
-
-	spin_lock_bh(&mroce_asker_lock);
-	list_for_each_entry_safe(a, tmp, &mroce_askers, node)
-		if (!mdev || a->mdev == mdev)
-			mroce_asker_free(a);
-	spin_unlock_bh(&mroce_asker_lock);
+	mroce_memo_forget(&mroce_askers, mdev);
 }
 
 /* Whether neighbour @n is the entry towards asker @a. */
@@ -956,22 +932,23 @@ static int mroce_net_neigh_event(struct notifier_block *nb,
 				 unsigned long event, void *ptr)
 {
 	struct neighbour *n = ptr;
-	struct mroce_asker *a;
+	struct mroce_asker *a, *tmp;
 	bool found = false;
 	u8 mac[ETH_ALEN];
 
-	if (event != NETEVENT_NEIGH_UPDATE || !READ_ONCE(mroce_n_askers) ||
+	if (event != NETEVENT_NEIGH_UPDATE || mroce_memo_empty(&mroce_askers) ||
 	    READ_ONCE(n->nud_state) != NUD_FAILED || READ_ONCE(n->dead))
 		return NOTIFY_DONE;
-	spin_lock_bh(&mroce_asker_lock);
-	list_for_each_entry(a, &mroce_askers, node) {
-		if (time_before(jiffies, a->expires) && mroce_asker_is(a, n)) {
+	spin_lock_bh(&mroce_askers.lock);
+	mroce_memo_for_each(a, tmp, &mroce_askers, rec) {
+		if (mroce_memo_live(&mroce_askers, &a->rec) &&
+		    mroce_asker_is(a, n)) {
 			ether_addr_copy(mac, a->mac);
 			found = true;
 			break;
 		}
 	}
-	spin_unlock_bh(&mroce_asker_lock);
+	spin_unlock_bh(&mroce_askers.lock);
 	if (found)
 		mroce_net_learn(n, mac);
 	return NOTIFY_DONE;
