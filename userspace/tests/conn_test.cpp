@@ -134,6 +134,40 @@ class Conn : public ::testing::Test {
     return encode(pkt, len);
   }
   // Delivers a data packet to `s` and accepts it; returns whether an ACK is due.
+  // a's READ_REQ reaches b after `delay` ns and b acknowledges it: nothing
+  // of a's is in flight, but a is owed the response (docs §5.5).
+  void owed_read_acked(uint64_t delay) {
+    establish();
+    a.owed = true;
+    mroce_conn_owe(&a.c);
+    auto req = send(a, 1, 100, 0);
+    now += delay;
+    deliver(b, req);
+    ack(b, a);
+  }
+
+  // b sends a 1000 B READ_RESP chunk of stream 0x100 now; it is new on its
+  // path at a, which accepts it (progress is the caller's: §5.5 counts only
+  // data new to its stream). False: b had no room to send.
+  bool resp_reaches_a(uint64_t cookie) {
+    mroce_tx_slot slot;
+    if (mroce_conn_tx_reserve(&b.c, now, 1000, -1, &slot) != MROCE_TX_OK) return false;
+    mroce_conn_tx_commit(&b.c, &slot, cookie, now);
+    mroce_pkt pkt{};
+    pkt.c.opcode = MROCE_OP_READ_RESP;
+    pkt.c.flags = MROCE_F_SOM;
+    mroce_conn_fill(&b.c, &slot, &pkt);
+    pkt.u.d.stream_id = 0x100;
+    pkt.u.d.length = 1000;
+    mroce_pkt got = decode(encode(pkt, 1000));
+    if (mroce_conn_rx_check(&a.c, &got) != MROCE_RX_NEW) {
+      ADD_FAILURE() << "a READ_RESP chunk not new on its path";
+      return false;
+    }
+    mroce_conn_rx_accept(&a.c, &got, false, now);
+    return true;
+  }
+
   bool deliver(Side &s, const std::vector<uint8_t> &bytes, bool ce = false) {
     mroce_pkt pkt = decode(bytes);
     EXPECT_EQ(mroce_conn_rx_check(&s.c, &pkt), MROCE_RX_NEW);
@@ -803,13 +837,7 @@ TEST_F(Conn, WatchdogCountsRoundsWithoutProgressAndProgressResetsIt) {
 // that never answers exhausts the retries, one that sends data does not,
 // and the watchdog stops once the caller says nothing is owed.
 TEST_F(Conn, AnOwedResponseKeepsTheWatchdogRunning) {
-  establish();
-  a.owed = true;
-  mroce_conn_owe(&a.c);
-  auto req = send(a, 1, 100, 0);
-  now += 1000;
-  deliver(b, req);
-  ack(b, a);
+  owed_read_acked(1000);
   ASSERT_EQ(a.c.inflight, 0u);
   ASSERT_EQ(a.acked.size(), 1u);
   mroce_timer_res res;
@@ -854,13 +882,7 @@ TEST_F(Conn, AnOwedResponseKeepsTheWatchdogRunning) {
 // back at all; a resends, or queues, what its RTOs declare lost, as the
 // module does). Without that rule a exhausts after 9 rounds.
 TEST_F(Conn, ResponsesAreProgressWhileTheAcksOfLaterRequestsQueueBehindThem) {
-  establish();
-  a.owed = true;
-  mroce_conn_owe(&a.c);
-  auto req = send(a, 1, 100, 0);
-  now += 100000;
-  deliver(b, req);
-  ack(b, a);
+  owed_read_acked(100000);
   ASSERT_EQ(a.c.inflight, 0u);
   send(a, 2, 100);  // the next READ_REQ: b gets it, its ACK never comes back
   const uint64_t end = now + 4ull * (p.retry_limit + 1) * p.max_rto;
@@ -885,18 +907,7 @@ TEST_F(Conn, ResponsesAreProgressWhileTheAcksOfLaterRequestsQueueBehindThem) {
       if (mroce_conn_ack_due(&a.c, now)) feed_ack(b, take_ack(a));  // a's ACKs reach b
     }
     now = next;
-    mroce_tx_slot slot;
-    ASSERT_EQ(mroce_conn_tx_reserve(&b.c, now, 1000, -1, &slot), MROCE_TX_OK);
-    mroce_conn_tx_commit(&b.c, &slot, cookie++, now);
-    mroce_pkt pkt{};
-    pkt.c.opcode = MROCE_OP_READ_RESP;
-    pkt.c.flags = MROCE_F_SOM;
-    mroce_conn_fill(&b.c, &slot, &pkt);
-    pkt.u.d.stream_id = 0x100;
-    pkt.u.d.length = 1000;
-    mroce_pkt got = decode(encode(pkt, 1000));
-    ASSERT_EQ(mroce_conn_rx_check(&a.c, &got), MROCE_RX_NEW);
-    mroce_conn_rx_accept(&a.c, &got, false, now);
+    ASSERT_TRUE(resp_reaches_a(cookie++));
     mroce_conn_rx_progress(&a.c, true, now);  // each chunk new to a's READ
     responses++;
     if (mroce_conn_ack_due(&a.c, now)) feed_ack(b, take_ack(a));
@@ -915,13 +926,7 @@ TEST_F(Conn, ResponsesAreProgressWhileTheAcksOfLaterRequestsQueueBehindThem) {
 // per retry, within the retry budget (docs §5.5, owed responses; the
 // session-32 CI hang of mroce_read_owed was its own race, not this).
 TEST_F(Conn, AnOwedResponseLostForGoodExhaustsWhateverTheRequesterSends) {
-  establish();
-  a.owed = true;
-  mroce_conn_owe(&a.c);
-  auto req = send(a, 1, 100, 0);
-  now += 100000;
-  deliver(b, req);
-  ack(b, a);
+  owed_read_acked(100000);
   for (int i = 0; i < 32; i++) {  // the response: b's data, acked by a
     now += 10000;
     deliver(a, send(b, 100 + i, 1000, i % p.n_paths));
@@ -997,18 +1002,9 @@ TEST_F(Conn, ResentResponsesAreNoProgressWhileNothingOfOursGetsThrough) {
     }
     if (exhausted) break;
     now = next;
-    mroce_tx_slot slot;
-    if (mroce_conn_tx_reserve(&b.c, now, 1000, -1, &slot) != MROCE_TX_OK) continue;
-    mroce_conn_tx_commit(&b.c, &slot, cookie++, now);
-    mroce_pkt pkt{};
-    pkt.c.opcode = MROCE_OP_READ_RESP;
-    pkt.c.flags = MROCE_F_SOM;
-    mroce_conn_fill(&b.c, &slot, &pkt);
-    pkt.u.d.stream_id = 0x100;
-    pkt.u.d.length = 1000;
-    mroce_pkt got = decode(encode(pkt, 1000));
-    ASSERT_EQ(mroce_conn_rx_check(&a.c, &got), MROCE_RX_NEW);
-    mroce_conn_rx_accept(&a.c, &got, false, now);  // a stream duplicate: no rx_progress
+    // New on its path, a duplicate in its stream: no rx_progress.
+    if (!resp_reaches_a(cookie)) continue;
+    cookie++;
     dups++;
     if (mroce_conn_ack_due(&a.c, now)) feed_ack(b, take_ack(a));
   }
