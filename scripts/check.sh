@@ -7,10 +7,10 @@
 #   3 style    checkpatch.pl on every kernel C/H file
 #   4 unit     user space with ASan/UBSan, every GoogleTest via ctest
 #   5 fuzz     fuzz smoke run (FUZZ_SECONDS, default 30), if fuzzers exist
-#   6 vmtest   the harness's Python unit tests (kernel-log parser, bench
-#              sample marker, profile report, latency trace report, bench
-#              statistics, latency distribution), every VM selftest plus
-#              the kernel-log check
+#   6 vmtest   the harness's Python unit tests (kernel-log parser, VM boot
+#              loop, bench sample marker, profile report, latency trace
+#              report, bench statistics, latency distribution), every VM
+#              selftest plus the kernel-log check
 #   7 kernels  each newer kernel series in MROCE_CHECK_KERNELS (default
 #              6.12; empty: skip): install its image and headers if missing,
 #              build mroce.ko for it with W=1 (in build/kernels/<kver>, the
@@ -112,6 +112,9 @@ pytest_one() {
 # The runner's kernel-log parser first: one that missed a report would let
 # a broken kernel pass.
 pytest_one "kernel-log parser" selftests/qemu/klog_test.py
+# the runner's boot loop (a boot that died before the VM came up: shown,
+# booted again, not counted; a death after it still fails)
+pytest_one "VM boot loop" selftests/qemu/vmrun_test.py
 # make bench's marker of the samples that shared the host with others
 pytest_one "bench sample marker" scripts/hostload_mark_test.py
 # profile_bench's report (its samples by category, per iteration)

@@ -9,7 +9,8 @@ installs the freshly built mroce.ko and runs the planned tests, framing each
 in the kernel log. This script watches the serial console, enforces
 timeouts, checks the kernel log of every test for warnings/oopses/stalls
 (klog.py: each report's first line and stack frames go into the TAP output),
-restarts the VM for the remaining tests after a crash, and prints TAP 13.
+restarts the VM for the remaining tests after a crash (and, at most twice,
+after a kernel death before the VM came up: run_boots), and prints TAP 13.
 
 A guest that stops making progress (the test ran past its timeout, or the
 kernel reported a soft lockup, an RCU stall or a hung task) is asked over the
@@ -53,6 +54,18 @@ GRACE = 30             # s past a test's own timeout before the host kills the V
 HANG_GRACE = 90        # s after the first hang report before the VM is killed
 DUMP_WAIT = 30         # s at most for the SysRq backtraces to reach the console
 DUMP_QUIET = 5         # s of console silence that ends that wait early
+# A guest kernel that dies before guest.sh's "start" marker (the VM comes
+# up) has run no test and never loaded mroce.ko: the tests insert it, and
+# nothing before "start" does. 6.12 under multi-threaded TCG sometimes
+# dies that way about 2 s into boot (a stale int3 of a finished static-key
+# patch executed by the other vCPU: "Oops: int3" in sched_clock_cpu, CI of
+# session 35). Such a boot is shown, not counted, and the VM is booted
+# again, at most EARLY_RETRIES more times in one run: a death on every boot
+# still fails the run.
+EARLY_RETRIES = 2
+DEATH = re.compile(r"Kernel panic|Oops|\bBUG\b|general protection fault")
+# An oops's module list naming mroce: then the module was loaded after all.
+MROCE_LOADED = re.compile(r"Modules linked in:.*\bmroce\b")
 # --jit-log: the lines of QEMU 7.2's "info jit" that jit.log keeps (blocks
 # translated and in the cache, whole-cache flushes, blocks invalidated by
 # writes to their code page, TLB flushes).
@@ -283,6 +296,7 @@ class Result:
         self.note = ""          # why it failed when it did not end
         self.logfile = None
         self.streamed = 0       # --plain: log bytes already shown while it ran
+        self.notes = []         # shown with the result, not counted
 
 
 class Boot:
@@ -297,6 +311,8 @@ class Boot:
         self.started = False
         self.finished = False
         self.between = klog.Splats()  # kernel-log lines outside any test window
+        self.early = klog.Splats()    # ... of them those before the VM came up
+        self.mroce_loaded = False     # an oops before "start" lists mroce
         self.note = ""
         self.hang = None        # the hang report that cut the current test short
 
@@ -325,10 +341,22 @@ class Boot:
             elif what == "fatal":
                 self.note = "guest setup failed: " + rest
             return
-        target = self.current.splats if self.current else self.between
+        if not self.started and MROCE_LOADED.search(text):
+            self.mroce_loaded = True
+        target = (self.current.splats if self.current else
+                  self.between if self.started else self.early)
         if target.feed(text) and self.current and not self.hang and klog.HANG.search(text):
             self.hang = klog.strip_ts(text)[1]
             self.deadline = min(self.deadline, time.monotonic() + HANG_GRACE)
+
+    def died_early(self):
+        """The kernel-log report of a death before the VM came up (before
+        any test, with mroce.ko not loaded), else None."""
+        if self.started or self.results or self.mroce_loaded:
+            return None
+        if not any(DEATH.search(t) for t in self.early.bad):
+            return None
+        return self.early.report()
 
     def stream(self, res):
         """--plain: show a running script's complete new lines (progress)."""
@@ -507,6 +535,58 @@ def tail(path, n=40):
         return []
 
 
+def run_boots(plan, max_boots, new_boot, tap=log):
+    """Boot the VM until every test of plan ran: after a crash the tests
+    after the one that was running get a fresh boot, up to max_boots boots.
+    A boot whose kernel died before the VM came up (Boot.died_early) ran
+    nothing and did not load mroce.ko: it is shown, its kernel log becomes
+    a note instead of a failure, and it is booted again, at most
+    EARLY_RETRIES times per run (then its log counts and the run stops).
+    new_boot(n, plan_left) makes boot n.
+
+    Returns (tests not run, boots, early deaths forgiven, the kernel-log
+    report outside the tests, the notes)."""
+    remaining = list(plan)
+    between, notes = [], []
+    boots = early = 0
+    while remaining and boots - early < max_boots:
+        boots += 1
+        boot = new_boot(boots, remaining)
+        tb = time.monotonic()
+        boot.run()
+        console = os.path.join(boot.outdir, "console.log")
+        tap(f"# boot{boots}: {time.monotonic() - tb:.1f}s wall, logs in {boot.outdir}")
+        death = boot.died_early()
+        if death is not None:
+            again = early < EARLY_RETRIES
+            log(f"# boot{boots}: the guest kernel died before the VM came up (before any "
+                f"test ran and before mroce.ko was loaded): "
+                + (f"not a mroce failure, booting again ({early + 1} of at most "
+                   f"{EARLY_RETRIES} such reboots)" if again else
+                   f"{early + 1} such deaths in this run, not booting again"))
+            for ln in death[:12]:
+                log(f"#   {ln}")
+            if again:
+                early += 1
+                notes += [f"boot{boots} died before the VM came up (not counted):"]
+                notes += [f"boot{boots}: {ln}" for ln in death]
+                continue
+        between += [f"boot{boots}: {ln}" for ln in
+                    boot.early.report(where=console) + boot.between.report(where=console)]
+        done = set(boot.results)
+        if not boot.results and boot.note:
+            log(f"# boot{boots}: {boot.note}")
+            for ln in tail(console, 30):
+                log(f"#   {ln}")
+        if boot.results:
+            # Carry on after the last test this boot reached.
+            last = max(i for i, (name, _, _) in enumerate(remaining) if name in done)
+            remaining = remaining[last + 1:]
+        elif not boot.started:
+            break  # the VM itself does not come up: retrying will not help
+    return remaining, boots, early, between, notes
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("tests", nargs="*")
@@ -623,6 +703,8 @@ def main():
                 log(ln if args.plain else f"# {ln}")
         for ln in res.kernel:
             log(f"# kernel: {ln}")
+        for ln in res.notes:
+            log(f"# note: {ln}")
         secs = f" ({res.secs}s)" if res.secs is not None else ""
         if args.plain:
             if failed:
@@ -636,30 +718,11 @@ def main():
         else:
             counts["passed"] += 1
 
-    remaining = list(plan)
-    between = []
-    boots = 0
+    def new_boot(n, plan_left):
+        return Boot(args.kver, initrd, os.path.join(run, f"boot{n}"), plan_left, args, report)
+
     t0 = time.monotonic()
-    while remaining and boots < args.max_boots:
-        boots += 1
-        outdir = os.path.join(run, f"boot{boots}")
-        boot = Boot(args.kver, initrd, outdir, remaining, args, report)
-        tb = time.monotonic()
-        boot.run()
-        tap(f"# boot{boots}: {time.monotonic() - tb:.1f}s wall, logs in {outdir}")
-        between += [f"boot{boots}: {ln}" for ln in
-                    boot.between.report(where=os.path.join(outdir, "console.log"))]
-        done = set(boot.results)
-        if not boot.results and boot.note:
-            log(f"# boot{boots}: {boot.note}")
-            for ln in tail(os.path.join(outdir, "console.log"), 30):
-                log(f"#   {ln}")
-        if boot.results:
-            # Carry on after the last test this boot reached.
-            last = max(i for i, (name, _, _) in enumerate(remaining) if name in done)
-            remaining = remaining[last + 1:]
-        elif not boot.started:
-            break  # the VM itself does not come up: retrying will not help
+    remaining, boots, early, between, notes = run_boots(plan, args.max_boots, new_boot, tap)
     for name, _, _ in remaining:
         res = Result(name)
         res.note = "not run: the VM did not come up" if boots else "not run"
@@ -667,18 +730,20 @@ def main():
 
     kres = Result("kernel_log_outside_tests")
     kres.kernel = between
+    kres.notes = notes
     kres.rc = 0
     kres.secs = None
     report(kres)
 
     wall = time.monotonic() - t0
+    died = f" ({early} died before the VM came up, not counted)" if early else ""
     tap(f"# vmtest: {counts['passed']} passed, {counts['failed']} failed, "
-        f"{counts['skipped']} skipped in {wall:.0f}s over {boots} boot(s); logs in {run}")
+        f"{counts['skipped']} skipped in {wall:.0f}s over {boots} boot(s){died}; logs in {run}")
     if args.plain:
         log(f"(VM logs: {run})")
     if args.summary:
         with open(args.summary, "w") as f:
-            json.dump(dict(counts, boots=boots, seconds=round(wall)), f)
+            json.dump(dict(counts, boots=boots, early_deaths=early, seconds=round(wall)), f)
     return 1 if counts["failed"] else 0
 
 
