@@ -127,6 +127,17 @@ static void mroce_rx_peer_count(struct mroce_rx_ctx *rc, enum mroce_counter why)
 			    rc->pkt->c.dst_conn, 0);
 }
 
+/*
+ * A stream duplicate (a chunk the stream, or the tombstone of its QP, had
+ * already): counted, marked for the ACK that answers it, and accepted.
+ */
+static enum mroce_rx_res mroce_rx_dup_res(struct mroce_rx_ctx *rc)
+{
+	mroce_rx_peer_count(rc, MROCE_CNT_DUP_REQ);
+	rc->dup = true;
+	return MROCE_RX_ACCEPT;
+}
+
 static enum mroce_rx_res mroce_rx_nak_res(struct mroce_rx_ctx *rc, u8 code,
 					  u32 arg, bool fatal)
 {
@@ -540,9 +551,7 @@ static enum mroce_rx_res mroce_rx_stream(struct mroce_rx_ctx *rc)
 	switch (rc->qp ? MROCE_TOMB_NONE :
 		mroce_rx_tomb(rc->peer, d->stream_id, d->stream_psn)) {
 	case MROCE_TOMB_DUP:
-		mroce_rx_peer_count(rc, MROCE_CNT_DUP_REQ);
-		rc->dup = true;
-		return MROCE_RX_ACCEPT;
+		return mroce_rx_dup_res(rc);
 	case MROCE_TOMB_AFTER:
 		/*
 		 * A new chunk for a QP its application just destroyed: the
@@ -580,9 +589,7 @@ static enum mroce_rx_res mroce_rx_stream(struct mroce_rx_ctx *rc)
 		if (xp->srx_live && rc->pkt->c.opcode != MROCE_OP_READ_REQ &&
 		    rc->pkt->c.opcode != MROCE_OP_ATOMIC_REQ &&
 		    mroce_srx_check(&xp->srx, d->stream_psn) == MROCE_SRX_DUP) {
-			mroce_rx_peer_count(rc, MROCE_CNT_DUP_REQ);
-			rc->dup = true;
-			return MROCE_RX_ACCEPT;
+			return mroce_rx_dup_res(rc);
 		}
 		mroce_rx_peer_count(rc, MROCE_CNT_DROP_QP_STATE);
 		/*
@@ -603,9 +610,7 @@ static enum mroce_rx_res mroce_rx_stream(struct mroce_rx_ctx *rc)
 	switch (mroce_srx_check_data(&xp->srx, rc->pkt, !xp->srx_live,
 				     xp->rd_next != 0)) {
 	case MROCE_SRX_DUP:
-		mroce_rx_peer_count(rc, MROCE_CNT_DUP_REQ);
-		rc->dup = true;
-		return MROCE_RX_ACCEPT;
+		return mroce_rx_dup_res(rc);
 	case MROCE_SRX_WINDOW:
 		mroce_rx_peer_count(rc, MROCE_CNT_OUT_OF_WINDOW);
 		return mroce_rx_nak_res(rc, MROCE_NAK_STREAM_PSN_WINDOW, 0,
