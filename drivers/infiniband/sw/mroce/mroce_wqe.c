@@ -592,9 +592,10 @@ static void mroce_wq_park_locked(struct mroce_wq *wq, struct mroce_cq *cq)
  * must find the slot free, or librxe sees a full ring and fails the post
  * with ENOMEM. The release store of the CQ's producer index orders the
  * queue's consumer index before the CQEs for anyone who reads them with
- * acquire, as librxe does; kernel pollers read under the CQ lock. The
- * shadow slots stay ours until wq->lock is dropped: a doorbell or post
- * reads the free room under that lock.
+ * acquire, as librxe does; kernel pollers read under the CQ lock. A
+ * kernel post reads the free room under wq->lock; a user SQ doorbell reads
+ * tail without it, so each step of tail is a release store made after the
+ * slot's last use (see mroce_sq_doorbell()).
  */
 static void mroce_wq_retire_locked(struct mroce_qp *qp, struct mroce_wq *wq,
 				   struct mroce_cq *cq, struct mroce_wq_ev *ev)
@@ -626,7 +627,13 @@ static void mroce_wq_retire_locked(struct mroce_qp *qp, struct mroce_wq *wq,
 		}
 		wq->parked = false;
 		mroce_mr_unpin(pin);
-		wq->tail++;
+		/*
+		 * Release: every read of this slot and the unpin above are
+		 * done before a user doorbell, which reads tail without
+		 * wq->lock (mroce_sq_doorbell()), may see the slot free and
+		 * overwrite it.
+		 */
+		smp_store_release(&wq->tail, wq->tail + 1);
 	}
 	if (from != wq->tail && qp->is_user)
 		mroce_queue_publish_consumer(&wq->uq, wq->tail);
@@ -859,6 +866,28 @@ static void mroce_sq_refuse_user(struct mroce_qp *qp)
  * The user SQ doorbell: copy what librxe added to the ring into the shadow.
  * The copy runs under db_mutex, outside the spinlock: the slots past head
  * belong to nobody else, and only a doorbell or a reset moves head.
+ *
+ * The free room is computed without sq->lock. head is ours: only a
+ * doorbell, a refused doorbell or a reset move it, all under db_mutex,
+ * which we hold. tail is the consumer's: the retire pass moves it under
+ * sq->lock, one release store per slot after the slot's last read and its
+ * unpin (mroce_wq_retire_locked()); a reset or a refused doorbell moves it
+ * under db_mutex too, so not now. We read it with an acquire load, which
+ * pairs with that release: the slots it shows free are free, and our
+ * writes into them (the copy below) cannot be ordered before the load. A
+ * stale value only shows fewer free slots than there are, and is never
+ * older than the tail the doorbell that last moved head saw (db_mutex
+ * orders us after it), so head - tail never exceeds max_wr.
+ *
+ * The user's producer index is read first. librxe fills slots only up to
+ * the consumer index we published, and we publish it with a release store
+ * after the tail store it stands for; librxe's release of its producer
+ * index, read here with acquire, then makes that tail store visible to the
+ * tail load that follows (release-acquire chains are transitive). So an
+ * honest librxe, even with another thread posting while we run, never
+ * shows more new entries than the room we compute: reading tail first
+ * would let a retire plus a post by another thread slip in between and
+ * make a valid doorbell look hostile.
  */
 static int mroce_sq_doorbell(struct mroce_qp *qp)
 {
@@ -879,12 +908,10 @@ static int mroce_sq_doorbell(struct mroce_qp *qp)
 	}
 
 	mutex_lock(&qp->db_mutex);
-	spin_lock_irqsave(&sq->lock, flags);
 	head = sq->head;
-	room = sq->max_wr - (head - sq->tail);
-	spin_unlock_irqrestore(&sq->lock, flags);
-
 	n = mroce_queue_user_count(&sq->uq, head);
+	/* After the producer index; pairs with the retire's release (above). */
+	room = sq->max_wr - (head - smp_load_acquire(&sq->tail));
 	if (n > room) {
 		/* More than the free slots: the producer index is garbage. */
 		mutex_unlock(&qp->db_mutex);
