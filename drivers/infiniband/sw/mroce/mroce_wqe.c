@@ -180,8 +180,8 @@ static enum ib_wc_opcode mroce_wc_opcode(u32 wr_opcode)
  * windows, atomic write, flush, masked atomics, LSO) land in the default
  * case and fail the WQE.
  */
-static enum ib_wc_status mroce_swqe_check(struct mroce_qp *qp,
-					  const struct mroce_swqe *swqe)
+static __always_inline enum ib_wc_status
+mroce_swqe_check(struct mroce_qp *qp, const struct mroce_swqe *swqe)
 {
 	if (qp->ibqp.qp_type != IB_QPT_RC) {
 		if (swqe->opcode == IB_WR_SEND ||
@@ -241,70 +241,74 @@ static void mroce_swqe_fail(struct mroce_swqe *swqe, enum ib_wc_status status)
 	swqe->status = status;
 }
 
-static void mroce_swqe_init(struct mroce_swqe *swqe, u32 ssn)
+static __always_inline void mroce_swqe_init(struct mroce_swqe *swqe, u32 ssn)
 {
 	memset(swqe, 0, offsetof(struct mroce_swqe, sge));
 	swqe->ssn = ssn;
 }
 
 /*
- * Copy one user send WQE into the shadow. Every field of the user entry is
- * read exactly once (into locals or the shadow) and only the copies are
- * checked and used, so user space changing the ring under us can at worst
- * change what it asked for, never what we validated.
+ * Copy one user send WQE into the shadow. Every field of the user entry
+ * that we use is read exactly once (READ_ONCE into a local or the shadow;
+ * the SGE list and inline data with one memcpy each) and only the copies
+ * are checked and used, so user space changing the ring under us can at
+ * worst change what it asked for, never what we validated. Only the fields
+ * the opcode needs are read, straight into the shadow; the SGE lengths are
+ * summed from the shadow's copy.
  */
 static void mroce_swqe_from_user(struct mroce_qp *qp, struct mroce_swqe *swqe,
 				 const struct rxe_send_wqe *u, u32 ssn)
 {
+	const struct rxe_send_wr *uwr = &u->wr;
 	struct mroce_wq *sq = &qp->sq;
 	enum ib_wc_status status;
-	struct rxe_send_wr wr;
-	u32 num_sge, length;
-
-	memcpy(&wr, &u->wr, sizeof(wr));
-	num_sge = READ_ONCE(u->dma.num_sge);
-	length = READ_ONCE(u->dma.length);
+	u32 opcode, num_sge, length;
 
 	mroce_swqe_init(swqe, ssn);
-	swqe->wr_id = wr.wr_id;
-	swqe->opcode = wr.opcode;
-	swqe->send_flags = wr.send_flags & MROCE_SEND_FLAGS;
+	opcode = READ_ONCE(uwr->opcode);
+	swqe->opcode = opcode;
+	swqe->wr_id = READ_ONCE(uwr->wr_id);
+	swqe->send_flags = READ_ONCE(uwr->send_flags) & MROCE_SEND_FLAGS;
 
-	switch (wr.opcode) {
+	switch (opcode) {
 	case IB_WR_RDMA_WRITE_WITH_IMM:
 	case IB_WR_SEND_WITH_IMM:
-		swqe->ex.imm_data = wr.ex.imm_data;
+		swqe->ex.imm_data = READ_ONCE(uwr->ex.imm_data);
 		break;
 	case IB_WR_SEND_WITH_INV:
 	case IB_WR_LOCAL_INV:
-		swqe->ex.invalidate_rkey = wr.ex.invalidate_rkey;
+		swqe->ex.invalidate_rkey = READ_ONCE(uwr->ex.invalidate_rkey);
 		break;
 	default:
 		break;
 	}
 
-	switch (wr.opcode) {
+	switch (opcode) {
 	case IB_WR_RDMA_WRITE:
 	case IB_WR_RDMA_WRITE_WITH_IMM:
 	case IB_WR_RDMA_READ:
-		swqe->wr.rdma.remote_addr = wr.wr.rdma.remote_addr;
-		swqe->wr.rdma.rkey = wr.wr.rdma.rkey;
+		swqe->wr.rdma.remote_addr = READ_ONCE(uwr->wr.rdma.remote_addr);
+		swqe->wr.rdma.rkey = READ_ONCE(uwr->wr.rdma.rkey);
 		break;
 	case IB_WR_ATOMIC_CMP_AND_SWP:
 	case IB_WR_ATOMIC_FETCH_AND_ADD:
-		swqe->wr.atomic.remote_addr = wr.wr.atomic.remote_addr;
-		swqe->wr.atomic.compare_add = wr.wr.atomic.compare_add;
-		swqe->wr.atomic.swap = wr.wr.atomic.swap;
-		swqe->wr.atomic.rkey = wr.wr.atomic.rkey;
+		swqe->wr.atomic.remote_addr =
+			READ_ONCE(uwr->wr.atomic.remote_addr);
+		swqe->wr.atomic.compare_add =
+			READ_ONCE(uwr->wr.atomic.compare_add);
+		swqe->wr.atomic.swap = READ_ONCE(uwr->wr.atomic.swap);
+		swqe->wr.atomic.rkey = READ_ONCE(uwr->wr.atomic.rkey);
 		break;
 	case IB_WR_SEND:
 	case IB_WR_SEND_WITH_IMM:
 		if (qp->ibqp.qp_type == IB_QPT_RC)
 			break;
-		swqe->wr.ud.remote_qpn = wr.wr.ud.remote_qpn & MROCE_MAX_QPN;
-		swqe->wr.ud.remote_qkey = wr.wr.ud.remote_qkey;
-		swqe->wr.ud.pkey_index = wr.wr.ud.pkey_index;
-		if (mroce_ah_lookup_av(mroce_qp_dev(qp), wr.wr.ud.ah_num,
+		swqe->wr.ud.remote_qpn = READ_ONCE(uwr->wr.ud.remote_qpn) &
+					 MROCE_MAX_QPN;
+		swqe->wr.ud.remote_qkey = READ_ONCE(uwr->wr.ud.remote_qkey);
+		swqe->wr.ud.pkey_index = READ_ONCE(uwr->wr.ud.pkey_index);
+		if (mroce_ah_lookup_av(mroce_qp_dev(qp),
+				       READ_ONCE(uwr->wr.ud.ah_num),
 				       qp->ibqp.pd, &swqe->wr.ud.av)) {
 			mroce_swqe_fail(swqe, IB_WC_LOC_QP_OP_ERR);
 			return;
@@ -316,8 +320,9 @@ static void mroce_swqe_from_user(struct mroce_qp *qp, struct mroce_swqe *swqe,
 	}
 
 	/* Local invalidation moves no data. */
-	if (wr.opcode != IB_WR_LOCAL_INV) {
+	if (opcode != IB_WR_LOCAL_INV) {
 		if (swqe->send_flags & IB_SEND_INLINE) {
+			length = READ_ONCE(u->dma.length);
 			if (length > sq->max_inline) {
 				mroce_swqe_fail(swqe, IB_WC_LOC_LEN_ERR);
 				return;
@@ -326,6 +331,7 @@ static void mroce_swqe_from_user(struct mroce_qp *qp, struct mroce_swqe *swqe,
 			swqe->is_inline = true;
 			swqe->length = length;
 		} else {
+			num_sge = READ_ONCE(u->dma.num_sge);
 			if (num_sge > sq->max_sge) {
 				mroce_swqe_fail(swqe, IB_WC_LOC_QP_OP_ERR);
 				return;
