@@ -915,8 +915,18 @@ void mroce_peer_kick(struct mroce_peer *peer, struct mroce_qp *qp)
 				goto mark;
 			spin_lock_bh(&peer->lock);
 		}
-		/* Under the lock: whoever takes it next sees the mark. */
-		mroce_peer_mark(peer, qp);
+		/*
+		 * Under the lock: put the QP on the transmit list ourselves
+		 * rather than mark it for mroce_peer_take_kicks() to find (two
+		 * atomic bit operations and a walk of the peer's QPs). Only
+		 * while it is still attached here: detach unhooks it under
+		 * this lock, and a QP that left must not join our list. Any
+		 * other case keeps the mark, as a marking doorbell would.
+		 */
+		if (qp->xport.peer == peer && !peer->dead)
+			mroce_tx_queue_qp(peer, qp);
+		else
+			mroce_peer_mark(peer, qp);
 		goto run;
 	}
 mark:
