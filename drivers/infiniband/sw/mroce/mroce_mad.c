@@ -228,6 +228,9 @@ void mroce_mad_tx_note(struct mroce_dev *mdev, const struct mroce_rx_meta *to,
 		if (d->rec.mdev == mdev && d->tid == h->tid)
 			goto out;
 	}
+	/* Full: no copy to make and free again (the lock is held to the add). */
+	if (!mroce_memo_has_room(&mroce_dreqs))
+		goto out;
 	d = kmalloc(struct_size(d, pkt, skb->len), GFP_ATOMIC);
 	if (!d)
 		goto out;
@@ -240,7 +243,7 @@ void mroce_mad_tx_note(struct mroce_dev *mdev, const struct mroce_rx_meta *to,
 	d->len = skb->len;
 	memcpy(d->pkt, skb->data, skb->len);
 	if (!mroce_memo_add(&mroce_dreqs, &d->rec, mdev)) {
-		kfree(d);	/* full */
+		kfree(d);	/* full: the add decides */
 		goto out;
 	}
 	mod_delayed_work(mroce_wq, &mroce_dreq_work,

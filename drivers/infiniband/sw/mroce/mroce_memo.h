@@ -71,6 +71,17 @@ static inline bool mroce_memo_live(const struct mroce_memo *m,
 	return !m->age_ms || time_before(jiffies, r->expires);
 }
 
+/*
+ * Whether mroce_memo_add() would take a record now, under @m's lock: then
+ * it does until the lock is dropped (a memo that evicts always has room).
+ * For a user that builds a costly record only to have it refused.
+ */
+static inline bool mroce_memo_has_room(const struct mroce_memo *m)
+{
+	lockdep_assert_held(&m->lock);
+	return m->evict || m->n < m->max;
+}
+
 /* A hint without the lock: whether @m holds no record. */
 static inline bool mroce_memo_empty(const struct mroce_memo *m)
 {
