@@ -32,6 +32,12 @@ BAD = re.compile(
 HANG = re.compile(r"soft lockup|self-detected stall|detected stalls|"
                   r"blocked for more than|workqueue lockup")
 
+# Reports that mean the kernel itself died (a panic, an oops, a BUG, a
+# general protection fault), not just that it warned: vmrun.py boots again
+# a guest whose kernel died this way before the VM came up (run_boots).
+# Every one of them is a BAD line too; died() is the test of a line.
+DEATH = re.compile(r"Kernel panic|Oops|\bBUG\b|general protection fault")
+
 # The first line of a report.
 START = re.compile(
     r"WARNING:|\bBUG[: ]|Oops|kernel BUG at|general protection fault|"
@@ -167,6 +173,10 @@ class Splats:
                 old.last = new.when
                 return
         self.splats.append(new)
+
+    def died(self):
+        """The first line of a death report seen so far, if any."""
+        return next((t for t in self.bad if DEATH.search(t)), None)
 
     def hang(self):
         """The first line of a hang report seen so far, if any."""

@@ -109,6 +109,40 @@ class KlogTest(unittest.TestCase):
         self.assertIn("  Workqueue: smbd smbd_disconnect_rdma_work [cifs]", out)
         self.assertIn("[1381.3s] Kernel panic - not syncing: Fatal exception", out)
 
+    def test_deaths(self):
+        # Each kind of death on its own, and the reports that are bad but
+        # not a death: the kernel warned or stalled and may still come up.
+        deaths = ["Kernel panic - not syncing: VFS: Unable to mount root fs on unknown-block(0,0)",
+                  "Oops: int3: 0000 [#1] PREEMPT SMP NOPTI",
+                  "kernel BUG at mm/slub.c:435!",
+                  "BUG: kernel NULL pointer dereference, address: 0000000000000508",
+                  "general protection fault, probably for non-canonical address "
+                  "0xdead000000000122: 0000 [#1] PREEMPT SMP NOPTI"]
+        for line in deaths:
+            with self.subTest(line=line):
+                sp = run(f"[    1.5] {line}\n")
+                self.assertEqual(sp.bad, [line])
+                self.assertEqual(sp.died(), line)
+        alive = ["WARNING: CPU: 0 PID: 1 at kernel/foo.c:12 foo+0x1/0x2",
+                 "INFO: task swapper/0:1 blocked for more than 120 seconds.",
+                 "rcu: INFO: rcu_preempt self-detected stall on CPU",
+                 "UBSAN: shift-out-of-bounds in lib/foo.c:3:4",
+                 "unregister_netdevice: waiting for veth00 to become free. Usage count = 2",
+                 # bad lines that name no death but a word that has
+                 # one inside it, or in lower case
+                 "WARNING: CPU: 0 PID: 1 at kernel/foo.c:8 __FOO_BUG_ON+0x1/0x2",
+                 "WARNING: CPU: 0 PID: 1 at lib/oops_notify.c:12 oops_notify+0x1/0x2"]
+        for line in alive:
+            with self.subTest(line=line):
+                sp = run(f"[    1.5] {line}\n")
+                self.assertIsNone(sp.died())
+        self.assertEqual(run(OOPS).died(), "BUG: kernel NULL pointer dereference, "
+                         "address: 0000000000000508")
+        self.assertIsNone(run(HUNG).died())
+        # The watchdog's "BUG: soft lockup" is one too (\bBUG\b): a boot
+        # stuck before the VM came up is booted again like a dead one.
+        self.assertIn("soft lockup", run(LOCKUP.format(n=22)).died())
+
     def test_bounded(self):
         # 40 different 30-frame warnings: 25 lines each at most, 150 in all.
         text = ""

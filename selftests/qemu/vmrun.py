@@ -61,9 +61,8 @@ DUMP_QUIET = 5         # s of console silence that ends that wait early
 # patch executed by the other vCPU: "Oops: int3" in sched_clock_cpu, CI of
 # session 35). Such a boot is shown, not counted, and the VM is booted
 # again, at most EARLY_RETRIES more times in one run: a death on every boot
-# still fails the run.
+# still fails the run. What counts as a death: klog.DEATH.
 EARLY_RETRIES = 2
-DEATH = re.compile(r"Kernel panic|Oops|\bBUG\b|general protection fault")
 # An oops's module list naming mroce: then the module was loaded after all.
 MROCE_LOADED = re.compile(r"Modules linked in:.*\bmroce\b")
 # --jit-log: the lines of QEMU 7.2's "info jit" that jit.log keeps (blocks
@@ -354,7 +353,7 @@ class Boot:
         any test, with mroce.ko not loaded), else None."""
         if self.started or self.results or self.mroce_loaded:
             return None
-        if not any(DEATH.search(t) for t in self.early.bad):
+        if self.early.died() is None:
             return None
         return self.early.report()
 

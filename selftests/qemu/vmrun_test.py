@@ -142,6 +142,36 @@ class RunBootsTest(unittest.TestCase):
         self.assertEqual((boots, early, notes), (1, 0, []))
         self.assertTrue(any("WARNING:" in b for b in between), between)
 
+    def test_each_kind_of_death_before_start_is_booted_again(self):
+        # klog.DEATH decides: each kind alone, with no panic line after it.
+        for line in ["Kernel panic - not syncing: Attempted to kill init!",
+                     "Oops: int3: 0000 [#1] PREEMPT SMP NOPTI",
+                     "kernel BUG at mm/slub.c:435!",
+                     "general protection fault: 0000 [#1] PREEMPT SMP NOPTI"]:
+            with self.subTest(line=line):
+                self.results, self.boots = [], []
+                left, boots, early, between, notes = self.run_boots(
+                    [f"[    1.9] {line}\n", START + test_run("mroce_load") +
+                     test_run("mroce_verify") + DONE])
+                self.assertEqual((left, boots, early, between), ([], 2, 1, []))
+                self.assertTrue(any(line in n for n in notes), notes)
+
+    def test_stall_or_warning_before_start_is_not_a_death(self):
+        # Bad lines that are no death, in a VM that never came up: not
+        # booted again, the tests are left unrun and the lines count.
+        for line in ["WARNING: CPU: 0 PID: 1 at kernel/foo.c:12 foo+0x1/0x2",
+                     "rcu: INFO: rcu_preempt self-detected stall on CPU",
+                     "INFO: task swapper/0:1 blocked for more than 120 seconds.",
+                     "WARNING: CPU: 0 PID: 1 at kernel/foo.c:8 __FOO_BUG_ON+0x1/0x2",
+                     "WARNING: CPU: 0 PID: 1 at lib/oops_notify.c:12 oops_notify+0x1/0x2"]:
+            with self.subTest(line=line):
+                self.results, self.boots = [], []
+                left, boots, early, between, notes = self.run_boots(
+                    [f"[    1.9] {line}\n", START + DONE])
+                self.assertEqual((boots, early, notes), (1, 0, []))
+                self.assertEqual(len(left), 2)
+                self.assertTrue(any(line in b for b in between), between)
+
     def test_vm_that_never_starts_without_a_death_is_not_retried(self):
         hang = "[    1.0] Run /init as init process\n"
         left, boots, early, between, notes = self.run_boots([hang, START + DONE])
