@@ -18,6 +18,9 @@
 # gone) and rping must still connect, verify and disconnect; so must it
 # when the server's ARP entry for the client is gone as the REQ comes, or
 # fails before a late rdma_accept(), while the client's ARP is dropped.
+# Twice, ucmatose disconnects 80 connections at once with every DREP
+# dropped: the tunnel keeps its 64 DREQ copies, counts exactly 16 DREQs
+# uninsured, and all 80 disconnect once DREPs pass.
 #
 # DEV_TYPE=rxe runs it over rdma_rxe (mroce_cm_rxe.sh).
 # vm-timeout: 480
@@ -344,6 +347,98 @@ lost_dreq_run() {
 	[ $rc -eq 0 ] && [ "$(hw_counter "$ULP_DEV_A" cm_dreq_resent)" -gt "$before" ]
 }
 
+# The tunnel's memo of DREQ copies at and beyond its capacity (mroce_mad.c:
+# 64 copies, all devices together; the test reaches it only through
+# mroce_mad_tx_note(), whose mroce_memo_has_room() turns a DREQ away).
+# ucmatose's server disconnects N > 64 connections at once while every
+# DREP from the client is dropped: the server's tunnel keeps a copy of 64
+# DREQs and sends the other N - 64 uninsured, counting each in
+# cm_dreq_uninsured -- exactly N - 64, read before ib_cm resends any of
+# them (its DREQ timeout is about 4 s) -- and resends the 64 copies. Then
+# DREPs pass again: each copy ends at its DREP, ib_cm's resends of the
+# uninsured DREQs find room and are answered, and both ucmatose exit 0
+# with all N disconnected. A second round must find all 64 places free
+# again (exactly N - 64 uninsured once more): a copy that never ended, or
+# a count that leaked, makes it more.
+DREQ_MEMO=64
+DREQ_MEMO_N=$((DREQ_MEMO + 16))
+CM_DREP=0x0016
+dreq_resends() {
+	echo $(($(hw_counter "$ULP_DEV_A" cm_dreq_resent) + $(hw_counter "$ULP_DEV_B" cm_dreq_resent)))
+}
+# The memo holds no copy: no resend on either device for 3 s (a copy is
+# resent at least every 2 s, and goes 2 s after its last try).
+dreq_memo_empty() {
+	local i r
+	for ((i = 0; i < 10; i++)); do
+		r=$(dreq_resends) || return 1
+		sleep 3
+		[ "$(dreq_resends)" = "$r" ] && return 0
+	done
+	return 1
+}
+uninsured_since() { # uninsured_since BEFORE: the server's count since then
+	echo $(($(hw_counter "$ULP_DEV_B" cm_dreq_uninsured) - $1))
+}
+uninsured_reach() { [ "$(uninsured_since "$1")" -ge "$2" ]; }
+
+# dreq_memo_round TAG: one round as above; its numbers in dreqmemo-TAG.txt.
+dreq_memo_round() {
+	local tag=$1 n=$DREQ_MEMO_N u0 r0 du dr spid cpid rc=0 t0=$SECONDS
+	if ! dreq_memo_empty; then
+		echo "the tunnel still resends DREQs: the memo is not empty"
+		return 1
+	fi
+	u0=$(hw_counter "$ULP_DEV_B" cm_dreq_uninsured) &&
+		r0=$(hw_counter "$ULP_DEV_B" cm_dreq_resent) || return 1
+	mad_drop_add "$ULP_NDEV_A" $CM_DREP || { mad_drop_del "$ULP_NDEV_A"; return 1; }
+	timeout 120 ucmatose -b "$ULP_IP_B" -p 7472 -c $n -C 1 -S 100 \
+		> "dreqmemo-$tag-server.log" 2>&1 &
+	spid=$!
+	if ! wait_for 20 cm_listening 7472; then
+		echo "the ucmatose server did not come up"
+		kill "$spid" 2> /dev/null
+		wait "$spid"
+		mad_drop_del "$ULP_NDEV_A"
+		return 1
+	fi
+	timeout 120 ucmatose -s "$ULP_IP_B" -b "$ULP_IP_A" -p 7472 -c $n -C 1 -S 100 \
+		> "dreqmemo-$tag-client.log" 2>&1 &
+	cpid=$!
+	# The server disconnects all N at once, after N connects and sends.
+	if ! wait_for 60 uninsured_reach "$u0" $((n - DREQ_MEMO)); then
+		echo "fewer than $((n - DREQ_MEMO)) DREQs went uninsured"
+		rc=1
+	fi
+	# The 64 copies are resent 250 ms after they were made.
+	sleep 1
+	du=$(uninsured_since "$u0")
+	dr=$(($(hw_counter "$ULP_DEV_B" cm_dreq_resent) - r0))
+	mad_drop_del "$ULP_NDEV_A"
+	if [ "$du" != $((n - DREQ_MEMO)) ]; then
+		echo "$du of $n DREQs went uninsured, want $((n - DREQ_MEMO)) (a memo of $DREQ_MEMO)"
+		rc=1
+	fi
+	if [ "$dr" -lt $DREQ_MEMO ]; then
+		echo "$dr DREQ copies resent 1 s after the memo filled, want $DREQ_MEMO at least"
+		rc=1
+	fi
+	wait "$cpid" || { echo "client: exit $?"; rc=1; }
+	wait "$spid" || { echo "server: exit $?"; rc=1; }
+	if [ "$(grep -c '^disconnected' "dreqmemo-$tag-server.log")" != 1 ] ||
+		grep -q 'cmatose: event\|failing' "dreqmemo-$tag-server.log" "dreqmemo-$tag-client.log"; then
+		echo "ucmatose did not disconnect all $n"
+		rc=1
+	fi
+	if [ $rc -ne 0 ]; then
+		echo "client:"; tail -n 8 "dreqmemo-$tag-client.log"
+		echo "server:"; tail -n 8 "dreqmemo-$tag-server.log"
+	fi
+	echo "round $tag: $n DREQs, $du uninsured, $dr copies resent in the first second;" \
+		"then $(uninsured_since "$u0") uninsured in all, $((SECONDS - t0)) s" > "dreqmemo-$tag.txt"
+	return $rc
+}
+
 # step DESC CMD...: a subtest that also says how long it took; returns
 # whether it passed.
 step() {
@@ -371,6 +466,10 @@ for l in $(ulp_losses); do
 		step "ibv_ud_pingpong -c: 200 x 1 KiB datagrams, buffers checked" ud_pingpong_run
 		if [ "$DEV_TYPE" = mroce ]; then
 			step "the client's DREQ is lost: the tunnel resends it, the server disconnects" lost_dreq_run
+			for r in 1 2; do
+				step "DREQ memo round $r: $DREQ_MEMO_N DREQs, DREPs dropped: $DREQ_MEMO kept, $((DREQ_MEMO_N - DREQ_MEMO)) uninsured and counted; all disconnect once DREPs pass" dreq_memo_round $r
+				[ -e "dreqmemo-$r.txt" ] && ktap_info "$(cat "dreqmemo-$r.txt")"
+			done
 			step "the client's REQ is lost: rping still connects and verifies" lost_mad_run req "$ULP_NDEV_A" $CM_REQ
 			step "the server's REP is lost: rping still connects and verifies" lost_mad_run rep "$ULP_NDEV_B" $CM_REP
 			step "the client's RTU is lost: rping still connects and verifies" lost_mad_run rtu "$ULP_NDEV_A" $CM_RTU

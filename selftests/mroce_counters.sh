@@ -18,7 +18,7 @@ send_err link_downed cq_overflow acks_sent acks_rcvd naks_sent naks_rcvd probes_
 retrans_pkts sack_gaps rto_timeouts pto_timeouts send_rnr_err rcvd_rnr_err
 retry_exceeded_err retry_rnr_exceeded_err duplicate_request out_of_window
 ecn_ce_rcvd rate_hints_rcvd path_rekeys conn_opened conn_failed conn_lost
-cm_dreq_resent
+cm_dreq_resent cm_dreq_uninsured
 drop_truncated drop_bad_version drop_bad_opcode drop_reserved drop_bad_flags
 drop_bad_length drop_bad_ack_blocks drop_bad_field drop_unknown_conn
 drop_wrong_peer drop_not_connected drop_bad_path drop_stale_gen

@@ -62,6 +62,7 @@ enum mroce_counter {
 	MROCE_CNT_CONN_FAILED,		/* handshake gave up */
 	MROCE_CNT_CONN_LOST,		/* peer restarted or closed it */
 	MROCE_CNT_CM_DREQ_RESENT,	/* CM DREQs the MAD tunnel sent again */
+	MROCE_CNT_CM_DREQ_UNINSURED,	/* ... sent without a copy: memo full, no memory */
 
 	/*
 	 * Received packets dropped (or refused with a NAK), by reason. The

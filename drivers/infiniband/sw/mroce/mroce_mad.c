@@ -135,9 +135,11 @@ static_assert(offsetof(struct mroce_dreq, rec) == 0);
 
 /*
  * Full, a new DREQ goes uninsured (ib_cm's own retries still run for a
- * consumer that keeps its cm_id). A bound is what matters: a peer that
- * never answers must not grow the memo without end. A copy ends after its
- * last try or at its DREP, not by age.
+ * consumer that keeps its cm_id), and counts in cm_dreq_uninsured, as
+ * does each of ib_cm's resends of it that finds the memo still full. A
+ * bound is what matters: a peer that never answers must not grow the memo
+ * without end. A copy ends after its last try or at its DREP, not by age.
+ * mroce_cm.sh fills it (docs/testing.md).
  */
 static DEFINE_MROCE_MEMO(mroce_dreqs, MROCE_DREQ_MAX, 0, false);
 static void mroce_dreq_work_fn(struct work_struct *work);
@@ -230,10 +232,10 @@ void mroce_mad_tx_note(struct mroce_dev *mdev, const struct mroce_rx_meta *to,
 	}
 	/* Full: no copy to make and free again (the lock is held to the add). */
 	if (!mroce_memo_has_room(&mroce_dreqs))
-		goto out;
+		goto uninsured;
 	d = kmalloc(struct_size(d, pkt, skb->len), GFP_ATOMIC);
 	if (!d)
-		goto out;
+		goto uninsured;
 	d->to = *to;
 	d->tid = h->tid;
 	d->gap_ms = MROCE_DREQ_FIRST_MS;
@@ -242,12 +244,14 @@ void mroce_mad_tx_note(struct mroce_dev *mdev, const struct mroce_rx_meta *to,
 	d->tries = 0;
 	d->len = skb->len;
 	memcpy(d->pkt, skb->data, skb->len);
-	if (!mroce_memo_add(&mroce_dreqs, &d->rec, mdev)) {
-		kfree(d);	/* full: the add decides */
+	if (mroce_memo_add(&mroce_dreqs, &d->rec, mdev)) {
+		mod_delayed_work(mroce_wq, &mroce_dreq_work,
+				 msecs_to_jiffies(MROCE_DREQ_FIRST_MS));
 		goto out;
 	}
-	mod_delayed_work(mroce_wq, &mroce_dreq_work,
-			 msecs_to_jiffies(MROCE_DREQ_FIRST_MS));
+	kfree(d);	/* full: the add decides */
+uninsured:
+	mroce_counter_inc(mdev, MROCE_CNT_CM_DREQ_UNINSURED);
 out:
 	spin_unlock_bh(&mroce_dreqs.lock);
 }
