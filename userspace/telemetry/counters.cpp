@@ -46,6 +46,7 @@ const std::vector<CounterInfo> &counter_catalog()
 		{"conn_failed", "connections", E, "connection handshakes that gave up"},
 		{"conn_lost", "connections", E, "connections the peer restarted or closed"},
 		{"cm_dreq_resent", "connections", E, "CM disconnect requests the MAD tunnel sent again (no reply yet)"},
+		{"cm_dreq_uninsured", "connections", E, "CM disconnect requests the MAD tunnel sent without a copy to resend (it keeps 64 at most)"},
 
 		{"drop_truncated", "drops", P, "dropped: shorter than its headers"},
 		{"drop_bad_version", "drops", P, "dropped: unknown protocol version"},
