@@ -52,7 +52,9 @@ static void mroce_peer_free_work(struct work_struct *work)
 
 	/*
 	 * Out of every table: wait out the receive paths and doorbells that
-	 * found it under RCU.
+	 * found it under RCU, and the timer starts that follow an unlock
+	 * (mroce_peer_arm_unlock(): decided before ->dead was set, inside a
+	 * read-side section taken before the unlock).
 	 */
 	synchronize_rcu();
 	/*
@@ -520,21 +522,26 @@ static void mroce_peer_xmit_work(struct work_struct *work)
  */
 #define MROCE_PEER_TIMER_SLACK_NS	(100 * NSEC_PER_USEC)
 
-/*
- * Arm the timer for the earliest deadline anybody has (peer->lock held).
- * Runs on every unlock, so it reads no clock: in a VM the clocksource may be
- * an emulated HPET, where each read is a trip to the device model. A
- * deadline already past needs none -- the hrtimer core fires an expiry in
- * the past at once -- except from the timer's own callback: the softirq
- * runs every expiry up to the time it read before the callbacks, so a
- * deadline still due there (an ACK that found no memory) would run again in
- * that loop, and again. The callback's clock (timer_floor) bounds it.
- */
+/* What a hold decided for the timer, applied after its unlock. */
+struct mroce_peer_arm {
+	bool	todo;	/* a start or cancel is to follow the unlock */
+	u32	seq;	/* peer->timer_seq of the decision */
+	u64	prev;	/* timer_at before it: see mroce_peer_timer_apply() */
+};
+
 /*
  * The earliest deadline anybody has, and whether arming for it would touch
  * the timer at all (peer->lock held): false when the timer already stands
  * where it should, within the slack, or nothing is due and none is armed.
  * Inlined: every unlock asks, and mostly hears false.
+ *
+ * It reads no clock: in a VM the clocksource may be an emulated HPET, where
+ * each read is a trip to the device model. A deadline already past needs
+ * none -- the hrtimer core fires an expiry in the past at once -- except
+ * from the timer's own callback: the softirq runs every expiry up to the
+ * time it read before the callbacks, so a deadline still due there (an ACK
+ * that found no memory) would run again in that loop, and again. The
+ * callback's clock (timer_floor) bounds it.
  */
 static __always_inline bool mroce_peer_arm_moves(struct mroce_peer *peer,
 						 u64 *due)
@@ -557,41 +564,137 @@ static __always_inline bool mroce_peer_arm_moves(struct mroce_peer *peer,
 	       t - peer->timer_at >= MROCE_PEER_TIMER_SLACK_NS;
 }
 
-void mroce_peer_arm(struct mroce_peer *peer)
+/*
+ * timer_at changes (peer->lock held); timer_seq counts the changes for the
+ * starts and cancels that follow them outside the lock. timer_at is
+ * written first: mroce_peer_timer_apply() reads the sequence (acquire),
+ * then timer_at, and so sees a value at least as new as the sequence.
+ */
+static __always_inline void mroce_peer_timer_set(struct mroce_peer *peer,
+						 u64 at)
+{
+	WRITE_ONCE(peer->timer_at, at);
+	/* Pairs with the acquire in mroce_peer_timer_apply(). */
+	smp_store_release(&peer->timer_seq, peer->timer_seq + 1);
+}
+
+/*
+ * Decide where the timer goes for the earliest deadline anybody has
+ * (peer->lock held): record it in timer_at and return true when the timer
+ * must be started or cancelled, which the caller does once it dropped the
+ * lock (mroce_peer_arm_unlock()). Moving a CPU's first timer reprograms
+ * its clock event device with irqs off -- in a TCG guest an emulated LAPIC
+ * write -- and under the lock the other CPU's receive of the same peer
+ * spun on it (17 % of the receive's wait time in session 35's traced run,
+ * docs/experiments/s35-T-peerlock.md).
+ */
+static bool mroce_peer_arm(struct mroce_peer *peer, struct mroce_peer_arm *a)
 {
 	u64 t;
 
 	lockdep_assert_held(&peer->lock);
 	if (peer->dead || !mroce_peer_arm_moves(peer, &t))
-		return;
-	if (t == U64_MAX) {
-		/*
-		 * Nothing is due any more (the ACK cleared the PTO and RTO):
-		 * an expiry now would only take the lock and find nothing,
-		 * and under a busy-polling application that lock round is
-		 * what makes the next doorbell's trylock fail. If the
-		 * callback is already running it finds nothing either.
-		 */
-		if (hrtimer_try_to_cancel(&peer->timer) >= 0)
-			peer->timer_at = U64_MAX;
-		return;
-	}
-	peer->timer_at = max(t, peer->timer_floor);
-	hrtimer_start(&peer->timer, ns_to_ktime(peer->timer_at),
-		      HRTIMER_MODE_ABS_SOFT);
+		return false;
+	a->prev = peer->timer_at;
+	/*
+	 * t == U64_MAX: nothing is due any more (the ACK cleared the PTO and
+	 * RTO): cancel. An expiry now would only take the lock and find
+	 * nothing, and under a busy-polling application that lock round is
+	 * what makes the next doorbell's trylock fail.
+	 */
+	mroce_peer_timer_set(peer, t == U64_MAX ? U64_MAX :
+				   max(t, peer->timer_floor));
+	a->seq = peer->timer_seq;
+	a->todo = true;
+	return true;
 }
 
 /*
- * True if the timer now stands where this hold's state needs it; false if
- * the tasklet was left to arm it. In softirq the arm waits for the peer's
- * tasklet (see below), but only when it would move the timer: on a
- * ping-pong the deadline rarely changes across a received packet (nothing
- * in flight before, nothing after), and a tasklet run for nothing was 2.3
- * runs of a TASKLET softirq, a lock round and an unlock per 64 B round
- * trip, all before the application that polls got its CPU back
- * (lat_trace, session 14).
+ * Start or cancel the timer as the hold that ended decided (@a), with
+ * peer->lock dropped and inside the rcu_read_lock() taken before the
+ * unlock: the peer's free work cancels the timer only after its
+ * synchronize_rcu(), and the decision was taken under the lock with ->dead
+ * false, i.e. before mroce_peer_close() could set it, so the grace period
+ * covers this start. Without it a start could come after that cancel.
+ *
+ * Another CPU may decide under the lock after us and start or cancel
+ * before we do; ours, coming last, would leave the older expiry (a late
+ * PTO or RTO). So: a decision already superseded when we come is left to
+ * its successor's owner; after our start or cancel we look at the sequence
+ * again, and if it moved meanwhile we apply what stands in timer_at now,
+ * until it stays (each round needs another hold's decision during ours).
+ * The orderings: a decider writes timer_seq under peer->lock before its
+ * own start, which takes the timer base's lock; if that start came before
+ * ours, our start's base lock (or our cancel's, when it found the timer
+ * queued) orders its sequence write before our re-read. A cancel that
+ * found the timer not queued did nothing, so it cannot undo anybody's.
  */
-static bool mroce_peer_arm_later(struct mroce_peer *peer)
+static void mroce_peer_timer_apply(struct mroce_peer *peer,
+				   const struct mroce_peer_arm *a)
+{
+	u32 seq = a->seq;
+	int ret;
+	u64 at;
+
+	/* Pairs with the release in mroce_peer_timer_set(). */
+	if (smp_load_acquire(&peer->timer_seq) != seq)
+		return;
+	for (;;) {
+		at = READ_ONCE(peer->timer_at);
+		ret = 0;
+		if (at == U64_MAX)
+			ret = hrtimer_try_to_cancel(&peer->timer);
+		else
+			hrtimer_start(&peer->timer, ns_to_ktime(at),
+				      HRTIMER_MODE_ABS_SOFT);
+		/* Our start or cancel before the re-read. */
+		smp_mb();
+		if (READ_ONCE(peer->timer_seq) == seq)
+			break;
+		/* timer_at as new as the sequence: see the first read. */
+		seq = smp_load_acquire(&peer->timer_seq);
+	}
+	/*
+	 * Our cancel found the callback running (here: on another CPU, or
+	 * this is its own unlock after it started the timer again in an
+	 * earlier round): whatever it leaves queued is not ours to know, so
+	 * timer_at keeps the expiry it had, as when the cancel ran under the
+	 * lock -- the next hold with nothing due cancels again. Only if no
+	 * hold decided since ours; a busy lock's holder decides anew anyway.
+	 */
+	if (ret < 0 && seq == a->seq && spin_trylock_bh(&peer->lock)) {
+		if (peer->timer_seq == seq)
+			WRITE_ONCE(peer->timer_at, a->prev);
+		spin_unlock_bh(&peer->lock);
+	}
+}
+
+/* Drop peer->lock, then start or cancel the timer as decided under it. */
+static __always_inline void mroce_peer_arm_unlock(struct mroce_peer *peer,
+						  const struct mroce_peer_arm *a)
+{
+	if (!a->todo) {
+		spin_unlock_bh(&peer->lock);
+		return;
+	}
+	rcu_read_lock();
+	spin_unlock_bh(&peer->lock);
+	mroce_peer_timer_apply(peer, a);
+	rcu_read_unlock();
+}
+
+/*
+ * True if the timer now stands where this hold's state needs it (or will,
+ * once @a is applied after the unlock); false if the tasklet was left to
+ * arm it. In softirq the arm waits for the peer's tasklet (see below), but
+ * only when it would move the timer: on a ping-pong the deadline rarely
+ * changes across a received packet (nothing in flight before, nothing
+ * after), and a tasklet run for nothing was 2.3 runs of a TASKLET softirq,
+ * a lock round and an unlock per 64 B round trip, all before the
+ * application that polls got its CPU back (lat_trace, session 14).
+ */
+static bool mroce_peer_arm_later(struct mroce_peer *peer,
+				 struct mroce_peer_arm *a)
 {
 	u64 t;
 
@@ -607,7 +710,7 @@ static bool mroce_peer_arm_later(struct mroce_peer *peer)
 	 * That run may have tried our lock already and given up, so arm here.
 	 */
 	if (test_bit(TASKLET_STATE_RUN, &peer->arm_tasklet.state)) {
-		mroce_peer_arm(peer);
+		mroce_peer_arm(peer, a);
 		return true;
 	}
 	tasklet_schedule(&peer->arm_tasklet);
@@ -638,6 +741,7 @@ static bool mroce_peer_arm_later(struct mroce_peer *peer)
  */
 static void __mroce_peer_unlock(struct mroce_peer *peer, bool from_tasklet)
 {
+	struct mroce_peer_arm a;
 	unsigned int rounds, handed;
 	bool late, armed;
 	u32 seq;
@@ -647,19 +751,23 @@ static void __mroce_peer_unlock(struct mroce_peer *peer, bool from_tasklet)
 		handed = mroce_peer_handoff(peer);
 		late = false;
 		armed = true;
+		a.todo = false;
 		if (from_tasklet || peer->dead)
-			mroce_peer_arm(peer);
+			mroce_peer_arm(peer, &a);
 		else if (in_serving_softirq())
-			armed = mroce_peer_arm_later(peer);
+			armed = mroce_peer_arm_later(peer, &a);
 		else if (handed)
 			late = true;
 		else
-			mroce_peer_arm(peer);
-		/* The timer stands where this hold left it needed: say so. */
+			mroce_peer_arm(peer, &a);
+		/*
+		 * The timer stands where this hold left it needed (or will
+		 * once our start follows the unlock): say so.
+		 */
 		if (armed && !late)
 			WRITE_ONCE(peer->arm_seq, peer->arm_seq + 1);
 		seq = peer->arm_seq;
-		spin_unlock_bh(&peer->lock);
+		mroce_peer_arm_unlock(peer, &a);
 		if (handed)
 			mroce_peer_flush(peer, handed & MROCE_HANDED_DATA);
 		/*
@@ -677,8 +785,9 @@ static void __mroce_peer_unlock(struct mroce_peer *peer, bool from_tasklet)
 		 */
 		if (late && READ_ONCE(peer->arm_seq) == seq &&
 		    spin_trylock_bh(&peer->lock)) {
-			mroce_peer_arm(peer);
-			spin_unlock_bh(&peer->lock);
+			a.todo = false;
+			mroce_peer_arm(peer, &a);
+			mroce_peer_arm_unlock(peer, &a);
 		}
 		/*
 		 * With data in flight a doorbell's mark waits for the next
@@ -802,7 +911,8 @@ static bool mroce_peer_timer_fn(struct hrtimer *timer)
 		return true;
 	}
 	now = mroce_now();
-	peer->timer_at = U64_MAX;
+	/* Fired: what a hold decided before, and starts after us, is stale. */
+	mroce_peer_timer_set(peer, U64_MAX);
 	peer->timer_floor = now + NSEC_PER_USEC;
 	if (peer->pace_at && peer->pace_at <= now)
 		peer->pace_at = 0;

@@ -203,6 +203,7 @@ struct mroce_peer {
 	unsigned long		kick_pending;	/* bit 0: a QP has ->kicked */
 	bool			rx_data;	/* the holder received data */
 	u32			arm_seq;	/* holds that left the timer armed */
+	u32			timer_seq;	/* timer_at's changes (release) */
 	/* the peer ACKed our data or sent new data: confirm its neighbour */
 	bool			neigh_confirm;
 	struct mroce_conn	conn;
@@ -221,7 +222,8 @@ struct mroce_peer {
 	struct sk_buff_head	sendctl;	/* handed over: control */
 	u32			n_qps;
 	u32			backlog;	/* bytes queued, not yet sent */
-	u64			timer_at;	/* armed expiry, U64_MAX = none */
+	/* armed expiry, U64_MAX = none; started or cancelled after the unlock */
+	u64			timer_at;
 	u64			timer_floor;	/* no expiry before: mroce_peer_arm() */
 	u64			wake_at;	/* earliest QP hold expiry */
 	u64			pace_at;	/* paced: resume transmitting */
@@ -337,7 +339,6 @@ bool mroce_peer_idle(const struct mroce_peer *peer);
 void mroce_peer_queue_path(struct mroce_peer *peer, struct sk_buff *skb,
 			   u8 path, u16 sport);
 void mroce_peer_queue_ctl(struct mroce_peer *peer, struct sk_buff *skb);
-void mroce_peer_arm(struct mroce_peer *peer);
 void mroce_peer_stats_begin(struct mroce_peer *peer);
 void mroce_peer_stats_end(struct mroce_peer *peer);
 void mroce_peer_hs_result(struct mroce_peer *peer, u32 act, u64 now);
