@@ -16,8 +16,10 @@
  * The rate hint every ACK carries is the device's: a water-fill of its
  * receive capacity over the connections it serves (docs/protocol.md §6.4),
  * recomputed once per hint period while packets arrive. The arrivals clock
- * the passes (mroce_ack_hint_tick(), at the end of a receive burst): no
- * timer ticks while a device is idle or answers a ping-pong.
+ * the passes (at the end of a receive burst: mroce_ack_hint_hold() samples
+ * the burst's own connection before its lock is released,
+ * mroce_ack_hint_tick() the others after): no timer ticks while a device
+ * is idle or answers a ping-pong.
  */
 #include <linux/slab.h>
 
@@ -312,82 +314,99 @@ void mroce_ack_hint_reserve(struct mroce_dev *mdev, u32 n)
 }
 
 /*
- * Samples @peer into @e and @seen if it is established and its lock free;
- * returns its base RTT (0: not sampled).
+ * Samples @peer, locked by the caller, into the running pass's next entry
+ * if it is established and the buffer has room.
  */
-static u32 mroce_ack_hint_sample(struct mroce_peer *peer,
-				 const struct mroce_hint_cfg *cfg, u64 period,
-				 u64 elapsed, bool quiet,
-				 struct mroce_hint_entry *e,
-				 struct mroce_hint_seen *seen)
+static void mroce_ack_hint_take(struct mroce_xport_dev *xd,
+				struct mroce_peer *peer)
 {
+	struct mroce_hint_run *r = &xd->hint_run;
 	struct mroce_conn *c = &peer->conn;
-	u32 rtt = 0;
+	struct mroce_hint_entry *e;
+	struct mroce_hint_seen *seen;
+	u32 rtt;
 	u64 bytes;
 
-	/* _bh: mroce_peer_unlock() ends with spin_unlock_bh(). */
-	if (!spin_trylock_bh(&peer->lock))
-		return 0;
-	if (!peer->dead && mroce_conn_established(c)) {
-		if (quiet)
-			mroce_conn_rx_quiet(c);
-		/* Its own base RTT times its incast hold. */
-		rtt = c->rtt.min_rtt ? c->rtt.min_rtt : cfg->rtt_min;
-		bytes = mroce_conn_rx_sample(c, period, rtt, cfg->capacity,
-					     &e->demand, &e->qdelay);
-		/* What arrived, over the time that really passed. */
-		e->arrival = mroce_hint_mbps(bytes, elapsed);
-		e->weight = 1;
-		seen->peer = peer;
-		seen->hint = c->rx_hint;
-		seen->cap = c->rx_cap;
-		seen->sent = c->rx_hint_sent;
-	}
-	/* Not a bare unlock: a doorbell may have found it taken. */
-	mroce_peer_unlock(peer);
-	return rtt;
+	lockdep_assert_held(&peer->lock);
+	if (r->n == xd->hint_cap || peer->dead || !mroce_conn_established(c))
+		return;
+	e = &xd->hint_buf[r->n];
+	seen = (struct mroce_hint_seen *)(xd->hint_buf + xd->hint_cap) + r->n;
+	if (r->quiet)
+		mroce_conn_rx_quiet(c);
+	/* Its own base RTT times its incast hold. */
+	rtt = c->rtt.min_rtt ? c->rtt.min_rtt : r->cfg.rtt_min;
+	bytes = mroce_conn_rx_sample(c, r->period, rtt, r->cfg.capacity,
+				     &e->demand, &e->qdelay);
+	/* What arrived, over the time that really passed. */
+	e->arrival = mroce_hint_mbps(bytes, r->elapsed);
+	e->weight = 1;
+	seen->peer = peer;
+	seen->hint = c->rx_hint;
+	seen->cap = c->rx_cap;
+	seen->sent = c->rx_hint_sent;
+	if (rtt && (!r->rtt_min || rtt < r->rtt_min))
+		r->rtt_min = rtt;
+	r->n++;
 }
 
 /*
- * One hint period: sample every established connection, water-fill, then
- * hand each its grant and send the ACKs that a fallen grant made due.
- * Peers are locked one at a time, never two at once, and only with a
- * trylock: the pass never spins against the data path. A connection whose
- * lock is taken sits this pass out and is sampled at the next (its bytes
- * wait in its counters); one whose grant does not change is not locked a
- * second time. @quiet: nothing arrived for a whole period before this one,
- * so every connection that sends now starts a new busy spell (§6.4's hold).
+ * Starts a pass (MROCE_HINT_PASS held): takes the buffer's lock and sets
+ * up xd->hint_run. False if hints are off or the buffer is busy growing in
+ * process context (the pass is skipped then). On true the caller samples
+ * (mroce_ack_hint_take()) and ends with mroce_ack_hint_finish(). hint_lock
+ * is taken _bh: a burst begins the pass under its peer's lock and finishes
+ * it after the unlock.
  */
-static void mroce_ack_hint_pass(struct mroce_dev *mdev, u64 now, u64 elapsed,
-				bool quiet)
+static bool mroce_ack_hint_start(struct mroce_xport_dev *xd, u64 now,
+				 u64 elapsed, bool quiet)
 {
-	struct mroce_xport_dev *xd = &mdev->xport;
-	struct mroce_hint_entry *e;
-	struct mroce_hint_seen *seen;
-	struct mroce_peer *peer;
-	struct mroce_hint_cfg cfg;
-	u32 n = 0, max, i, rtt, rtt_min = 0, want, met = 0, k, first, bkt;
+	struct mroce_hint_run *r = &xd->hint_run;
 	u64 period;
-	bool drain = READ_ONCE(mroce_prm.hint_drain);
 
-	mroce_ack_hint_cfg(&cfg, 0);
-	if (!cfg.capacity)
-		return;
-	/* The buffer grows in process context; the pass is skipped then. */
-	if (!spin_trylock(&xd->hint_lock))
-		return;
-	/* The entries, then what the pass saw of the peer of each. */
-	e = xd->hint_buf;
-	max = xd->hint_cap;
-	if (!max) {
-		spin_unlock(&xd->hint_lock);
-		return;
+	mroce_ack_hint_cfg(&r->cfg, 0);
+	if (!r->cfg.capacity)
+		return false;
+	if (!spin_trylock_bh(&xd->hint_lock))
+		return false;
+	if (!xd->hint_cap) {
+		spin_unlock_bh(&xd->hint_lock);
+		return false;
 	}
-	seen = (struct mroce_hint_seen *)(e + max);
 	/* Passes run late under load: a long gap is not all one sample. */
 	period = mroce_hint_period_ns();
-	period = clamp_t(u64, elapsed, period, 2 * period);
+	r->period = clamp_t(u64, elapsed, period, 2 * period);
+	r->now = now;
+	r->elapsed = elapsed;
+	r->quiet = quiet;
+	r->n = 0;
+	r->rtt_min = 0;
+	return true;
+}
 
+/*
+ * The rest of a started pass: sample every other established connection
+ * (@skip, if not NULL, was sampled under the lock its caller held),
+ * water-fill, then hand each its grant and send the ACKs that a fallen
+ * grant made due; drops hint_lock. Peers are locked one at a time, never
+ * two at once, and only with a trylock: the pass never spins against the
+ * data path. A connection whose lock is taken sits this pass out and is
+ * sampled at the next (its bytes wait in its counters); one whose grant
+ * does not change is not locked a second time. A quiet pass (nothing
+ * arrived for a whole period before this one) restarts every connection
+ * that sends now on a new busy spell (§6.4's hold).
+ */
+static void mroce_ack_hint_finish(struct mroce_xport_dev *xd,
+				  struct mroce_peer *skip)
+{
+	struct mroce_hint_run *r = &xd->hint_run;
+	struct mroce_hint_entry *e = xd->hint_buf;
+	struct mroce_hint_seen *seen;
+	struct mroce_peer *peer;
+	u32 i, want, met = 0, k, first, bkt;
+	bool drain = READ_ONCE(mroce_prm.hint_drain);
+
+	seen = (struct mroce_hint_seen *)(e + xd->hint_cap);
 	/*
 	 * The table has 64 buckets and a device mostly a few peers: a walk of
 	 * every bucket was two thirds of a pass's instructions. This walk
@@ -404,26 +423,25 @@ static void mroce_ack_hint_pass(struct mroce_dev *mdev, u64 now, u64 elapsed,
 		hlist_for_each_entry_rcu(peer, &xd->peers[bkt], hnode) {
 			if (!met++)
 				xd->hint_bkt = bkt;
-			if (n == max)
-				continue; /* the buffer grows in process context */
-			rtt = mroce_ack_hint_sample(peer, &cfg, period, elapsed,
-						    quiet, &e[n], &seen[n]);
-			if (!rtt)
+			if (peer == skip)
 				continue;
-			if (!rtt_min || rtt < rtt_min)
-				rtt_min = rtt;
-			n++;
+			/* _bh: mroce_peer_unlock() ends with spin_unlock_bh(). */
+			if (!spin_trylock_bh(&peer->lock))
+				continue;
+			mroce_ack_hint_take(xd, peer);
+			/* Not a bare unlock: a doorbell may have found it taken. */
+			mroce_peer_unlock(peer);
 		}
 	}
-	if (n) {
+	if (r->n) {
 		/* The fabric's base RTT is the least any connection saw. */
-		mroce_ack_hint_cfg(&cfg, rtt_min);
+		mroce_ack_hint_cfg(&r->cfg, r->rtt_min);
 		if (!drain)
 			xd->hint_state = (struct mroce_hint_state){};
-		mroce_hint_compute(&cfg, drain ? &xd->hint_state : NULL, e, n,
-				   elapsed);
+		mroce_hint_compute(&r->cfg, drain ? &xd->hint_state : NULL, e,
+				   r->n, r->elapsed);
 	}
-	for (i = 0; i < n; i++) {
+	for (i = 0; i < r->n; i++) {
 		struct mroce_conn *c;
 		u32 hint = e[i].hint;
 		bool push;
@@ -453,40 +471,27 @@ static void mroce_ack_hint_pass(struct mroce_dev *mdev, u64 now, u64 elapsed,
 			mroce_conn_set_rx_hint(c, e[i].hint);
 			if (e[i].demand && e[i].demand < e[i].hint)
 				c->hint_push = push;
-			mroce_ack_maybe(peer, now);
+			mroce_ack_maybe(peer, r->now);
 		}
 		mroce_peer_unlock(peer);
 	}
 	rcu_read_unlock();
-	spin_unlock(&xd->hint_lock);
+	spin_unlock_bh(&xd->hint_lock);
 }
 
-/* A pass if a period has passed since the last (MROCE_HINT_PASS held). */
-static void mroce_ack_hint_run(struct mroce_dev *mdev, u64 now)
+/*
+ * With two connections or more, a device that falls quiet takes one more
+ * pass: the idle share C/n may be below what a connection that sent alone
+ * last heard, and an idle peer would restart at that (the pass pushes the
+ * lower grant). With one, idle grants only rise. After an arrival-clocked
+ * pass, no peer lock held.
+ */
+static void mroce_ack_hint_arm_quiet(struct mroce_xport_dev *xd, u64 now)
 {
-	struct mroce_xport_dev *xd = &mdev->xport;
-	u64 period = mroce_hint_period_ns(), last = xd->hint_at;
-	bool quiet;
-
-	if ((s64)(now - last) < (s64)period)
-		return;
-	WRITE_ONCE(xd->hint_at, now);
-	/*
-	 * Two periods since the last pass: nothing arrived for a whole period
-	 * (an arrival a period after a pass runs the next), so whoever sends
-	 * now starts anew, as a pass of that quiet period would have found.
-	 */
-	quiet = now - last >= 2 * period;
-	mroce_ack_hint_pass(mdev, now, now - last, quiet);
-	/*
-	 * With two connections or more, a device that falls quiet takes one
-	 * more pass: the idle share C/n may be below what a connection that
-	 * sent alone last heard, and an idle peer would restart at that
-	 * (the pass pushes the lower grant). With one, idle grants only rise.
-	 */
 	if (READ_ONCE(xd->n_peers) > 1 &&
 	    !test_and_set_bit(MROCE_HINT_ARMED, &xd->hint_flags))
-		hrtimer_start(&xd->hint_timer, ns_to_ktime(now + 2 * period),
+		hrtimer_start(&xd->hint_timer,
+			      ns_to_ktime(now + 2 * mroce_hint_period_ns()),
 			      HRTIMER_MODE_ABS_SOFT);
 }
 
@@ -500,7 +505,6 @@ static enum hrtimer_restart mroce_ack_hint_timer(struct hrtimer *timer)
 {
 	struct mroce_xport_dev *xd = container_of(timer, struct mroce_xport_dev,
 						  hint_timer);
-	struct mroce_dev *mdev = container_of(xd, struct mroce_dev, xport);
 	u64 now = mroce_now(), period = mroce_hint_period_ns(), last;
 
 	if (test_and_set_bit(MROCE_HINT_PASS, &xd->hint_flags)) {
@@ -515,33 +519,76 @@ static enum hrtimer_restart mroce_ack_hint_timer(struct hrtimer *timer)
 		return HRTIMER_RESTART;
 	}
 	WRITE_ONCE(xd->hint_at, now);
-	mroce_ack_hint_pass(mdev, now, now - last, false);
+	if (mroce_ack_hint_start(xd, now, now - last, false))
+		mroce_ack_hint_finish(xd, NULL);
 	clear_bit(MROCE_HINT_ARMED, &xd->hint_flags);
 	clear_bit_unlock(MROCE_HINT_PASS, &xd->hint_flags);
 	return HRTIMER_NORESTART;
 }
 
 /**
- * mroce_ack_hint_tick() - a receive burst for the device ended
- * @mdev: the device
+ * mroce_ack_hint_hold() - a receive burst is about to release its peer
+ * @peer: the burst's connection, still locked
  * @now: the clock the burst read last
  *
- * Called with no peer lock held, in softirq context. Refills this CPU's
- * spare ACK buffer if the burst used it. Costs a comparison until a period
- * has passed since the last pass; then this CPU runs the pass, unless the
- * other one already does.
+ * Costs a comparison until a period has passed since the last pass. Then,
+ * unless the other CPU runs one, this CPU begins a pass and samples @peer
+ * under the hold it is in already, rather than trylocking it again right
+ * after the unlock, when the other CPU may hold it for its own receive.
+ *
+ * Return: true if a pass began; pass it to mroce_ack_hint_tick().
  */
-void mroce_ack_hint_tick(struct mroce_dev *mdev, u64 now)
+bool mroce_ack_hint_hold(struct mroce_peer *peer, u64 now)
 {
+	struct mroce_xport_dev *xd = &peer->mdev->xport;
+	u64 period = mroce_hint_period_ns(), last;
+
+	lockdep_assert_held(&peer->lock);
+	if ((s64)(now - READ_ONCE(xd->hint_at)) < (s64)period ||
+	    !READ_ONCE(mroce_prm.rx_mbps))
+		return false;
+	if (test_and_set_bit_lock(MROCE_HINT_PASS, &xd->hint_flags))
+		return false;
+	/* The other CPU may have run a pass since the first look. */
+	last = xd->hint_at;
+	if ((s64)(now - last) < (s64)period) {
+		clear_bit_unlock(MROCE_HINT_PASS, &xd->hint_flags);
+		return false;
+	}
+	WRITE_ONCE(xd->hint_at, now);
+	/*
+	 * Two periods since the last pass: nothing arrived for a whole period
+	 * (an arrival a period after a pass runs the next), so whoever sends
+	 * now starts anew, as a pass of that quiet period would have found.
+	 */
+	xd->hint_run.live = mroce_ack_hint_start(xd, now, now - last,
+						 now - last >= 2 * period);
+	if (xd->hint_run.live)
+		mroce_ack_hint_take(xd, peer);
+	return true;
+}
+
+/**
+ * mroce_ack_hint_tick() - a receive burst for the device ended
+ * @peer: the burst's connection, unlocked now
+ * @begun: what mroce_ack_hint_hold() returned in the burst's hold
+ *
+ * Called with no peer lock held, in softirq context, within the RCU read
+ * section the burst ran in. Refills this CPU's spare ACK buffer if the
+ * burst used it, and finishes the pass the hold began: the walk over the
+ * device's other connections and the grants.
+ */
+void mroce_ack_hint_tick(struct mroce_peer *peer, bool begun)
+{
+	struct mroce_dev *mdev = peer->mdev;
 	struct mroce_xport_dev *xd = &mdev->xport;
 
 	mroce_ack_spare_fill(mdev);
-	if ((s64)(now - READ_ONCE(xd->hint_at)) <
-	    (s64)mroce_hint_period_ns() || !READ_ONCE(mroce_prm.rx_mbps))
+	if (!begun)
 		return;
-	if (test_and_set_bit_lock(MROCE_HINT_PASS, &xd->hint_flags))
-		return;
-	mroce_ack_hint_run(mdev, now);
+	if (xd->hint_run.live)
+		mroce_ack_hint_finish(xd, peer);
+	mroce_ack_hint_arm_quiet(xd, xd->hint_at);
 	clear_bit_unlock(MROCE_HINT_PASS, &xd->hint_flags);
 }
 

@@ -405,7 +405,8 @@ void mroce_ack_nak_unknown(struct mroce_dev *mdev,
 			   const struct mroce_rx_meta *meta, u32 id);
 u32 mroce_rnr_timer_us(u8 min_rnr_timer);
 void mroce_ack_hint_newcomer(struct mroce_peer *peer);
-void mroce_ack_hint_tick(struct mroce_dev *mdev, u64 now);
+bool mroce_ack_hint_hold(struct mroce_peer *peer, u64 now);
+void mroce_ack_hint_tick(struct mroce_peer *peer, bool begun);
 void mroce_ack_hint_reserve(struct mroce_dev *mdev, u32 n);
 void mroce_ack_hint_init(struct mroce_dev *mdev);
 void mroce_ack_hint_fini(struct mroce_dev *mdev);

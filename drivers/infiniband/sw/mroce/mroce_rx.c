@@ -909,6 +909,7 @@ static void __mroce_rx_burst_end(struct mroce_rx_burst *bu, bool idle)
 {
 	struct mroce_peer *peer = bu->peer;
 	u64 now = bu->now;	/* a clock read is costly in a VM (HPET) */
+	bool hint;
 
 	if (bu->data) {
 		if (idle && bu->max > 1 && READ_ONCE(mroce_rx_ack_flush))
@@ -919,8 +920,10 @@ static void __mroce_rx_burst_end(struct mroce_rx_burst *bu, bool idle)
 	mroce_comp_run(peer);
 	/* What a packet at a time would have had, within reason. */
 	mroce_tx_run(peer, now, MROCE_TX_BUDGET * clamp(bu->n, 1U, 4U));
+	/* A due rate-hint pass samples this peer under this hold. */
+	hint = mroce_ack_hint_hold(peer, now);
 	mroce_peer_unlock(peer);
-	mroce_ack_hint_tick(peer->mdev, now);
+	mroce_ack_hint_tick(peer, hint);
 	bu->peer = NULL;
 	bu->n = 0;
 	bu->data = false;

@@ -74,6 +74,22 @@ enum {
 	MROCE_HINT_ARMED,	/* the quiet timer is armed */
 };
 
+/*
+ * A rate-hint pass in progress (mroce_ack.c; MROCE_HINT_PASS held, and
+ * hint_lock from mroce_ack_hint_start() on): a receive burst begins it
+ * under its peer's lock and finishes it after the unlock.
+ */
+struct mroce_hint_run {
+	struct mroce_hint_cfg	cfg;
+	u64			now;
+	u64			elapsed;	/* ns since the last pass */
+	u64			period;		/* ns sampled, elapsed clamped */
+	u32			n;		/* entries sampled so far */
+	u32			rtt_min;	/* least base RTT among them */
+	bool			quiet;		/* a whole period went quiet */
+	bool			live;		/* started: hint_lock held */
+};
+
 /* Per-device transport state (struct mroce_dev.xport). */
 struct mroce_xport_dev {
 	spinlock_t		peer_lock;	/* writers of peers[] */
@@ -102,6 +118,7 @@ struct mroce_xport_dev {
 	struct mroce_hint_entry	*hint_buf;
 	struct mroce_hint_state	hint_state;
 	u32			hint_bkt;
+	struct mroce_hint_run	hint_run;	/* under MROCE_HINT_PASS */
 };
 
 /* A stream PSN's slot in the per-QP arrays of MROCE_STREAM_WINDOW entries. */
