@@ -718,22 +718,37 @@ TEST_F(Conn, TheReceiveSideCallsLeaveTheSendSideAlone) {
   establish();
   for (int i = 0; i < 4; i++) deliver(b, send(a, i, 1000));  // a has packets out
   Snap before(a);
-  for (int i = 0; i < 3; i++) {
-    now += 1000;
-    auto d = send(b, 100 + i, 1000, i);
+  // Receive calls only: not deliver(), whose rx_progress is the send side's.
+  auto rx = [&](const std::vector<uint8_t> &d, bool ce) {
     mroce_pkt pkt = decode(d);
     ASSERT_EQ(mroce_conn_rx_check(&a.c, &pkt), MROCE_RX_NEW);
-    mroce_conn_rx_accept(&a.c, &pkt, i == 1, now);
+    mroce_conn_rx_accept(&a.c, &pkt, ce, now);
+  };
+  for (int i = 0; i < 3; i++) {
+    now += 1000;
+    rx(send(b, 100 + i, 1000, i), i == 1);
   }
-  deliver(a, probe_pkt(b, 3));
+  rx(probe_pkt(b, 3), false);
   EXPECT_TRUE(mroce_conn_ack_due(&a.c, now));
+  EXPECT_EQ(mroce_conn_ack_deadline(&a.c), a.c.ack_at);
   EXPECT_GT(mroce_conn_ack_len(&a.c), 0u);
   take_ack(a);
   mroce_conn_set_rx_hint(&a.c, 50);
   uint32_t demand, q;
   mroce_conn_rx_sample(&a.c, 1000000, 0, 100000, &demand, &q);
   mroce_conn_rx_quiet(&a.c);
+  EXPECT_EQ(mroce_conn_ack_deadline(&a.c), 1u);  // the fallen grant: at once
   take_ack(a);  // the hint-only ACK the fallen grant made due
+  // One more packet waits for the delayed ACK; its timer, at a moment
+  // when the send side's timers are due too (a's packets are overdue).
+  rx(send(b, 104, 1000, 0), false);
+  uint64_t at = mroce_conn_ack_deadline(&a.c);
+  EXPECT_EQ(at, now + p.ack_delay);
+  EXPECT_FALSE(mroce_conn_on_ack_timer(&a.c, at - 1));
+  now = at + 1000000000;  // long after a's own packets went out
+  EXPECT_TRUE(mroce_conn_on_ack_timer(&a.c, now));
+  take_ack(a);
+  EXPECT_EQ(mroce_conn_ack_deadline(&a.c), UINT64_MAX);
   Snap after(a);
   EXPECT_FALSE(same(before, after));  // the receive side did move
   copy_rx(before, after);
@@ -742,9 +757,10 @@ TEST_F(Conn, TheReceiveSideCallsLeaveTheSendSideAlone) {
 
 TEST_F(Conn, TheSendSideCallsLeaveTheReceiveSideAlone) {
   establish();
-  for (int i = 0; i < 3; i++) deliver(a, send(b, i, 1000, i));  // ACK owed by a
-  auto pr = probe_pkt(b, 3);
-  deliver(a, pr);
+  // A delayed ACK owed by a: news of three paths, its deadline not passed.
+  for (int i = 0; i < 3; i++) EXPECT_FALSE(deliver(a, send(b, i, 1000, i)));
+  ASSERT_FALSE(a.c.ack_now);
+  ASSERT_NE(a.c.ack_at, 0u);
   auto out = send(a, 7, 1000, 0);
   deliver(b, out);
   auto back = take_ack(b);
@@ -753,7 +769,7 @@ TEST_F(Conn, TheSendSideCallsLeaveTheReceiveSideAlone) {
   now += 2000;
   feed_ack(a, back);
   for (int i = 0; i < 3; i++) {
-    now += 1000000;  // past any pacing slot
+    now += 1000000;  // past any pacing slot, and past a's ACK deadline
     send(a, 10 + i, 1000, i);
   }
   probe_pkt(a, 2);
@@ -766,11 +782,57 @@ TEST_F(Conn, TheSendSideCallsLeaveTheReceiveSideAlone) {
   uint32_t len;
   uint64_t mask = 0;
   EXPECT_TRUE(mroce_conn_on_nak(&a.c, &nak, now, &cookie, &len, &mask));
+  // A READ of a's goes out; a response's data moves the watchdog.
+  a.owed = true;
+  mroce_conn_owe(&a.c);
+  uint64_t progress = a.c.progress_at;
+  now += 1000;
+  mroce_conn_rx_progress(&a.c, true, now);
+  EXPECT_EQ(a.c.progress_at, now);
+  EXPECT_NE(a.c.progress_at, progress);
+  // The send side's timer, when its paths' timers are due.
+  uint64_t t = mroce_conn_tx_deadline(&a.c);
+  ASSERT_NE(t, UINT64_MAX);
+  now = std::max(now, t);
+  mroce_timer_res res;
+  mroce_conn_on_tx_timer(&a.c, now, &res);
+  EXPECT_FALSE(res.events & MROCE_EV_ACK_DUE);
   Snap after(a);
   EXPECT_FALSE(same(before, after));  // the send side did move
   Snap expect = after;
   copy_rx(expect, before);
   EXPECT_TRUE(same(expect, after));
+}
+
+// A caller that serialises both sides drives one timer: mroce_conn_on_timer()
+// is the send side's timer and the receive side's ACK timer in one, and its
+// deadline is the earlier of the two sides'.
+TEST_F(Conn, TheCombinedTimerIsBothSidesTimers) {
+  establish();
+  send(a, 1, 1000, 0);  // a has a packet out: the send side has a deadline
+  deliver(a, send(b, 2, 1000, 0));  // and a delayed ACK owed
+  uint64_t ack = mroce_conn_ack_deadline(&a.c), tx = mroce_conn_tx_deadline(&a.c);
+  ASSERT_EQ(ack, now + p.ack_delay);
+  ASSERT_NE(tx, UINT64_MAX);
+  ASSERT_GT(tx, ack);  // the ACK comes first
+  EXPECT_EQ(mroce_conn_next_deadline(&a.c), ack);
+  EXPECT_EQ(mroce_conn_scan_deadline(&a.c), ack);
+  mroce_timer_res res;
+  EXPECT_EQ(mroce_conn_on_timer(&a.c, ack, &res), ack);  // an ACK is still owed
+  EXPECT_TRUE(res.events & MROCE_EV_ACK_DUE);
+  take_ack(a);
+  EXPECT_EQ(mroce_conn_ack_deadline(&a.c), UINT64_MAX);
+  EXPECT_EQ(mroce_conn_next_deadline(&a.c), tx);
+  EXPECT_EQ(mroce_conn_on_timer(&a.c, ack + 1, &res), tx);
+  EXPECT_FALSE(res.events & MROCE_EV_ACK_DUE);
+  // Not established: neither side's timer has ACK work.
+  Side c;
+  init(c, 0xc, 3);
+  c.c.ack_dirty = 1;
+  c.c.ack_at = 5;
+  EXPECT_EQ(mroce_conn_ack_deadline(&c.c), UINT64_MAX);
+  EXPECT_FALSE(mroce_conn_on_ack_timer(&c.c, 10));
+  EXPECT_FALSE(c.c.ack_now);
 }
 
 TEST_F(Conn, OneWayDelayGrowthShowsAsQueueing) {

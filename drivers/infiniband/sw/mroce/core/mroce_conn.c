@@ -53,7 +53,7 @@ static u32 path_pto(const struct mroce_conn *c, const struct mroce_path *p)
 
 /*
  * @p's deadline inputs changed (its timers, records, RTT, health): the next
- * mroce_conn_next_deadline() recomputes it. Every change to them goes
+ * mroce_conn_tx_deadline() recomputes it. Every change to them goes
  * through one of the callers; the unit tests check the cache against a full
  * scan after every call of randomized runs.
  */
@@ -1315,8 +1315,8 @@ static void path_timer(struct mroce_conn *c, struct mroce_path *p, u64 now,
 		path_probe(c, p, sk);
 }
 
-u64 mroce_conn_on_timer(struct mroce_conn *c, u64 now,
-			struct mroce_timer_res *res)
+u64 mroce_conn_on_tx_timer(struct mroce_conn *c, u64 now,
+			   struct mroce_timer_res *res)
 {
 	struct sink sk = { &res->probe_mask, &res->events };
 	u32 i;
@@ -1326,7 +1326,7 @@ u64 mroce_conn_on_timer(struct mroce_conn *c, u64 now,
 	if (res->hs & MROCE_HS_SEND_REQ)
 		c->req_at = 0;	/* a REP could now answer either REQ */
 	if (!mroce_conn_established(c))
-		return mroce_conn_next_deadline(c);
+		return mroce_conn_tx_deadline(c);
 
 	/* Rare next to the data path: every path may move. */
 	c->due_stale = U64_MAX;
@@ -1344,11 +1344,27 @@ u64 mroce_conn_on_timer(struct mroce_conn *c, u64 now,
 		}
 		arm_watchdog(c, now);
 	}
+	return mroce_conn_tx_deadline(c);
+}
+
+bool mroce_conn_on_ack_timer(struct mroce_conn *c, u64 now)
+{
+	if (!mroce_conn_established(c))
+		return false;
 	if (c->ack_at && now >= c->ack_at && c->ack_dirty)
 		c->ack_now = true;
-	if (mroce_conn_ack_due(c, now))
+	return mroce_conn_ack_due(c, now);
+}
+
+u64 mroce_conn_on_timer(struct mroce_conn *c, u64 now,
+			struct mroce_timer_res *res)
+{
+	u64 tx = mroce_conn_on_tx_timer(c, now, res), ack;
+
+	if (mroce_conn_on_ack_timer(c, now))
 		res->events |= MROCE_EV_ACK_DUE;
-	return mroce_conn_next_deadline(c);
+	ack = mroce_conn_ack_deadline(c);
+	return ack < tx ? ack : tx;
 }
 
 static u64 max_u64(u64 a, u64 b)
@@ -1377,9 +1393,11 @@ static inline u64 path_due(const struct mroce_conn *c,
 
 u64 mroce_conn_scan_deadline(const struct mroce_conn *c)
 {
-	u64 t = mroce_conn_own_due(c);
+	u64 t = mroce_conn_own_due(c), ack = mroce_conn_ack_deadline(c);
 	u32 i;
 
+	if (ack < t)
+		t = ack;
 	if (!mroce_conn_established(c))
 		return t;
 	for (i = 0; i < c->n_paths; i++)

@@ -11,11 +11,14 @@
  * connection's size does not depend on the number of QPs.
  *
  * The receive side (rx_check, rx_accept, ack_due, ack_len, build_ack,
- * set_rx_hint, rx_quiet, rx_sample) and the send side (tx_reserve,
- * tx_commit, probe, fill, on_ack, on_nak, set_backlog) share no state: a
- * call of one may run concurrently with a call of the other. The rest
- * (init, connect, on_hs, on_unknown, reset_transport, on_timer,
- * next_deadline) touch both. docs/protocol.md §9 lists the fields.
+ * set_rx_hint, rx_quiet, rx_sample, ack_deadline, on_ack_timer) and the
+ * send side (tx_reserve, tx_commit, probe, fill, on_ack, on_nak,
+ * set_backlog, owe, rx_progress, tx_deadline, on_tx_timer) share no state:
+ * a call of one may run concurrently with a call of the other. The rest
+ * (init, connect, on_hs, on_unknown, build_hs, reset_transport, and
+ * on_timer and next_deadline, which combine the two sides' timers for a
+ * caller that serialises both) touch both. docs/protocol.md §9 lists the
+ * fields.
  *
  * Driving it (docs/protocol.md "Core API" has the full sequence):
  *   send:    mroce_conn_tx_reserve() -> assign stream PSN, choose cookie ->
@@ -25,7 +28,10 @@
  *   ACK/NAK: mroce_conn_on_ack() / mroce_conn_on_nak(); the ops callbacks
  *            report acknowledged and lost transmissions by cookie
  *   timers:  mroce_conn_on_timer() at the deadline it (or
- *            mroce_conn_next_deadline()) returns
+ *            mroce_conn_next_deadline()) returns; a caller with a lock per
+ *            side runs mroce_conn_on_tx_timer() / mroce_conn_tx_deadline()
+ *            under the send side's and mroce_conn_on_ack_timer() /
+ *            mroce_conn_ack_deadline() under the receive side's
  */
 #ifndef MROCE_CONN_H
 #define MROCE_CONN_H
@@ -339,6 +345,15 @@ static inline void mroce_conn_owe(struct mroce_conn *c)
 	c->owed = true;
 }
 
+/*
+ * After rx_accept(), for a data packet its QP took as new to its stream
+ * (not a duplicate, not for a dead QP): @resp if a READ/ATOMIC response.
+ * The watchdog's progress while a response is owed (docs §5.5). A send-side
+ * call despite its name: it reads owed, inflight and backlog and moves the
+ * watchdog's progress, none of the receive side's state.
+ */
+void mroce_conn_rx_progress(struct mroce_conn *c, bool resp, u64 now);
+
 enum mroce_tx_status mroce_conn_tx_reserve(struct mroce_conn *c, u64 now,
 					   u32 len, int pref_path,
 					   struct mroce_tx_slot *slot);
@@ -370,14 +385,10 @@ enum mroce_rx_verdict mroce_conn_rx_check(struct mroce_conn *c,
 					  const struct mroce_pkt *pkt);
 /*
  * The packet mroce_conn_rx_check() called NEW was accepted (placed, or a
- * stream duplicate dropped). Returns true if an ACK is due now.
+ * stream duplicate dropped). Returns true if an ACK is due now. The
+ * caller then calls mroce_conn_rx_progress() (send side) for data new to
+ * its stream.
  */
-/*
- * After rx_accept(), for a data packet its QP took as new to its stream
- * (not a duplicate, not for a dead QP): @resp if a READ/ATOMIC response.
- * The watchdog's progress while a response is owed (docs §5.5).
- */
-void mroce_conn_rx_progress(struct mroce_conn *c, bool resp, u64 now);
 bool mroce_conn_rx_accept(struct mroce_conn *c, const struct mroce_pkt *pkt,
 			  bool ce, u64 now);
 bool mroce_conn_ack_due(const struct mroce_conn *c, u64 now);
@@ -415,9 +426,27 @@ void mroce_conn_rx_quiet(struct mroce_conn *c);
 u64 mroce_conn_rx_sample(struct mroce_conn *c, u64 period_ns, u32 rtt,
 			 u32 line, u32 *demand, u32 *qdelay);
 
-/* Timers */
+/*
+ * Timers. mroce_conn_on_timer() is both sides' work at once, for a caller
+ * that serialises them: mroce_conn_on_tx_timer() then
+ * mroce_conn_on_ack_timer() (reported as MROCE_EV_ACK_DUE); it returns
+ * mroce_conn_next_deadline(). A caller that runs the sides under a lock
+ * each calls the two parts, each under its side's lock.
+ */
 u64 mroce_conn_on_timer(struct mroce_conn *c, u64 now,
 			struct mroce_timer_res *res);
+/*
+ * Send side: handshake retries, every path's PTO/RTO/silence/overdue rules
+ * and the watchdog (res->events never has MROCE_EV_ACK_DUE); returns
+ * mroce_conn_tx_deadline().
+ */
+u64 mroce_conn_on_tx_timer(struct mroce_conn *c, u64 now,
+			   struct mroce_timer_res *res);
+/*
+ * Receive side: the delayed-ACK deadline passed, or a fallen grant is
+ * pushed. Returns true if ACKs are due (mroce_conn_ack_due()).
+ */
+bool mroce_conn_on_ack_timer(struct mroce_conn *c, u64 now);
 
 /* The earlier of @a and @b, where 0 means "no deadline" for @b. */
 static inline u64 mroce_earliest(u64 a, u64 b)
@@ -427,16 +456,16 @@ static inline u64 mroce_earliest(u64 a, u64 b)
 	return b < a ? b : a;
 }
 
-/* What the connection itself waits for: handshake, watchdog, ACKs. */
-static inline u64 mroce_conn_own_due(const struct mroce_conn *c)
+/*
+ * Receive side: when mroce_conn_on_ack_timer() has work (the delayed-ACK
+ * deadline, or at once for a pushed grant), U64_MAX if none.
+ */
+static inline u64 mroce_conn_ack_deadline(const struct mroce_conn *c)
 {
 	u64 t = U64_MAX;
 
-	if (c->hs.state == MROCE_HS_REQ_SENT)
-		t = mroce_earliest(t, c->hs.deadline);
 	if (!mroce_conn_established(c))
 		return t;
-	t = mroce_earliest(t, c->watchdog_at);
 	if (c->ack_dirty)
 		t = mroce_earliest(t, c->ack_at);
 	/* Due at once: any time in the past will do. */
@@ -445,21 +474,34 @@ static inline u64 mroce_conn_own_due(const struct mroce_conn *c)
 	return t;
 }
 
+/* What the sender itself waits for: the handshake, the watchdog. */
+static inline u64 mroce_conn_own_due(const struct mroce_conn *c)
+{
+	u64 t = U64_MAX;
+
+	if (c->hs.state == MROCE_HS_REQ_SENT)
+		t = mroce_earliest(t, c->hs.deadline);
+	if (!mroce_conn_established(c))
+		return t;
+	return mroce_earliest(t, c->watchdog_at);
+}
+
 /*
- * The paths' share of mroce_conn_next_deadline() (established only): the
+ * The paths' share of mroce_conn_tx_deadline() (established only): the
  * stale paths recomputed, the least of all returned and cached.
  */
 u64 mroce_conn_paths_due(struct mroce_conn *c);
 
 /*
- * Earliest time mroce_conn_on_timer() has work, U64_MAX if none. Cheap: it
- * recomputes only what changed since the last call (it updates a cache in
- * @c, hence not const). The parameters it reads (silent_rtts, reo_wnd,
- * ack_delay, min_pto, max_rto) must not change while @c is established.
- * Inline: the module calls it at every unlock, and after most calls
+ * Send side: earliest time mroce_conn_on_tx_timer() has work, U64_MAX if
+ * none. Cheap: it recomputes only what changed since the last call (it
+ * updates a cache in @c, hence not const). The parameters it reads
+ * (silent_rtts, reo_wnd, ack_delay, min_pto, max_rto) must not change
+ * while @c is established. Inline: the module calls it (in
+ * mroce_conn_next_deadline()) at every unlock, and after most calls
  * (receives, ACKs built) nothing is stale, so it is a few loads.
  */
-static inline u64 mroce_conn_next_deadline(struct mroce_conn *c)
+static inline u64 mroce_conn_tx_deadline(struct mroce_conn *c)
 {
 	u64 t = mroce_conn_own_due(c);
 
@@ -467,6 +509,17 @@ static inline u64 mroce_conn_next_deadline(struct mroce_conn *c)
 		return t;
 	return mroce_earliest(t, c->due_stale ? mroce_conn_paths_due(c) :
 			      c->paths_due);
+}
+
+/*
+ * Earliest time mroce_conn_on_timer() has work, U64_MAX if none: the
+ * earlier of both sides' deadlines, for a caller that serialises them.
+ */
+static inline u64 mroce_conn_next_deadline(struct mroce_conn *c)
+{
+	u64 ack = mroce_conn_ack_deadline(c), tx = mroce_conn_tx_deadline(c);
+
+	return ack < tx ? ack : tx;
 }
 
 /* The same, computed from scratch without the cache (tests, debugging). */
