@@ -114,7 +114,7 @@ static void mroce_ack_send(struct mroce_peer *peer, u64 now, bool all)
 	unsigned int i;
 	u32 len, cap;
 
-	lockdep_assert_held(&peer->lock);
+	mroce_peer_assert_rx(peer);
 	if (all && !peer->conn.ack_dirty && !peer->conn.hint_push)
 		return;
 	for (i = 0; i < 4 && (all || mroce_conn_ack_due(&peer->conn, now));
@@ -196,7 +196,7 @@ void mroce_ack_nak(struct mroce_peer *peer, const struct mroce_pkt *pkt,
 	struct mroce_nak *n = &nak.u.nak;
 	struct sk_buff *skb;
 
-	lockdep_assert_held(&peer->lock);
+	mroce_peer_assert_rx(peer);
 	nak.c.opcode = MROCE_OP_NAK;
 	nak.c.dst_conn = peer->conn.hs.remote.id;
 	n->code = code;
@@ -426,7 +426,7 @@ static void mroce_ack_hint_finish(struct mroce_xport_dev *xd,
 			if (peer == skip)
 				continue;
 			/* _bh: mroce_peer_unlock() ends with spin_unlock_bh(). */
-			if (!spin_trylock_bh(&peer->lock))
+			if (!mroce_peer_trylock(peer))
 				continue;
 			mroce_ack_hint_take(xd, peer);
 			/* Not a bare unlock: a doorbell may have found it taken. */
@@ -457,7 +457,7 @@ static void mroce_ack_hint_finish(struct mroce_xport_dev *xd,
 			continue;
 		peer = seen[i].peer;
 		c = &peer->conn;
-		if (!spin_trylock_bh(&peer->lock))
+		if (!mroce_peer_trylock(peer))
 			continue;	/* the next pass hands it out */
 		if (!peer->dead && mroce_conn_established(c)) {
 			/*

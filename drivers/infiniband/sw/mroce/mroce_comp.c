@@ -100,6 +100,7 @@ static bool mroce_comp_recv(struct mroce_peer *peer, struct mroce_qp *qp,
 	struct mroce_rmsg *m = &xp->rmsg[xp->rq_base & xp->rmsg_mask];
 	struct ib_wc wc = {};
 
+	mroce_peer_assert_rx(peer);
 	if (!m->rwqe || !(m->flags & MROCE_RMSG_EOM) || m->eom_psn != psn)
 		return false;
 	wc.status = IB_WC_SUCCESS;
@@ -134,6 +135,7 @@ static bool mroce_comp_request(struct mroce_peer *peer, struct mroce_qp *qp,
 	struct mroce_qp_xport *xp = &qp->xport;
 	struct mroce_rdreq *rd = &xp->rd[xp->rd_exec & (MROCE_RD_SLOTS - 1)];
 
+	mroce_peer_assert_both(peer);
 	if (rd->state != MROCE_RD_STORED || rd->ord != xp->rd_exec ||
 	    rd->req_psn != psn)
 		return false;
@@ -152,6 +154,7 @@ static bool mroce_comp_answer(struct mroce_peer *peer, struct mroce_qp *qp,
 	struct mroce_swqe *w;
 	u32 ssn;
 
+	mroce_peer_assert_both(peer);
 	if (xp->rd_done == xp->rd_next)
 		return false;
 	ssn = xp->rd_ssn[xp->rd_done & (MROCE_MAX_RD_ATOM - 1)];
@@ -183,7 +186,7 @@ void mroce_comp_pop(struct mroce_peer *peer, struct mroce_qp *qp)
 	u32 psn;
 	u8 tag;
 
-	lockdep_assert_held(&peer->lock);
+	mroce_peer_assert_rx(peer);
 	while (xp->state != MROCE_XQP_DEAD &&
 	       mroce_srx_pop(&xp->srx, &psn, &tag)) {
 		switch (tag) {
@@ -211,7 +214,7 @@ void mroce_comp_release(struct mroce_peer *peer, struct mroce_qp *qp)
 {
 	struct mroce_qp_xport *xp = &qp->xport;
 
-	lockdep_assert_held(&peer->lock);
+	mroce_peer_assert_both(peer);
 	/* A new death forgets an old refusal; a second release keeps it. */
 	if (xp->state != MROCE_XQP_DEAD)
 		xp->refused_code = 0;
@@ -244,7 +247,7 @@ void mroce_comp_fail_qp(struct mroce_peer *peer, struct mroce_qp *qp,
 {
 	struct mroce_qp_xport *xp = &qp->xport;
 
-	lockdep_assert_held(&peer->lock);
+	mroce_peer_assert_both(peer);
 	if (xp->state == MROCE_XQP_DEAD)
 		return;
 	if (status == IB_WC_RETRY_EXC_ERR)
@@ -262,7 +265,7 @@ void mroce_comp_fail_qp(struct mroce_peer *peer, struct mroce_qp *qp,
 /* A responder-side violation (IB class C): the QP fails without a WQE. */
 void mroce_comp_fail_access(struct mroce_peer *peer, struct mroce_qp *qp)
 {
-	lockdep_assert_held(&peer->lock);
+	mroce_peer_assert_both(peer);
 	if (qp->xport.state == MROCE_XQP_DEAD)
 		return;
 	mroce_comp_release(peer, qp);
@@ -304,6 +307,7 @@ static bool mroce_comp_pick_busy(struct mroce_qp *qp, u64 arg,
  */
 void mroce_comp_fail_peer(struct mroce_peer *peer, enum ib_wc_status status)
 {
+	mroce_peer_assert_both(peer);
 	mroce_peer_fail_qps(peer, mroce_comp_pick_busy, 0, status);
 }
 

@@ -67,10 +67,10 @@ static void mroce_peer_free_work(struct work_struct *work)
 	 * (a callback still running sees ->dead and schedules nothing), and
 	 * the works, whose unlock of a dead peer does neither.
 	 */
-	spin_lock_bh(&peer->lock);
+	mroce_peer_lock(peer);
 	WARN_ON_ONCE(!peer->dead);
 	peer->dead = true;
-	spin_unlock_bh(&peer->lock);
+	mroce_peer_unlock_bare(peer);
 	tasklet_kill(&peer->arm_tasklet);
 	hrtimer_cancel(&peer->timer);
 	cancel_work_sync(&peer->tx_work);
@@ -155,6 +155,7 @@ static struct mroce_peer *mroce_peer_alloc(struct mroce_dev *mdev,
 						   MROCE_SPORT_MAX);
 	refcount_set(&peer->ref, 1);
 	spin_lock_init(&peer->lock);
+	spin_lock_init(&peer->rx_lock);
 	xa_init(&peer->qp_xa);
 	INIT_LIST_HEAD(&peer->qps);
 	INIT_LIST_HEAD(&peer->tx_list);
@@ -260,9 +261,9 @@ static void mroce_peer_close(struct mroce_peer *peer, u32 reason, bool if_idle)
 	struct mroce_xport_dev *xd = &peer->mdev->xport;
 	unsigned int handed;
 
-	spin_lock_bh(&peer->lock);
+	mroce_peer_lock(peer);
 	if (peer->dead) {
-		spin_unlock_bh(&peer->lock);
+		mroce_peer_unlock_bare(peer);
 		return;
 	}
 	if (if_idle && peer->n_qps) {
@@ -274,7 +275,7 @@ static void mroce_peer_close(struct mroce_peer *peer, u32 reason, bool if_idle)
 		mroce_peer_send_hs(peer, MROCE_OP_CONN_CLOSE, reason);
 	peer->dead = true;
 	handed = mroce_peer_handoff(peer);
-	spin_unlock_bh(&peer->lock);
+	mroce_peer_unlock_bare(peer);
 	/* Still ours to send: nobody else transmits for a dead peer. */
 	if (handed)
 		mroce_peer_flush(peer, true);
@@ -662,10 +663,10 @@ static void mroce_peer_timer_apply(struct mroce_peer *peer,
 	 * lock -- the next hold with nothing due cancels again. Only if no
 	 * hold decided since ours; a busy lock's holder decides anew anyway.
 	 */
-	if (ret < 0 && seq == a->seq && spin_trylock_bh(&peer->lock)) {
+	if (ret < 0 && seq == a->seq && mroce_peer_trylock(peer)) {
 		if (peer->timer_seq == seq)
 			WRITE_ONCE(peer->timer_at, a->prev);
-		spin_unlock_bh(&peer->lock);
+		mroce_peer_unlock_bare(peer);
 	}
 }
 
@@ -674,11 +675,11 @@ static __always_inline void mroce_peer_arm_unlock(struct mroce_peer *peer,
 						  const struct mroce_peer_arm *a)
 {
 	if (!a->todo) {
-		spin_unlock_bh(&peer->lock);
+		mroce_peer_unlock_bare(peer);
 		return;
 	}
 	rcu_read_lock();
-	spin_unlock_bh(&peer->lock);
+	mroce_peer_unlock_bare(peer);
 	mroce_peer_timer_apply(peer, a);
 	rcu_read_unlock();
 }
@@ -784,7 +785,7 @@ static void __mroce_peer_unlock(struct mroce_peer *peer, bool from_tasklet)
 		 * arm for, as they would have after our arm.
 		 */
 		if (late && READ_ONCE(peer->arm_seq) == seq &&
-		    spin_trylock_bh(&peer->lock)) {
+		    mroce_peer_trylock(peer)) {
 			a.todo = false;
 			mroce_peer_arm(peer, &a);
 			mroce_peer_arm_unlock(peer, &a);
@@ -817,11 +818,11 @@ static void __mroce_peer_unlock(struct mroce_peer *peer, bool from_tasklet)
 				      &peer->tx_work);
 			return;
 		}
-		if (!spin_trylock_bh(&peer->lock))
+		if (!mroce_peer_trylock(peer))
 			return;
 		if (peer->dead || peer->conn.inflight) {
 			/* Busy: the next ACK takes the mark (mroce_tx_run()). */
-			spin_unlock_bh(&peer->lock);
+			mroce_peer_unlock_bare(peer);
 			return;
 		}
 		mroce_comp_run(peer);
@@ -844,7 +845,7 @@ static void mroce_peer_arm_tasklet(struct tasklet_struct *t)
 	 * this CPU's next softirq -- often the ping-pong's next packet --
 	 * waiting (1.3 us of CPU per 64 B round trip in the s12 profile).
 	 */
-	if (!spin_trylock_bh(&peer->lock))
+	if (!mroce_peer_trylock(peer))
 		return;
 	__mroce_peer_unlock(peer, true);
 }
@@ -904,10 +905,10 @@ static bool mroce_peer_timer_fn(struct hrtimer *timer)
 	struct mroce_timer_res res;
 	u64 now;
 
-	if (!spin_trylock_bh(&peer->lock))
+	if (!mroce_peer_trylock(peer))
 		return READ_ONCE(peer->dead);
 	if (peer->dead) {
-		spin_unlock_bh(&peer->lock);
+		mroce_peer_unlock_bare(peer);
 		return true;
 	}
 	now = mroce_now();
@@ -942,7 +943,7 @@ static void mroce_peer_tx_work(struct work_struct *work)
 	struct mroce_peer *peer = container_of(work, struct mroce_peer,
 					       tx_work);
 
-	spin_lock_bh(&peer->lock);
+	mroce_peer_lock(peer);
 	if (!peer->dead) {
 		mroce_comp_run(peer);
 		mroce_tx_run(peer, mroce_now(), MROCE_TX_BUDGET);
@@ -1020,10 +1021,10 @@ static void mroce_peer_mark(struct mroce_peer *peer, struct mroce_qp *qp)
 void mroce_peer_kick(struct mroce_peer *peer, struct mroce_qp *qp)
 {
 	if (mroce_peer_kick_waits(peer, qp)) {
-		if (!spin_trylock_bh(&peer->lock)) {
+		if (!mroce_peer_trylock(peer)) {
 			if (!READ_ONCE(peer->rx_data))
 				goto mark;
-			spin_lock_bh(&peer->lock);
+			mroce_peer_lock(peer);
 		}
 		/*
 		 * Under the lock: put the QP on the transmit list ourselves
@@ -1051,7 +1052,7 @@ mark:
 		queue_work_on(READ_ONCE(peer->tx_cpu), mroce_wq, &peer->tx_work);
 		return;
 	}
-	if (!spin_trylock_bh(&peer->lock))
+	if (!mroce_peer_trylock(peer))
 		return;
 run:
 	if (!peer->dead && !peer->conn.inflight) {
@@ -1069,7 +1070,7 @@ void mroce_peer_send_hs(struct mroce_peer *peer, u8 opcode, u32 reason)
 	struct sk_buff *skb;
 	u32 len = mroce_hdr_len(opcode);
 
-	lockdep_assert_held(&peer->lock);
+	mroce_peer_assert_both(peer);
 	skb = mroce_net_alloc_skb(peer->mdev, len, GFP_ATOMIC);
 	if (!skb)
 		return;		/* the handshake timer sends it again */
@@ -1129,7 +1130,7 @@ void mroce_peer_fail_qps(struct mroce_peer *peer, mroce_qp_pick_fn pick,
 	struct mroce_qp *qp, *tmp;
 	struct mroce_swqe *swqe;
 
-	lockdep_assert_held(&peer->lock);
+	mroce_peer_assert_both(peer);
 	list_for_each_entry_safe(qp, tmp, &peer->qps, xport.peer_node) {
 		swqe = NULL;
 		if (qp->xport.state != MROCE_XQP_DEAD && pick(qp, arg, &swqe))
@@ -1167,7 +1168,7 @@ void mroce_peer_hs_result(struct mroce_peer *peer, u32 act, u64 now)
 	struct mroce_qp *qp;
 	u64 nonce;
 
-	lockdep_assert_held(&peer->lock);
+	mroce_peer_assert_both(peer);
 	mroce_peer_trace_hs(peer);
 	if (act & MROCE_HS_SEND_REQ)
 		mroce_peer_send_hs(peer, MROCE_OP_CONN_REQ, 0);
@@ -1216,7 +1217,7 @@ void mroce_peer_hs_result(struct mroce_peer *peer, u32 act, u64 now)
 
 void mroce_peer_connect(struct mroce_peer *peer, u64 now)
 {
-	lockdep_assert_held(&peer->lock);
+	mroce_peer_assert_both(peer);
 	mroce_peer_hs_result(peer, mroce_conn_connect(&peer->conn, now), now);
 }
 

@@ -172,6 +172,7 @@ static struct mroce_rmsg *mroce_rx_rmsg(struct mroce_rx_ctx *rc, u32 msn,
 	struct mroce_rwqe *rwqe;
 	int err;
 
+	mroce_peer_assert_rx(rc->peer);
 	if (mroce_psn_before(msn, xp->rq_base)) {
 		/* Its message completed already: the stream says otherwise. */
 		mroce_rx_peer_count(rc, MROCE_CNT_DROP_UNEXPECTED);
@@ -299,6 +300,7 @@ static enum mroce_rx_res mroce_rx_request(struct mroce_rx_ctx *rc)
 	struct mroce_mr *mr;
 	u32 len, access;
 
+	mroce_peer_assert_both(rc->peer);
 	/* At most max_dest_rd_atomic requests pending, as we promised. */
 	if (mroce_psn_before(d->msn, xp->rd_exec) ||
 	    d->msn - xp->rd_resp >= min_t(u32, xp->max_dest_rd,
@@ -406,6 +408,7 @@ static enum mroce_rx_res mroce_rx_answer(struct mroce_rx_ctx *rc)
 	int err;
 	u32 ssn;
 
+	mroce_peer_assert_both(rc->peer);
 	if (xp->state != MROCE_XQP_RTS ||
 	    d->msn - xp->rd_done >= xp->rd_next - xp->rd_done)
 		goto unexpected;
@@ -488,7 +491,7 @@ void mroce_rx_tomb_add(struct mroce_peer *peer, struct mroce_qp *qp)
 	const struct mroce_qp_xport *xp = &qp->xport;
 	struct mroce_tomb *t;
 
-	lockdep_assert_held(&peer->lock);
+	mroce_peer_assert_both(peer);
 	if (!xp->srx_live)
 		return;
 	t = &peer->tombs[peer->tomb_next++ % MROCE_PEER_TOMBS];
@@ -502,7 +505,7 @@ void mroce_rx_tomb_clear(struct mroce_peer *peer, u32 qpn)
 {
 	unsigned int i;
 
-	lockdep_assert_held(&peer->lock);
+	mroce_peer_assert_both(peer);
 	for (i = 0; i < MROCE_PEER_TOMBS; i++) {
 		if (peer->tombs[i].qpn == qpn)
 			peer->tombs[i].until = 0;
@@ -522,6 +525,7 @@ static enum mroce_tomb_res mroce_rx_tomb(struct mroce_peer *peer, u32 qpn,
 	u64 now = 0;
 	unsigned int i;
 
+	mroce_peer_assert_rx(peer);
 	for (i = 0; i < MROCE_PEER_TOMBS; i++) {
 		const struct mroce_tomb *t = &peer->tombs[i];
 
@@ -547,6 +551,7 @@ static enum mroce_rx_res mroce_rx_stream(struct mroce_rx_ctx *rc)
 	enum mroce_rx_res res;
 	int needs;
 
+	mroce_peer_assert_rx(rc->peer);
 	rc->qp = mroce_xport_find_qp(rc->peer, d->stream_id);
 	switch (rc->qp ? MROCE_TOMB_NONE :
 		mroce_rx_tomb(rc->peer, d->stream_id, d->stream_psn)) {
@@ -1033,7 +1038,7 @@ static void mroce_rx_req(struct sk_buff *skb, const struct mroce_rx_meta *meta,
 	if (peer) {
 		u64 now;
 
-		spin_lock_bh(&peer->lock);
+		mroce_peer_lock(peer);
 		/* Under the lock: the core's clock never runs backwards. */
 		now = mroce_now();
 		if (!peer->dead)
@@ -1085,7 +1090,7 @@ void mroce_rx_conn_req(struct mroce_dev *mdev, struct sk_buff *skb)
 		mroce_counter_inc(mdev, MROCE_CNT_DROP_NOMEM);
 		return;
 	}
-	spin_lock_bh(&peer->lock);
+	mroce_peer_lock(peer);
 	if (!peer->dead) {
 		now = mroce_now();
 		mroce_peer_hs_result(peer, mroce_conn_on_hs(&peer->conn, &pkt,
@@ -1115,7 +1120,7 @@ static void mroce_rx_unknown(const struct mroce_rx_meta *meta,
 	rcu_read_lock();
 	peer = mroce_peer_lookup(mdev, &meta->saddr);
 	if (peer) {
-		spin_lock_bh(&peer->lock);
+		mroce_peer_lock(peer);
 		if (!peer->dead) {
 			now = mroce_now();
 			trace_mroce_nak(mdev->ibdev.index, peer->id, 0,
@@ -1242,9 +1247,9 @@ static void mroce_rx_one(struct sk_buff *skb, const struct mroce_rx_meta *meta,
 	}
 	if (peer != bu->peer) {
 		mroce_rx_burst_end(bu, true);
-		spin_lock_bh(&peer->lock);
+		mroce_peer_lock(peer);
 		if (peer->dead) {
-			spin_unlock_bh(&peer->lock);
+			mroce_peer_unlock_bare(peer);
 			rcu_read_unlock();
 			goto free;
 		}

@@ -135,7 +135,7 @@ static void mroce_xport_detach(struct mroce_qp *qp)
 
 	if (!peer)
 		return;
-	spin_lock_bh(&peer->lock);
+	mroce_peer_lock(peer);
 	mroce_rx_tomb_add(peer, qp);
 	mroce_comp_release(peer, qp);
 	list_del_init(&xp->peer_node);
@@ -186,7 +186,7 @@ static int mroce_xport_attach(struct mroce_qp *qp,
 			mroce_peer_put(peer);
 			return err;
 		}
-		spin_lock_bh(&peer->lock);
+		mroce_peer_lock(peer);
 		if (!peer->dead && !READ_ONCE(mdev->xport.closing))
 			break;
 		/*
@@ -250,7 +250,7 @@ static void mroce_xport_start(struct mroce_qp *qp,
 	struct mroce_qp_xport *xp = &qp->xport;
 	struct mroce_peer *peer = xp->peer;
 
-	spin_lock_bh(&peer->lock);
+	mroce_peer_lock(peer);
 	if (!xp->stx_live)
 		mroce_stx_init(&xp->stx, mask & IB_QP_SQ_PSN ? attr->sq_psn :
 							       qp->attr.sq_psn);
@@ -308,7 +308,7 @@ int mroce_xport_qp_modify(struct mroce_qp *qp, const struct ib_qp_attr *attr,
 	case IB_QPS_ERR:
 		peer = xp->peer;
 		if (peer) {
-			spin_lock_bh(&peer->lock);
+			mroce_peer_lock(peer);
 			mroce_comp_release(peer, qp);
 			mroce_peer_unlock(peer);
 		}
@@ -319,7 +319,7 @@ int mroce_xport_qp_modify(struct mroce_qp *qp, const struct ib_qp_attr *attr,
 
 	peer = xp->peer;
 	if (peer)
-		spin_lock_bh(&peer->lock);
+		mroce_peer_lock(peer);
 	mroce_xport_attrs(qp, attr, mask);
 	if (peer)
 		mroce_peer_unlock(peer);	/* serves doorbells it held off */
@@ -337,7 +337,7 @@ void mroce_xport_qp_error(struct mroce_qp *qp)
 
 	if (!peer)
 		return;
-	spin_lock_bh(&peer->lock);
+	mroce_peer_lock(peer);
 	mroce_comp_release(peer, qp);
 	mroce_peer_unlock(peer);
 }
@@ -419,7 +419,7 @@ bool mroce_xport_dev_fail(struct mroce_dev *mdev)
 
 	rcu_read_lock();
 	hash_for_each_rcu(xd->peers, bkt, peer, hnode) {
-		spin_lock_bh(&peer->lock);
+		mroce_peer_lock(peer);
 		if (!peer->dead)
 			mroce_peer_fail_qps(peer, mroce_peer_pick_all, 0,
 					    IB_WC_WR_FLUSH_ERR);
