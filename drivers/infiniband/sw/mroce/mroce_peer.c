@@ -852,18 +852,26 @@ static void mroce_peer_arm_tasklet(struct tasklet_struct *t)
 
 /*
  * The core counts timer events in its own statistics; the device counters
- * take their deltas around each call that can move them.
+ * take their deltas around each call that can move them (peer->lock held).
+ * Only the three send-side counters compared below are copied: the rest of
+ * conn.stats holds the responder's receive counters too, which are
+ * rx_lock's (docs/transport.md, "a responder lock", section 2).
  */
 void mroce_peer_stats_begin(struct mroce_peer *peer)
 {
-	peer->stats_mark = peer->conn.stats;
+	const struct mroce_conn_stats *n = &peer->conn.stats;
+
+	lockdep_assert_held(&peer->lock);
+	peer->stats_mark.rtos = n->rtos;
+	peer->stats_mark.ptos = n->ptos;
+	peer->stats_mark.rekeys = n->rekeys;
 }
 
 void mroce_peer_stats_end(struct mroce_peer *peer)
 {
-	const struct mroce_conn_stats *o = &peer->stats_mark;
 	const struct mroce_conn_stats *n = &peer->conn.stats;
 	struct mroce_dev *mdev = peer->mdev;
+	const struct mroce_peer_stats_mark *o = &peer->stats_mark;
 
 	if (n->rtos != o->rtos)
 		mroce_counter_add(mdev, MROCE_CNT_RTO, n->rtos - o->rtos);
@@ -1156,6 +1164,7 @@ bool mroce_peer_pick_all(struct mroce_qp *qp, u64 arg,
 static bool mroce_peer_pick_orphan(struct mroce_qp *qp, u64 nonce,
 				   struct mroce_swqe **swqe)
 {
+	/* Both locks held: neither side can be setting it. */
 	u64 bound = qp->xport.bound_nonce;
 
 	return bound && bound != nonce;
@@ -1272,8 +1281,13 @@ static void mroce_peer_acked(void *ctx, u64 cookie, u32 len, u8 path)
 	xp = &qp->xport;
 	if (!mroce_xport_stream_ack(xp, psn))
 		return;
-	if (!xp->bound_nonce)
-		xp->bound_nonce = peer->conn.hs.remote.nonce;
+	/*
+	 * Requester side; the responder sets it too (mroce_rx_stream()),
+	 * under rx_lock: both store the same nonce, once, and its readers
+	 * hold both locks. The cmpxchg annotates that race.
+	 */
+	if (!READ_ONCE(xp->bound_nonce))
+		cmpxchg64(&xp->bound_nonce, 0, peer->conn.hs.remote.nonce);
 	mroce_comp_mark(peer, qp);
 }
 

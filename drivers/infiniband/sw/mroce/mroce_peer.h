@@ -187,6 +187,13 @@ struct mroce_rx_flow {
 	atomic_t	state;	/* CPU and count: mroce_steer_take() */
 };
 
+/* conn.stats' send-side timer counts before a core call (peer->lock). */
+struct mroce_peer_stats_mark {
+	u64	rtos;
+	u64	ptos;
+	u64	rekeys;
+};
+
 struct mroce_peer {
 	struct mroce_dev	*mdev;
 	struct hlist_node	hnode;		/* mdev->xport.peers */
@@ -231,7 +238,7 @@ struct mroce_peer {
 	u8			hs_state;	/* last state seen, for tracing */
 	u8			tomb_next;
 	struct mroce_tomb	tombs[MROCE_PEER_TOMBS];
-	struct mroce_conn_stats	stats_mark;	/* see mroce_peer_stats_end() */
+	struct mroce_peer_stats_mark stats_mark; /* mroce_peer_stats_end() */
 	struct hrtimer		timer;
 	struct tasklet_struct	arm_tasklet;	/* softirq: arm after NET_RX */
 	struct work_struct	tx_work;

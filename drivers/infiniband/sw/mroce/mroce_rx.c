@@ -659,8 +659,9 @@ static enum mroce_rx_res mroce_rx_stream(struct mroce_rx_ctx *rc)
 	 */
 	if (!READ_ONCE(rc->peer->neigh_confirm))
 		WRITE_ONCE(rc->peer->neigh_confirm, true);
-	if (!xp->bound_nonce)
-		xp->bound_nonce = rc->peer->conn.hs.remote.nonce;
+	/* Responder side; the requester's is in mroce_peer_acked(). */
+	if (!READ_ONCE(xp->bound_nonce))
+		cmpxchg64(&xp->bound_nonce, 0, rc->peer->conn.hs.remote.nonce);
 	mroce_comp_pop(rc->peer, rc->qp);
 	return MROCE_RX_ACCEPT;
 }
@@ -883,7 +884,9 @@ static void mroce_rx_trace_ack(struct mroce_peer *peer,
 					p->stats.ce_pkts, p->stats.lost_pkts);
 		trace_mroce_path_stats(dev, peer->id, path, p->stats.tx_pkts,
 				       p->stats.tx_bytes, p->stats.acked_pkts,
-				       p->stats.rx_pkts, p->stats.naks,
+				       /* the responder's: a racy read */
+				       READ_ONCE(p->stats.rx_pkts),
+				       p->stats.naks,
 				       p->stats.ptos, p->stats.rtos,
 				       p->stats.rekeys);
 	}
