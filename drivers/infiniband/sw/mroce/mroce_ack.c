@@ -105,8 +105,8 @@ u32 mroce_rnr_timer_us(u8 min_rnr_timer)
 
 /*
  * Queue the ACKs that are due, or with @all whatever is unreported
- * (peer->lock held). One ACK carries every path; more only if it ran out
- * of blocks.
+ * (rx_lock held), on the responder's control queue (rx_ctlq). One ACK
+ * carries every path; more only if it ran out of blocks.
  */
 static void mroce_ack_send(struct mroce_peer *peer, u64 now, bool all)
 {
@@ -140,11 +140,11 @@ static void mroce_ack_send(struct mroce_peer *peer, u64 now, bool all)
 		}
 		skb_put(skb, len);
 		mroce_counter_inc(peer->mdev, MROCE_CNT_ACKS_SENT);
-		mroce_peer_queue_ctl(peer, skb);
+		mroce_peer_queue_rx_ctl(peer, skb);
 	}
 }
 
-/* Send the ACKs that are due (peer->lock held). */
+/* Send the ACKs that are due (rx_lock held). */
 void mroce_ack_maybe(struct mroce_peer *peer, u64 now)
 {
 	mroce_ack_send(peer, now, false);
@@ -218,7 +218,7 @@ void mroce_ack_nak(struct mroce_peer *peer, const struct mroce_pkt *pkt,
 		mroce_counter_inc(peer->mdev, MROCE_CNT_SEND_RNR);
 	trace_mroce_nak(peer->mdev->ibdev.index, peer->id, 1, code,
 			n->stream_id, n->stream_psn, n->ssn, arg);
-	mroce_peer_queue_ctl(peer, skb);
+	mroce_peer_queue_rx_ctl(peer, skb);
 }
 
 /*

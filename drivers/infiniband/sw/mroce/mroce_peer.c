@@ -78,6 +78,7 @@ static void mroce_peer_free_work(struct work_struct *work)
 	cancel_delayed_work_sync(&peer->gc_work);
 	skb_queue_purge(&peer->xmitq);
 	skb_queue_purge(&peer->ctlq);
+	skb_queue_purge(&peer->rx_ctlq);
 	skb_queue_purge(&peer->sendq);
 	skb_queue_purge(&peer->sendctl);
 	xa_destroy(&peer->qp_xa);
@@ -162,6 +163,7 @@ static struct mroce_peer *mroce_peer_alloc(struct mroce_dev *mdev,
 	INIT_LIST_HEAD(&peer->comp_list);
 	skb_queue_head_init(&peer->xmitq);
 	skb_queue_head_init(&peer->ctlq);
+	skb_queue_head_init(&peer->rx_ctlq);
 	spin_lock_init(&peer->send_lock);
 	skb_queue_head_init(&peer->sendq);
 	skb_queue_head_init(&peer->sendctl);
@@ -330,31 +332,47 @@ void mroce_peers_close_all(struct mroce_dev *mdev)
 
 /* --------------------------------------------------------- transmit queue */
 
-static void mroce_peer_queue(struct mroce_peer *peer, struct sk_buff *skb,
-			     u8 dst, u16 sport, u8 tos)
+static __always_inline void mroce_peer_queue(struct sk_buff_head *q,
+					     struct sk_buff *skb, u8 dst,
+					     u16 sport, u8 tos)
 {
 	struct mroce_skb_cb *cb = mroce_cb(skb);
 
-	lockdep_assert_held(&peer->lock);
 	memset(cb, 0, sizeof(*cb));
 	cb->dst = dst;
 	cb->sport = sport;
 	cb->tos = tos;
-	__skb_queue_tail(dst == MROCE_CTL_DST ? &peer->ctlq : &peer->xmitq,
-			 skb);
+	__skb_queue_tail(q, skb);
 }
 
 /* A data packet or PROBE, sent on @path with the core's source port. */
 void mroce_peer_queue_path(struct mroce_peer *peer, struct sk_buff *skb,
 			   u8 path, u16 sport)
 {
-	mroce_peer_queue(peer, skb, path, sport, INET_ECN_ECT_0);
+	lockdep_assert_held(&peer->lock);
+	mroce_peer_queue(&peer->xmitq, skb, path, sport, INET_ECN_ECT_0);
 }
 
-/* An ACK, NAK or handshake packet: the control route, not ECN-capable. */
+/*
+ * A handshake packet (both locks held): the control route, not
+ * ECN-capable.
+ */
 void mroce_peer_queue_ctl(struct mroce_peer *peer, struct sk_buff *skb)
 {
-	mroce_peer_queue(peer, skb, MROCE_CTL_DST, peer->ctl_sport, 0);
+	lockdep_assert_held(&peer->lock);
+	mroce_peer_queue(&peer->ctlq, skb, MROCE_CTL_DST, peer->ctl_sport, 0);
+}
+
+/*
+ * An ACK or NAK, built by the responder (rx_lock held): the control route
+ * too, from the responder's own queue, which the unlock that ends the hold
+ * hands over (mroce_peer_handoff() with both locks held).
+ */
+void mroce_peer_queue_rx_ctl(struct mroce_peer *peer, struct sk_buff *skb)
+{
+	mroce_peer_assert_rx(peer);
+	mroce_peer_queue(&peer->rx_ctlq, skb, MROCE_CTL_DST, peer->ctl_sport,
+			 0);
 }
 
 /* Nothing of ours is on the wire: no path has a transmission outstanding. */
@@ -374,18 +392,22 @@ bool mroce_peer_idle(const struct mroce_peer *peer)
 #define MROCE_HANDED_DATA	BIT(1)
 
 /*
- * Move what this hold of peer->lock built to the send queues, before the
- * lock is dropped: the order of handoffs is the order of building, so each
- * path's packets stay in path PSN order. Returns MROCE_HANDED_* of what
- * moved; the caller sends after unlocking (mroce_peer_flush()). Inlined:
- * every unlock runs it, mostly to find both queues empty.
+ * Move what this hold of both locks built to the send queues, before the
+ * locks are dropped: the order of handoffs is the order of building, so
+ * each path's packets stay in path PSN order. The requester's handshake
+ * packets go before the responder's ACKs and NAKs of the same hold (no
+ * packet needs the other order: ACKs are built only on an established
+ * connection, and a CLOSE is built by a hold that marks the peer dead).
+ * Returns MROCE_HANDED_* of what moved; the caller sends after unlocking
+ * (mroce_peer_flush()). Inlined: every unlock runs it, mostly to find the
+ * queues empty.
  */
 static __always_inline unsigned int mroce_peer_handoff(struct mroce_peer *peer)
 {
 	unsigned int handed = 0;
 
-	lockdep_assert_held(&peer->lock);
-	if (!skb_queue_empty(&peer->ctlq))
+	mroce_peer_assert_both(peer);
+	if (!skb_queue_empty(&peer->ctlq) || !skb_queue_empty(&peer->rx_ctlq))
 		handed |= MROCE_HANDED_CTL;
 	if (!skb_queue_empty(&peer->xmitq))
 		handed |= MROCE_HANDED_DATA;
@@ -393,6 +415,7 @@ static __always_inline unsigned int mroce_peer_handoff(struct mroce_peer *peer)
 		return 0;
 	spin_lock(&peer->send_lock);
 	skb_queue_splice_tail_init(&peer->ctlq, &peer->sendctl);
+	skb_queue_splice_tail_init(&peer->rx_ctlq, &peer->sendctl);
 	skb_queue_splice_tail_init(&peer->xmitq, &peer->sendq);
 	spin_unlock(&peer->send_lock);
 	return handed;

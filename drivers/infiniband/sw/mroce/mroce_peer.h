@@ -61,9 +61,10 @@
  *               directly (latency); a user QP's waits for a lock busy
  *               with received data (mroce_peer_kick_waits())
  * All of them build packets under peer->lock onto the peer's build queues
- * (data and PROBEs on peer->xmitq, ACKs, NAKs and handshake packets on
- * peer->ctlq), hand them to the send queues before dropping it, and send
- * after (mroce_peer_flush()). The send queues have a lock of their own,
+ * (data and PROBEs on peer->xmitq, handshake packets on peer->ctlq; ACKs
+ * and NAKs, built by the responder, on peer->rx_ctlq under rx_lock), hand
+ * them to the send queues before dropping it, and send after
+ * (mroce_peer_flush()). The send queues have a lock of their own,
  * held only to splice: a sender never waits for a holder of peer->lock
  * that is building (a data packet takes microseconds). Data has one sender
  * at a time (peer->xmitting), on tx_cpu, so each path's packets leave in
@@ -223,7 +224,9 @@ struct mroce_peer {
 	struct list_head	tx_list;	/* QPs with something to send */
 	struct list_head	comp_list;	/* QPs with completions to check */
 	struct sk_buff_head	xmitq;		/* built: data and PROBEs, path order */
-	struct sk_buff_head	ctlq;		/* built: ACKs, NAKs, handshake */
+	struct sk_buff_head	ctlq;		/* built: handshake packets */
+	/* the responder's (rx_lock): ACKs and NAKs it built */
+	struct sk_buff_head	rx_ctlq;
 	spinlock_t		send_lock;	/* the three below */
 	bool			xmitting;	/* a CPU is sending sendq's data */
 	struct sk_buff_head	sendq;		/* handed over: data, path order */
@@ -347,6 +350,7 @@ bool mroce_peer_idle(const struct mroce_peer *peer);
 void mroce_peer_queue_path(struct mroce_peer *peer, struct sk_buff *skb,
 			   u8 path, u16 sport);
 void mroce_peer_queue_ctl(struct mroce_peer *peer, struct sk_buff *skb);
+void mroce_peer_queue_rx_ctl(struct mroce_peer *peer, struct sk_buff *skb);
 void mroce_peer_stats_begin(struct mroce_peer *peer);
 void mroce_peer_stats_end(struct mroce_peer *peer);
 void mroce_peer_hs_result(struct mroce_peer *peer, u32 act, u64 now);
