@@ -24,7 +24,7 @@ DESTDIR ?=
 VMRUN := python3 $(TOP)/selftests/qemu/vmrun.py --kver $(KVER)
 
 .PHONY: help deps modules clean install dkms-install unit fuzz style vmtest \
-	vmshell check demo bench bench-sim corebench insnprof
+	vmtest-lockdep vmshell check demo bench bench-sim corebench insnprof
 
 help:
 	@echo "mroce make targets (KVER=$(KVER)):"
@@ -36,6 +36,8 @@ help:
 	@echo "  vmtest        VM selftests (T=<name> for one; logs in build/vm/latest;"
 	@echo "                MROCE_VM_CLOCK=tsc: guest on the TSC instead of the HPET;"
 	@echo "                MROCE_VM_ASLR=on: guest user-space ASLR on, default off)"
+	@echo "  vmtest-lockdep  VM selftests (T=...) on a PROVE_LOCKING build of Debian's 6.1 source"
+	@echo "                (built once into /var/cache/mroce-lockdep, 20-60 min; not in check)"
 	@echo "  vmshell       boot the test VM with mroce installed and open a shell"
 	@echo "  check         deps, modules, style, unit, fuzz smoke, vmtest, then 6.12: build + VM smoke"
 	@echo "                (MROCE_CHECK_KERNELS=\"\" skips it); 'N passed, N failed'"
@@ -72,6 +74,9 @@ fuzz:
 
 vmtest: modules
 	@$(VMRUN) $(VMARGS) $(T)
+
+vmtest-lockdep:
+	@$(TOP)/scripts/vmtest-lockdep.sh $(VMARGS) $(T)
 
 vmshell: modules
 	@$(VMRUN) --shell

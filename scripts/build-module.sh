@@ -2,24 +2,31 @@
 # SPDX-License-Identifier: GPL-2.0
 #
 # Build mroce.ko for one kernel with W=1 and fail on any compiler warning.
-# Usage: build-module.sh [--out <dir>] <kver> [extra kbuild args...]
+# Usage: build-module.sh [--out <dir>] [--kdir <dir>] <kver> [extra kbuild args...]
 #   --out <dir>  build in <dir> instead of the source tree (a tree of
 #                symlinks to the sources; the objects land there), so a
 #                build for another kernel (make check's 6.12 stage) leaves
 #                the tree's build for the VM kernel alone. The module is
 #                <dir>/drivers/infiniband/sw/mroce/mroce.ko, the log
 #                <dir>/modules.log.
+#   --kdir <dir> the kernel build tree to build against (default
+#                /lib/modules/<kver>/build; the lockdep kernel's is in its
+#                cache: selftests/qemu/lockdep-kernel.sh)
 set -euo pipefail
 
 top=$(cd "$(dirname "$0")/.." && pwd)
 out=
-if [ "${1:-}" = --out ]; then
-	out=$2
-	shift 2
-fi
+kdir=
+while :; do
+	case ${1:-} in
+	--out) out=$2; shift 2 ;;
+	--kdir) kdir=$2; shift 2 ;;
+	*) break ;;
+	esac
+done
 kver=$1
 shift
-kdir=/lib/modules/$kver/build
+kdir=${kdir:-/lib/modules/$kver/build}
 if [ ! -e "$kdir/Makefile" ]; then
 	echo "build-module: no kernel headers at $kdir (package linux-headers-$kver); run 'make deps'" >&2
 	exit 1

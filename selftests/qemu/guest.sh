@@ -33,7 +33,6 @@ mount -t tracefs tracefs /sys/kernel/tracing
 # other vCPU runs it; under TCG that patch once livelocked (RCU stall in
 # text_poke_bp, CI of e37cfb6). No test reads recorded comms.
 echo 0 > /sys/kernel/tracing/options/record-cmd
-modprobe -q configfs && mount -t configfs configfs /sys/kernel/config
 mount -t bpf bpf /sys/fs/bpf
 mount -t cgroup2 cgroup2 /sys/fs/cgroup
 hostname mroce-vm
@@ -41,7 +40,7 @@ ip link set lo up
 
 # Writable views of read-only host directories: the lower layer is the
 # host's copy, changes go to tmpfs and vanish at power-off.
-modprobe overlay || die "modprobe overlay failed"
+modprobe ${MROCE_MODROOT:+-d "$MROCE_MODROOT"} overlay || die "modprobe overlay failed"
 for dir in /lib/modules /etc; do
 	ovl=/run/ovl$dir
 	mkdir -p "$ovl/upper" "$ovl/work"
@@ -52,6 +51,16 @@ done
 
 kver=$(uname -r)
 export MROCE_KVER=$kver
+# A kernel of our own (vmrun.py --modroot: the lockdep kernel) keeps its
+# modules outside /lib/modules: give them the same writable view there.
+if [ -n "${MROCE_MODROOT:-}" ]; then
+	ovl=/run/ovl/modroot
+	mkdir -p "$ovl/upper" "$ovl/work" "/lib/modules/$kver"
+	mount -t overlay overlay \
+		-o "lowerdir=$MROCE_MODROOT/lib/modules/$kver,upperdir=$ovl/upper,workdir=$ovl/work" \
+		"/lib/modules/$kver" || die "overlay of $MROCE_MODROOT on /lib/modules/$kver failed"
+fi
+modprobe -q configfs && mount -t configfs configfs /sys/kernel/config
 # The module under test: vmrun.py passes its path (--ko) on the command line.
 export MROCE_KO=${MROCE_KO:-$MROCE_REPO/drivers/infiniband/sw/mroce/mroce.ko}
 # The host ran scripts/install-module.sh into this staging root (depmod

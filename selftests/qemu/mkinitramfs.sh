@@ -3,11 +3,15 @@
 #
 # Build the test VM's initramfs: busybox-static, the virtio/9p modules of
 # <kver> in dependency order, and our stage-1 /init.
-# Usage: mkinitramfs.sh <kver> <output.cpio.gz>
+# Usage: mkinitramfs.sh <kver> <output.cpio.gz> [<modroot>]
+#   modroot: the modules are under <modroot>/lib/modules/<kver> (default /;
+#   the lockdep kernel's are in its cache). Modules built into the kernel
+#   are left out.
 set -euo pipefail
 
 kver=$1
 out=$2
+modroot=${3:-/}
 here=$(cd "$(dirname "$0")" && pwd)
 
 busybox=$(command -v busybox || true)
@@ -26,9 +30,10 @@ chmod 755 "$stage/init"
 
 # The modules 9p over virtio-pci needs, each once, dependencies first.
 : > "$stage/modules/order"
-for mod in virtio_pci 9pnet_virtio 9p; do
-	/sbin/modprobe -S "$kver" --show-depends "$mod" | awk '$1 == "insmod" { print $2 }'
-done | awk '!seen[$0]++' | while read -r ko; do
+deps=$(for mod in virtio_pci 9pnet_virtio 9p; do
+	/sbin/modprobe -d "$modroot" -S "$kver" --show-depends "$mod"
+done)
+echo "$deps" | awk '$1 == "insmod" { print $2 }' | awk '!seen[$0]++' | while read -r ko; do
 	# Debian's 6.12 ships its modules xz-compressed (6.1: plain .ko);
 	# busybox's insmod wants them plain.
 	name=$(basename "$ko")
@@ -40,7 +45,8 @@ done | awk '!seen[$0]++' | while read -r ko; do
 	esac
 	echo "$name" >> "$stage/modules/order"
 done
-if [ "$(wc -l < "$stage/modules/order")" -lt 3 ]; then
+builtin=$(echo "$deps" | grep -c '^builtin ' || true)
+if [ $(( $(wc -l < "$stage/modules/order") + builtin )) -lt 3 ]; then
 	echo "mkinitramfs: could not resolve the 9p/virtio modules of $kver" >&2
 	exit 1
 fi

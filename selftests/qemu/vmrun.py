@@ -42,6 +42,13 @@ SELFTESTS = os.path.join(REPO, "selftests")
 # The module the guest installs: the tree's build, or --ko (another build
 # directory in the repository: scripts/build-module.sh --out).
 KO = os.path.join(REPO, "drivers/infiniband/sw/mroce/mroce.ko")
+# The kernel the guest boots and the root its modules are installed under
+# (<root>/lib/modules/<kver>): Debian's, or with --kernel/--modroot a build
+# of our own (make vmtest-lockdep: selftests/qemu/lockdep-kernel.sh). The
+# host root is the guest's root, so a --modroot anywhere on the host is
+# seen by the guest at the same path.
+KERNEL = None   # None: /boot/vmlinuz-<kver>
+MODROOT = "/"
 
 MARKER = re.compile(r"mroce-selftests: (start|begin|end|done|fatal)\b ?(.*)")
 
@@ -176,13 +183,20 @@ def check_vermagic(kver):
                  f"{kver}; rebuild with 'make modules KVER={kver}'")
 
 
+def moddir(kver):
+    """The guest kernel's /lib/modules/<kver> as the host sees it."""
+    return os.path.join(MODROOT, "lib", "modules", kver)
+
+
 def initramfs(kver):
     out = os.path.join(REPO, "build", "vm", f"initramfs-{kver}.cpio.gz")
     inputs = [os.path.join(REPO, "selftests/qemu", n) for n in ("init", "mkinitramfs.sh")]
-    if not os.path.exists(out) or any(os.path.getmtime(i) > os.path.getmtime(out)
+    inputs += [os.path.join(moddir(kver), "modules.dep")]
+    if not os.path.exists(out) or any(os.path.exists(i) and
+                                      os.path.getmtime(i) > os.path.getmtime(out)
                                       for i in inputs):
-        subprocess.run([os.path.join(REPO, "selftests/qemu/mkinitramfs.sh"), kver, out],
-                       check=True)
+        subprocess.run([os.path.join(REPO, "selftests/qemu/mkinitramfs.sh"), kver, out,
+                        MODROOT], check=True)
     return out
 
 
@@ -210,9 +224,9 @@ def stage_install(kver, extra_kos=()):
     if extra_kos:
         os.makedirs(os.path.join(mods, "updates", "extra"))
         subprocess.run(["cp", *extra_kos, os.path.join(mods, "updates", "extra")], check=True)
-    os.symlink(f"/lib/modules/{kver}/kernel", os.path.join(mods, "kernel"))
+    os.symlink(os.path.join(moddir(kver), "kernel"), os.path.join(mods, "kernel"))
     for f in ("modules.order", "modules.builtin", "modules.builtin.modinfo"):
-        src = f"/lib/modules/{kver}/{f}"
+        src = os.path.join(moddir(kver), f)
         if os.path.exists(src):
             subprocess.run(["cp", src, mods], check=True)
     res = subprocess.run([os.path.join(REPO, "scripts", "install-module.sh"), "--ko", KO,
@@ -257,7 +271,8 @@ def qemu_cmd(kver, initrd, outdir, args, monitor=None):
         "sysctl.kernel.sysrq=1", "sysctl.kernel.softlockup_all_cpu_backtrace=1",
         "sysctl.kernel.hung_task_timeout_secs=120", "sysctl.kernel.hung_task_panic=0",
         f"MROCE_REPO={REPO}", f"MROCE_OUT={outdir}", f"MROCE_KO={KO}",
-    ] + (["MROCE_SHELL=1"] if args.shell else []) + CLOCKS[args.clock] + ASLR[args.aslr]
+    ] + ([f"MROCE_MODROOT={MODROOT}"] if MODROOT != "/" else [])
+        + (["MROCE_SHELL=1"] if args.shell else []) + CLOCKS[args.clock] + ASLR[args.aslr]
         + args.append.split())
     # --plugin: a TCG plugin, "{out}" in its arguments standing for this
     # boot's output directory (the share the guest writes: insnprof's
@@ -274,7 +289,7 @@ def qemu_cmd(kver, initrd, outdir, args, monitor=None):
         "-display", "none", "-vga", "none", "-serial", "stdio",
         "-monitor", f"unix:{monitor},server=on,wait=off" if monitor else "none",
         "-no-reboot", "-nic", "none",
-        "-kernel", f"/boot/vmlinuz-{kver}", "-initrd", initrd,
+        "-kernel", KERNEL or f"/boot/vmlinuz-{kver}", "-initrd", initrd,
         "-append", append,
         "-fsdev", "local,id=hostroot,path=/,security_model=none,readonly=on,multidevs=remap",
         "-device", "virtio-9p-pci,fsdev=hostroot,mount_tag=hostroot",
@@ -592,6 +607,11 @@ def main():
     ap.add_argument("--kver", required=True)
     ap.add_argument("--ko", help="the mroce.ko to test, inside the repository (default: "
                     "the tree's drivers/infiniband/sw/mroce/mroce.ko)")
+    ap.add_argument("--kernel", help="the kernel image to boot (default /boot/vmlinuz-KVER); "
+                    "its release must be KVER")
+    ap.add_argument("--modroot", help="the guest kernel's modules are under "
+                    "MODROOT/lib/modules/KVER (make modules_install INSTALL_MOD_PATH=MODROOT; "
+                    "default /)")
     ap.add_argument("--out", help="run directory (default build/vm/<timestamp>)")
     ap.add_argument("--mem", default="2G")
     ap.add_argument("--smp", type=int, default=2)
@@ -632,8 +652,16 @@ def main():
         if os.path.relpath(KO, REPO).startswith(".."):
             sys.exit(f"vmrun: --ko {args.ko} is outside the repository the guest mounts")
 
-    if not os.access(f"/boot/vmlinuz-{args.kver}", os.R_OK):
-        sys.exit(f"vmrun: /boot/vmlinuz-{args.kver} missing or unreadable; run 'make deps'")
+    global KERNEL, MODROOT
+    if args.kernel:
+        KERNEL = os.path.abspath(args.kernel)
+    if args.modroot:
+        MODROOT = os.path.abspath(args.modroot)
+    image = KERNEL or f"/boot/vmlinuz-{args.kver}"
+    if not os.access(image, os.R_OK):
+        sys.exit(f"vmrun: {image} missing or unreadable; run 'make deps'")
+    if not os.path.isfile(os.path.join(moddir(args.kver), "modules.dep")):
+        sys.exit(f"vmrun: no modules of {args.kver} in {moddir(args.kver)}")
     check_vermagic(args.kver)
     build_tools()
     initrd = initramfs(args.kver)

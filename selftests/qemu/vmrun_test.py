@@ -185,5 +185,37 @@ class RunBootsTest(unittest.TestCase):
         self.assertEqual((left, boots, early), ([], 3, 1))
 
 
+
+class KernelImageTest(unittest.TestCase):
+    """--kernel/--modroot (make vmtest-lockdep): what QEMU boots and what
+    the guest is told about the modules."""
+
+    def setUp(self):
+        self.saved = (vmrun.KERNEL, vmrun.MODROOT)
+        self.args = types.SimpleNamespace(shell=False, clock="hpet", aslr="off", append="",
+                                          smp=2, mem="2G", plugin=None, tcg_thread=None)
+
+    def tearDown(self):
+        vmrun.KERNEL, vmrun.MODROOT = self.saved
+
+    def cmd(self):
+        cmd = vmrun.qemu_cmd("K", "initrd", "/out", self.args)
+        return cmd[cmd.index("-kernel") + 1], cmd[cmd.index("-append") + 1].split()
+
+    def test_default_is_debians_kernel(self):
+        vmrun.KERNEL, vmrun.MODROOT = None, "/"
+        image, append = self.cmd()
+        self.assertEqual(image, "/boot/vmlinuz-K")
+        self.assertFalse([w for w in append if w.startswith("MROCE_MODROOT=")])
+        self.assertEqual(vmrun.moddir("K"), "/lib/modules/K")
+
+    def test_own_kernel_and_modules(self):
+        vmrun.KERNEL, vmrun.MODROOT = "/cache/obj/bzImage", "/cache/mods"
+        image, append = self.cmd()
+        self.assertEqual(image, "/cache/obj/bzImage")
+        self.assertIn("MROCE_MODROOT=/cache/mods", append)
+        self.assertEqual(vmrun.moddir("K"), "/cache/mods/lib/modules/K")
+
+
 if __name__ == "__main__":
     unittest.main(verbosity=2)
