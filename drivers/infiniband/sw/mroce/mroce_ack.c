@@ -130,7 +130,7 @@ static void mroce_ack_send(struct mroce_peer *peer, u64 now, bool all)
 		if (!skb)
 			skb = mroce_net_alloc_skb(peer->mdev, cap, GFP_ATOMIC);
 		if (!skb)
-			return;	/* still due: the timer tries again */
+			return;	/* still due: the ACK timer tries again */
 		/* Nothing left to report ends the loop here. */
 		len = mroce_conn_build_ack(&peer->conn, now, skb_tail_pointer(skb),
 					   cap);
@@ -153,9 +153,9 @@ void mroce_ack_maybe(struct mroce_peer *peer, u64 now)
 /*
  * A receive burst ended and the next packet, if any, is not this peer's: send
  * what it left unacknowledged now instead of at the delayed-ACK deadline.
- * That deadline rides the peer's timer, which in a busy or virtualised
- * host fires milliseconds late, long enough for the sender to take the
- * silence for loss. The burst already spread the ACK's cost over its
+ * That deadline rides the responder's ACK timer (mroce_peer.c), which in
+ * a busy or virtualised host fires milliseconds late, long enough for the
+ * sender to take the silence for loss. The burst already spread the ACK's cost over its
  * packets.
  */
 void mroce_ack_flush(struct mroce_peer *peer, u64 now)

@@ -73,6 +73,13 @@ static void mroce_peer_free_work(struct work_struct *work)
 	mroce_peer_unlock_bare(peer);
 	tasklet_kill(&peer->arm_tasklet);
 	hrtimer_cancel(&peer->timer);
+	/*
+	 * Started under rx_lock by holders that found ->dead false, i.e.
+	 * before the hold above, or by its own callback's retry, which
+	 * hrtimer_cancel() waits for and then cancels; a callback that finds
+	 * ->dead does nothing.
+	 */
+	hrtimer_cancel(&peer->ack_timer);
 	cancel_work_sync(&peer->tx_work);
 	cancel_work_sync(&peer->xmit_work);
 	cancel_delayed_work_sync(&peer->gc_work);
@@ -94,6 +101,7 @@ void mroce_peer_put(struct mroce_peer *peer)
 }
 
 static bool mroce_peer_timer_fn(struct hrtimer *timer);
+static enum hrtimer_restart mroce_peer_ack_timer(struct hrtimer *timer);
 static __always_inline unsigned int mroce_peer_handoff(struct mroce_peer *peer);
 static void mroce_peer_arm_tasklet(struct tasklet_struct *t);
 static void mroce_peer_tx_work(struct work_struct *work);
@@ -171,6 +179,9 @@ static struct mroce_peer *mroce_peer_alloc(struct mroce_dev *mdev,
 	peer->wake_at = U64_MAX;
 	hrtimer_init(&peer->timer, CLOCK_MONOTONIC, HRTIMER_MODE_ABS_SOFT);
 	peer->timer.function = mroce_peer_timer;
+	peer->ack_timer_at = U64_MAX;
+	hrtimer_init(&peer->ack_timer, CLOCK_MONOTONIC, HRTIMER_MODE_ABS_SOFT);
+	peer->ack_timer.function = mroce_peer_ack_timer;
 	tasklet_setup(&peer->arm_tasklet, mroce_peer_arm_tasklet);
 	INIT_WORK(&peer->tx_work, mroce_peer_tx_work);
 	INIT_WORK(&peer->free_work, mroce_peer_free_work);
@@ -387,6 +398,116 @@ bool mroce_peer_idle(const struct mroce_peer *peer)
 	return true;
 }
 
+/* ------------------------------------------------ the responder's timer */
+
+/*
+ * The ACK timer's callback found rx_lock taken, or acknowledges again after
+ * an ACK that found no memory: this much later.
+ */
+#define MROCE_PEER_ACK_RETRY_NS		(20 * NSEC_PER_USEC)
+
+/*
+ * The responder's own timer, for the core's receive-side deadline
+ * (mroce_conn_ack_deadline(): an ACK deferred for ack_every or ack_delay,
+ * or at once for a fallen grant the hint pass could not push for want of
+ * memory), rx_lock held. The peer timer covers the send side only.
+ *
+ * Started here, under rx_lock, not after the unlock as the peer timer is
+ * (mroce_peer_timer_apply()): that move paid because the peer timer moved
+ * at nearly every unlock of a ping-pong; this one is started only when an
+ * ACK is deferred -- never on the ping-pong, whose every last packet
+ * carries AR and is acknowledged in its own hold -- and only when its
+ * deadline comes before the expiry already standing. Only the free work
+ * cancels it: an ACK sent before the expiry leaves it queued, and the
+ * expiry, finding nothing due, costs one rx_lock round and starts it again
+ * at the next deferred ACK's deadline, if any: on bulk traffic at most one
+ * expiry per delayed-ACK interval, where a cancel per sent ACK and a start
+ * per deferred one would reprogram the CPU's timer twice per ACK. Under the
+ * lock the starts are ordered by the lock itself (no sequence to check
+ * again after the unlock), and none comes after the free work's cancel:
+ * ->dead is checked here, under rx_lock, and the free work sets it with
+ * both locks before it cancels.
+ *
+ * ack_timer_at is the expiry last started (U64_MAX once the callback ran
+ * under the lock); the timer is queued at or before it, or its callback is
+ * on its way, which starts it again for whatever is still due. Inlined into
+ * every unlock's hand-off: with no ACK deferred it is one comparison.
+ */
+static __always_inline void mroce_peer_ack_arm(struct mroce_peer *peer)
+{
+	u64 t;
+
+	mroce_peer_assert_rx(peer);
+	t = mroce_conn_ack_deadline(&peer->conn);
+	if (likely(t >= peer->ack_timer_at) || peer->dead)
+		return;
+	/* The callback's own retry: a deadline still due would loop. */
+	t = max(t, peer->ack_floor);
+	if (t >= peer->ack_timer_at)
+		return;
+	peer->ack_timer_at = t;
+	hrtimer_start(&peer->ack_timer, ns_to_ktime(t), HRTIMER_MODE_ABS_SOFT);
+}
+
+/*
+ * End a hold of rx_lock alone (the ACK timer's): arm, hand the ACKs and
+ * NAKs built to the send queues, unlock, send them. No peer->lock work
+ * can be pending: nothing of the requester's runs under rx_lock alone.
+ */
+static void mroce_peer_rx_unlock(struct mroce_peer *peer)
+{
+	bool handed;
+
+	mroce_peer_assert_rx(peer);
+	mroce_peer_ack_arm(peer);
+	handed = !skb_queue_empty(&peer->rx_ctlq);
+	if (handed) {
+		spin_lock(&peer->send_lock);
+		skb_queue_splice_tail_init(&peer->rx_ctlq, &peer->sendctl);
+		spin_unlock(&peer->send_lock);
+	}
+	spin_unlock_bh(&peer->rx_lock);
+	if (handed)
+		mroce_peer_flush(peer, false);
+}
+
+/*
+ * The delayed-ACK deadline passed (or a pushed grant is due): under rx_lock
+ * alone, which excludes all responder work since every other holder takes
+ * both locks. A busy lock's holder is another CPU's (this is softirq, and
+ * every holder disables BH): come back a little later rather than spin --
+ * its hold may end with the ACK anyway (a receive's epilogue sends what is
+ * due). ack_timer_at keeps the expiry that fired, which is past: a
+ * holder's arm meanwhile starts nothing for a later deadline, and the
+ * retry's callback arms for it.
+ */
+static enum hrtimer_restart mroce_peer_ack_timer(struct hrtimer *timer)
+{
+	struct mroce_peer *peer = container_of(timer, struct mroce_peer,
+					       ack_timer);
+	u64 now;
+
+	if (!spin_trylock_bh(&peer->rx_lock)) {
+		if (!READ_ONCE(peer->dead))
+			hrtimer_start(timer,
+				      ktime_add_ns(ktime_get(),
+						   MROCE_PEER_ACK_RETRY_NS),
+				      HRTIMER_MODE_ABS_SOFT);
+		return HRTIMER_NORESTART;
+	}
+	if (peer->dead) {
+		spin_unlock_bh(&peer->rx_lock);
+		return HRTIMER_NORESTART;
+	}
+	now = mroce_now();
+	peer->ack_timer_at = U64_MAX;
+	peer->ack_floor = now + MROCE_PEER_ACK_RETRY_NS;
+	if (mroce_conn_on_ack_timer(&peer->conn, now))
+		mroce_ack_maybe(peer, now);
+	mroce_peer_rx_unlock(peer);
+	return HRTIMER_NORESTART;
+}
+
 /* What mroce_peer_handoff() handed over. */
 #define MROCE_HANDED_CTL	BIT(0)
 #define MROCE_HANDED_DATA	BIT(1)
@@ -407,6 +528,7 @@ static __always_inline unsigned int mroce_peer_handoff(struct mroce_peer *peer)
 	unsigned int handed = 0;
 
 	mroce_peer_assert_both(peer);
+	mroce_peer_ack_arm(peer);
 	if (!skb_queue_empty(&peer->ctlq) || !skb_queue_empty(&peer->rx_ctlq))
 		handed |= MROCE_HANDED_CTL;
 	if (!skb_queue_empty(&peer->xmitq))
@@ -554,16 +676,17 @@ struct mroce_peer_arm {
 };
 
 /*
- * The earliest deadline anybody has, and whether arming for it would touch
- * the timer at all (peer->lock held): false when the timer already stands
- * where it should, within the slack, or nothing is due and none is armed.
- * Inlined: every unlock asks, and mostly hears false.
+ * The earliest deadline anybody but the responder has (its delayed ACK has
+ * its own timer: mroce_peer_ack_arm()), and whether arming for it would
+ * touch the timer at all (peer->lock held): false when the timer already
+ * stands where it should, within the slack, or nothing is due and none is
+ * armed. Inlined: every unlock asks, and mostly hears false.
  *
  * It reads no clock: in a VM the clocksource may be an emulated HPET, where
  * each read is a trip to the device model. A deadline already past needs
  * none -- the hrtimer core fires an expiry in the past at once -- except
  * from the timer's own callback: the softirq runs every expiry up to the
- * time it read before the callbacks, so a deadline still due there (an ACK
+ * time it read before the callbacks, so a deadline still due there (work
  * that found no memory) would run again in that loop, and again. The
  * callback's clock (timer_floor) bounds it.
  */
@@ -572,7 +695,7 @@ static __always_inline bool mroce_peer_arm_moves(struct mroce_peer *peer,
 {
 	u64 t;
 
-	t = mroce_conn_next_deadline(&peer->conn);
+	t = mroce_conn_tx_deadline(&peer->conn);
 	t = min(t, peer->wake_at);
 	if (peer->pace_at)
 		t = min(t, peer->pace_at);
@@ -950,7 +1073,8 @@ static bool mroce_peer_timer_fn(struct hrtimer *timer)
 		peer->pace_at = 0;
 
 	mroce_peer_stats_begin(peer);
-	mroce_conn_on_timer(&peer->conn, now, &res);
+	/* The send side's share: the ACK timer has the rest. */
+	mroce_conn_on_tx_timer(&peer->conn, now, &res);
 	mroce_peer_stats_end(peer);
 	if (res.hs)
 		mroce_peer_hs_result(peer, res.hs, now);
@@ -964,7 +1088,6 @@ static bool mroce_peer_timer_fn(struct hrtimer *timer)
 	mroce_peer_wake(peer, now);
 	mroce_comp_run(peer);
 	mroce_tx_run(peer, now, MROCE_TX_BUDGET);
-	mroce_ack_maybe(peer, now);
 	mroce_peer_unlock(peer);
 	return true;
 }

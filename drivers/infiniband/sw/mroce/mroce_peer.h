@@ -34,6 +34,12 @@
  *                             and MR helpers) with it held, as
  *                             mroce_verbs.h allows; they take qp->state_lock,
  *                             queue locks, mr->lock and cq->lock inside it.
+ *   peer->rx_lock             (BH) the responder's share of the above
+ *                             (docs/transport.md, "a responder lock"):
+ *                             taken right after peer->lock by every holder
+ *                             but the ACK timer's callback, which takes it
+ *                             alone (mroce_peer_rx_unlock()); its own
+ *                             control queue, rx_ctlq, and ACK timer.
  *   3. peer->send_lock        (BH) the send queues and peer->xmitting;
  *                             innermost, held for a splice only.
  *
@@ -47,7 +53,10 @@
  * --------
  *   receive     softirq, UDP encap_rcv: data, ACKs, NAKs, handshake
  *   timer       one soft hrtimer per peer at the earliest deadline the
- *               core (or an RNR hold, or pacing) asks for; softirq
+ *               core's send side (or an RNR hold, or pacing) asks for;
+ *               softirq
+ *   ACK timer   the responder's soft hrtimer for the delayed-ACK deadline
+ *               (mroce_peer_ack_arm()); softirq, rx_lock alone
  *   hints       the receiver rate hints (mroce_ack.c): one pass per hint
  *               period, run by the receive burst that ends a period
  *               after the last (softirq; peer->lock by trylock only);
@@ -227,6 +236,9 @@ struct mroce_peer {
 	struct sk_buff_head	ctlq;		/* built: handshake packets */
 	/* the responder's (rx_lock): ACKs and NAKs it built */
 	struct sk_buff_head	rx_ctlq;
+	/* its delayed-ACK timer (mroce_peer_ack_arm()), also rx_lock's */
+	u64			ack_timer_at;	/* last start, U64_MAX = none */
+	u64			ack_floor;	/* no expiry before */
 	spinlock_t		send_lock;	/* the three below */
 	bool			xmitting;	/* a CPU is sending sendq's data */
 	struct sk_buff_head	sendq;		/* handed over: data, path order */
@@ -243,6 +255,7 @@ struct mroce_peer {
 	struct mroce_tomb	tombs[MROCE_PEER_TOMBS];
 	struct mroce_peer_stats_mark stats_mark; /* mroce_peer_stats_end() */
 	struct hrtimer		timer;
+	struct hrtimer		ack_timer;	/* the responder's */
 	struct tasklet_struct	arm_tasklet;	/* softirq: arm after NET_RX */
 	struct work_struct	tx_work;
 	struct work_struct	free_work;
@@ -391,9 +404,11 @@ bool mroce_rx_atomic_exec(struct mroce_peer *peer, struct mroce_qp *qp,
  * The two connection locks (docs/transport.md, "a responder lock apart
  * from the requester's"): peer->lock is the requester's, peer->rx_lock the
  * responder's, always taken after peer->lock and dropped before it. For
- * now every holder takes both (the split's step 2: no behaviour change,
- * the assertions name which side each function belongs to); the receive of
- * SEND/WRITE/PROBE will take rx_lock alone once the cross notes exist.
+ * now every holder takes both (the assertions name which side each
+ * function belongs to) except the ACK timer's callback, which takes
+ * rx_lock alone (mroce_peer_ack_timer()): that excludes all responder work
+ * because everybody else holds both. The receive of SEND/WRITE/PROBE will
+ * take rx_lock alone once the cross notes exist.
  */
 static __always_inline void mroce_peer_lock(struct mroce_peer *peer)
 {
@@ -404,15 +419,17 @@ static __always_inline void mroce_peer_lock(struct mroce_peer *peer)
 /*
  * rx_lock by trylock too: a kick may trylock this peer from under another
  * peer's hold (a completion handler posting), and lockdep reports a second
- * rx_lock taken by spin_lock there as recursion. While every holder takes
- * both it cannot fail.
+ * rx_lock taken by spin_lock there as recursion. With peer->lock ours, the
+ * only other holder can be the ACK timer's callback (rx_lock alone), which
+ * waits for nothing and holds it for one ACK: spin on the trylock, which
+ * lockdep does not count as an acquisition until it succeeds.
  */
 static __always_inline bool mroce_peer_trylock(struct mroce_peer *peer)
 {
 	if (!spin_trylock_bh(&peer->lock))
 		return false;
-	if (unlikely(!spin_trylock(&peer->rx_lock)))
-		spin_lock(&peer->rx_lock);
+	while (unlikely(!spin_trylock(&peer->rx_lock)))
+		cpu_relax();
 	return true;
 }
 
