@@ -165,7 +165,8 @@ static struct mroce_peer *mroce_peer_alloc(struct mroce_dev *mdev,
 	refcount_set(&peer->ref, 1);
 	spin_lock_init(&peer->lock);
 	spin_lock_init(&peer->rx_lock);
-	xa_init(&peer->qp_xa);
+	/* BH: erased under the peer locks (mroce_xport.c). */
+	xa_init_flags(&peer->qp_xa, XA_FLAGS_LOCK_BH);
 	INIT_LIST_HEAD(&peer->qps);
 	INIT_LIST_HEAD(&peer->tx_list);
 	INIT_LIST_HEAD(&peer->comp_list);

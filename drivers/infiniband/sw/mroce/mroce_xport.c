@@ -181,7 +181,14 @@ static int mroce_xport_attach(struct mroce_qp *qp,
 		if (!peer)
 			return READ_ONCE(mdev->xport.closing) ? -ENODEV :
 								-ENOMEM;
-		err = xa_insert(&peer->qp_xa, mroce_qpn(qp), qp, GFP_KERNEL);
+		/*
+		 * _bh: qp_xa is also written (erased) under the peer locks,
+		 * which the receive softirq takes; its lock taken here with
+		 * bottom halves on could deadlock against that (lockdep:
+		 * SOFTIRQ-safe -> SOFTIRQ-unsafe). XA_FLAGS_LOCK_BH lets
+		 * the allocation drop it the same way.
+		 */
+		err = xa_insert_bh(&peer->qp_xa, mroce_qpn(qp), qp, GFP_KERNEL);
 		if (err) {
 			mroce_peer_put(peer);
 			return err;
