@@ -16,8 +16,13 @@
 struct mroce_params mroce_prm;
 struct workqueue_struct *mroce_wq;
 
-/* Connection ids are global, so receive finds a peer by dst_conn alone. */
-static DEFINE_XARRAY_ALLOC1(mroce_conn_ids);
+/*
+ * Connection ids are global, so receive finds a peer by dst_conn alone.
+ * BH-safe lock: mroce_peer_get() stores under the device's peer_lock,
+ * which receive takes in softirq (mroce_rx_req()), so every other taker
+ * of the xarray's lock must keep softirqs off too (lockdep, session 37).
+ */
+static DEFINE_XARRAY_FLAGS(mroce_conn_ids, XA_FLAGS_ALLOC1 | XA_FLAGS_LOCK_BH);
 static u32 mroce_conn_next;
 
 static u32 mroce_addr_hash(const struct in6_addr *a)
@@ -147,9 +152,9 @@ static struct mroce_peer *mroce_peer_alloc(struct mroce_dev *mdev,
 	peer = kvzalloc(sizeof(*peer), GFP_KERNEL);
 	if (!peer)
 		return NULL;
-	err = xa_alloc_cyclic(&mroce_conn_ids, &peer->id, NULL,
-			      XA_LIMIT(1, U32_MAX), &mroce_conn_next,
-			      GFP_KERNEL);
+	err = xa_alloc_cyclic_bh(&mroce_conn_ids, &peer->id, NULL,
+				 XA_LIMIT(1, U32_MAX), &mroce_conn_next,
+				 GFP_KERNEL);
 	if (err < 0) {
 		kvfree(peer);
 		return NULL;
@@ -211,7 +216,7 @@ static struct mroce_peer *mroce_peer_alloc(struct mroce_dev *mdev,
 /* A peer that lost the race to be created: never published. */
 static void mroce_peer_discard(struct mroce_peer *peer)
 {
-	xa_erase(&mroce_conn_ids, peer->id);
+	xa_erase_bh(&mroce_conn_ids, peer->id);
 	kvfree(peer);
 }
 
@@ -298,7 +303,7 @@ static void mroce_peer_close(struct mroce_peer *peer, u32 reason, bool if_idle)
 	hash_del_rcu(&peer->hnode);
 	xd->n_peers--;
 	spin_unlock_bh(&xd->peer_lock);
-	xa_erase(&mroce_conn_ids, peer->id);
+	xa_erase_bh(&mroce_conn_ids, peer->id);
 	mroce_peer_put(peer);
 }
 
