@@ -155,8 +155,8 @@ void mroce_ack_maybe(struct mroce_peer *peer, u64 now)
  * what it left unacknowledged now instead of at the delayed-ACK deadline.
  * That deadline rides the responder's ACK timer (mroce_peer.c), which in
  * a busy or virtualised host fires milliseconds late, long enough for the
- * sender to take the silence for loss. The burst already spread the ACK's cost over its
- * packets.
+ * sender to take the silence for loss. The burst already spread the ACK's
+ * cost over its packets.
  */
 void mroce_ack_flush(struct mroce_peer *peer, u64 now)
 {

@@ -407,8 +407,9 @@ bool mroce_rx_atomic_exec(struct mroce_peer *peer, struct mroce_qp *qp,
  * now every holder takes both (the assertions name which side each
  * function belongs to) except the ACK timer's callback, which takes
  * rx_lock alone (mroce_peer_ack_timer()): that excludes all responder work
- * because everybody else holds both. The receive of SEND/WRITE/PROBE will
- * take rx_lock alone once the cross notes exist.
+ * because everybody else holds both. Receives taking rx_lock alone were
+ * prototyped and dropped: they removed the wait, not the latency
+ * (docs/experiments/s37-H-rxsplit-proto.md).
  */
 static __always_inline void mroce_peer_lock(struct mroce_peer *peer)
 {
