@@ -184,8 +184,8 @@ MROCE_KNOB(rx_mbps, rx_mbps, -1, 1,
 /*
  * The hints follow demand within a few periods; the incast hold (2 base
  * RTTs) needs periods of about an RTT or less, and a shorter one only costs
- * a pass over the device's peers more often (under QEMU TCG a timer softirq
- * per period and device: 10 k/s at 100 us).
+ * a pass over the device's peers more often. Arrivals clock the passes (the
+ * end of a receive burst a period after the last): no timer per period.
  */
 MROCE_KNOB(hint_period_us, hint_period, -1, NSEC_PER_USEC,
 	   "rate hint period while packets arrive, us (default 100, 10-10000)");
