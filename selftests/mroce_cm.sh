@@ -18,9 +18,11 @@
 # gone) and rping must still connect, verify and disconnect; so must it
 # when the server's ARP entry for the client is gone as the REQ comes, or
 # fails before a late rdma_accept(), while the client's ARP is dropped.
-# Twice, ucmatose disconnects 80 connections at once with every DREP
-# dropped: the tunnel keeps its 64 DREQ copies, counts exactly 16 DREQs
-# uninsured, and all 80 disconnect once DREPs pass.
+# With every DREP dropped, the tunnel resends rping's DREQ 10 times and
+# then drops its copy, counted in cm_dreq_expired. Twice, ucmatose
+# disconnects 80 connections at once with every DREP dropped: the tunnel
+# keeps its 64 DREQ copies, counts exactly 16 DREQs uninsured, and all 80
+# disconnect once DREPs pass.
 #
 # DEV_TYPE=rxe runs it over rdma_rxe (mroce_cm_rxe.sh).
 # vm-timeout: 480
@@ -354,12 +356,12 @@ lost_dreq_run() {
 # DREP from the client is dropped: the server's tunnel keeps a copy of 64
 # DREQs and sends the other N - 64 uninsured, counting each in
 # cm_dreq_uninsured -- exactly N - 64, read before ib_cm resends any of
-# them (its DREQ timeout is about 4 s) -- and resends the 64 copies. Then
-# DREPs pass again: each copy ends at its DREP, ib_cm's resends of the
-# uninsured DREQs find room and are answered, and both ucmatose exit 0
-# with all N disconnected. A second round must find all 64 places free
-# again (exactly N - 64 uninsured once more): a copy that never ended, or
-# a count that leaked, makes it more.
+# them (its DREQ timeout is about 4 s; uninsured_read) -- and resends the
+# 64 copies. Then DREPs pass again: each copy ends at its DREP (none
+# expires), ib_cm's resends of the uninsured DREQs find room and are
+# answered, and both ucmatose exit 0 with all N disconnected. A second
+# round must find all 64 places free again (exactly N - 64 uninsured once
+# more): a copy that never ended, or a count that leaked, makes it more.
 DREQ_MEMO=64
 DREQ_MEMO_N=$((DREQ_MEMO + 16))
 CM_DREP=0x0016
@@ -377,20 +379,187 @@ dreq_memo_empty() {
 	done
 	return 1
 }
+# usec: the time in microseconds.
+usec() { echo "${EPOCHREALTIME/./}"; }
+# counter DEV NAME: hw_counter by a builtin.
+counter() { local v; read -r v < "/sys/class/infiniband/$1/ports/1/hw_counters/$2" && echo "$v"; }
+
+# mad_count_add NDEV ATTR: count (not drop) the CM MADs of ATTR leaving
+# NDEV; mad_count NDEV: how many left. The filter goes with mad_drop_del.
+mad_count_add() {
+	local port
+	port=$(cat /sys/module/mroce/parameters/udp_port) || return 1
+	tc qdisc add dev "$1" clsact &&
+		tc filter add dev "$1" egress pref 9 protocol ip u32 \
+			match ip protocol 17 0xff match u16 "$port" 0xffff at 22 \
+			match u8 0x07 0xff at $((MAD_AT + 1)) \
+			match u16 "$2" 0xffff at $((MAD_AT + 16)) action ok
+}
+mad_count() { tc -s filter show dev "$1" egress pref 9 | awk '/Sent .* pkt/ { print $4; exit }'; }
+mad_drops() { tc -s filter show dev "$1" egress | sed -n 's/.*(dropped \([0-9]*\).*/\1/p' | head -n 1; }
+# since DEV NAME BEFORE: how much DEV's counter NAME moved since BEFORE.
+since() { echo $(($(counter "$1" "$2") - $3)); }
+# reach DEV NAME BEFORE N: it moved N at least.
+reach() { [ "$(since "$1" "$2" "$3")" -ge "$4" ]; }
+
+# A user's datagram to QPN 1 is not one of the CM's MADs
+# (mroce_mad_tx_note()). An ordinary UD QP on the client sends 3
+# datagrams shaped as CM DREQs to the server's QPN 1
+# (tools/mroce_ud_mad.py; the server's GSI QP drops them for their Q_Key,
+# so no DREP ever comes). The tunnel must keep no copy: a tc filter counts
+# exactly the 3 leaving the client, and no DREQ is resent or counted
+# uninsured in the next 2 s (a copy is resent 0.25 and 0.75 s after it
+# was made). Each such datagram was kept (mroce before session 38): resent
+# 10 times over 16 s, holding one of the 64 places, so one process could
+# leave every real DREQ uninsured.
+USER_DREQS=3
+user_dreq_run() {
+	local ga gb r0 u0 dr du n rc=0
+	ga=$(gid_index "$ULP_DEV_A" "$ULP_IP_A") && gb=$(gid_index "$ULP_DEV_B" "$ULP_IP_B") ||
+		{ echo "no IPv4 GIDs"; return 1; }
+	if ! dreq_memo_empty; then
+		echo "the tunnel still resends DREQs: the memo is not empty"
+		return 1
+	fi
+	r0=$(counter "$ULP_DEV_A" cm_dreq_resent) &&
+		u0=$(counter "$ULP_DEV_A" cm_dreq_uninsured) || return 1
+	mad_count_add "$ULP_NDEV_A" $CM_DREQ || { mad_drop_del "$ULP_NDEV_A"; return 1; }
+	/usr/bin/python3 "$MROCE_SELFTESTS_DIR/tools/mroce_ud_mad.py" \
+		"$ULP_DEV_A" "$ga" "$ULP_DEV_B" "$gb" $USER_DREQS || rc=1
+	sleep 2
+	n=$(mad_count "$ULP_NDEV_A")
+	mad_drop_del "$ULP_NDEV_A"
+	dr=$(since "$ULP_DEV_A" cm_dreq_resent "$r0")
+	du=$(since "$ULP_DEV_A" cm_dreq_uninsured "$u0")
+	echo "user DREQ-shaped datagrams: $n left the client, $dr resent, $du uninsured" > userdreq.txt
+	if [ "$n" != $USER_DREQS ] || [ "$dr" != 0 ] || [ "$du" != 0 ]; then
+		echo "$n DREQs left the client in 2 s ($dr resent, $du uninsured), want $USER_DREQS (none resent)"
+		rc=1
+	fi
+	return $rc
+}
+
+# A DREQ copy that is never answered expires (mroce_mad.c). rping -V 64 B
+# x 1 while every CM DREP leaving the server is dropped: the client's DREQ
+# reaches the server, whose CM answers it and every resend of it, and no
+# answer comes back. rping's client destroys its cm_id right after
+# disconnecting, so ib_cm sends the DREQ once and every later DREQ leaving
+# the client is the tunnel's. The copy must be resent exactly
+# DREQ_TRIES times, at 0.25, 0.75, 1.75, 3.75 s and then every 2 s (the
+# 10th at 15.75 s after the DREQ, so not before 15 s after rping started),
+# then dropped one gap later (17.75 s) and counted once in
+# cm_dreq_expired; then nothing: a tc filter on the client counts exactly
+# 1 + DREQ_TRIES DREQs leaving it, no more come within two gaps of the
+# drop, and the memo is empty for the rounds below.
+DREQ_TRIES=10
+dreq_expiry_run() {
+	local r0 e0 u0 t0 t10 dr de n rc=0
+	if ! dreq_memo_empty; then
+		echo "the tunnel still resends DREQs: the memo is not empty"
+		return 1
+	fi
+	r0=$(counter "$ULP_DEV_A" cm_dreq_resent) && e0=$(counter "$ULP_DEV_A" cm_dreq_expired) &&
+		u0=$(counter "$ULP_DEV_A" cm_dreq_uninsured) || return 1
+	if ! mad_count_add "$ULP_NDEV_A" $CM_DREQ || ! mad_drop_add "$ULP_NDEV_B" $CM_DREP; then
+		mad_drop_del "$ULP_NDEV_A"
+		mad_drop_del "$ULP_NDEV_B"
+		return 1
+	fi
+	t0=$(usec)
+	pair_timeout=30 rping_verified expire 64 1 || rc=1
+	# The 10th resend 15.75 s after the DREQ; 30 s bound the wait.
+	if ! wait_for 30 reach "$ULP_DEV_A" cm_dreq_resent "$r0" $DREQ_TRIES; then
+		echo "$(since "$ULP_DEV_A" cm_dreq_resent "$r0") resends in 30 s, want $DREQ_TRIES"
+		rc=1
+	fi
+	t10=$(usec)
+	# Dropped 2 s after the 10th: 5 s bound the wait; then two more gaps
+	# show that nothing is resent after it.
+	wait_for 5 reach "$ULP_DEV_A" cm_dreq_expired "$e0" 1
+	sleep 4
+	dr=$(since "$ULP_DEV_A" cm_dreq_resent "$r0")
+	de=$(since "$ULP_DEV_A" cm_dreq_expired "$e0")
+	n=$(mad_count "$ULP_NDEV_A")
+	echo "DREQ expiry: $dr resends, the 10th seen $(((t10 - t0) / 1000)) ms after rping started;" \
+		"$de expired; $n DREQs left the client, $(mad_drops "$ULP_NDEV_B") DREPs dropped" > dreqexpiry.txt
+	mad_drop_del "$ULP_NDEV_A"
+	mad_drop_del "$ULP_NDEV_B"
+	if [ "$dr" != $DREQ_TRIES ]; then
+		echo "the copy was resent $dr times, want $DREQ_TRIES"
+		rc=1
+	fi
+	if [ $((t10 - t0)) -lt 15000000 ]; then
+		echo "the 10th resend came $(((t10 - t0) / 1000)) ms after rping started, want 15 s at least"
+		rc=1
+	fi
+	if [ "$de" != 1 ]; then
+		echo "cm_dreq_expired +$de, want +1"
+		rc=1
+	fi
+	if [ "$n" != $((1 + DREQ_TRIES)) ]; then
+		echo "$n DREQs left the client, want $((1 + DREQ_TRIES)) (one from ib_cm, $DREQ_TRIES resends)"
+		rc=1
+	fi
+	if [ "$(counter "$ULP_DEV_A" cm_dreq_uninsured)" != "$u0" ]; then
+		echo "the DREQ went uninsured"
+		rc=1
+	fi
+	return $rc
+}
+
 uninsured_since() { # uninsured_since BEFORE: the server's count since then
 	echo $(($(hw_counter "$ULP_DEV_B" cm_dreq_uninsured) - $1))
 }
-uninsured_reach() { [ "$(uninsured_since "$1")" -ge "$2" ]; }
+
+# uninsured_read BEFORE N: the server's uninsured DREQs since BEFORE in
+# _du, read 1 s after they reached N (the 64 copies are resent 250 ms
+# after they were made, and a memo that turned away more than N has done
+# so by then), and _du_exact=1 when that is the count of DREQs ib_cm sent
+# once. ib_cm sends an uninsured DREQ again while the memo is still full
+# (counted again) after its DREQ timeout, 4.096 s (cm_convert_to_ms() of
+# rdma_cm's CM response timeout 20) from the send's completion, which
+# comes after the tunnel counted it: so the count is read at the latest
+# 3 s after the last poll that saw none, and is exact if the read was
+# done within 3.5 s of that poll. (1 s after the N-th read at a fixed time
+# counted ib_cm's resends when the N DREQs took more than 3 s to go.)
+# Polled every 50 ms; fails after 60 s short of N.
+uninsured_read() {
+	local u0=$1 want=$2 f tb ta t0 t1 tn=0 v
+	f=/sys/class/infiniband/$ULP_DEV_B/ports/1/hw_counters/cm_dreq_uninsured
+	_du=0 _du_exact=0 _du_how=
+	t0=${EPOCHREALTIME/./}
+	t1=$t0
+	while :; do
+		tb=${EPOCHREALTIME/./}
+		read -r v < "$f" || break
+		ta=${EPOCHREALTIME/./}
+		_du=$((v - u0))
+		[ "$_du" -eq 0 ] && t1=$tb
+		[ "$tn" = 0 ] && [ "$_du" -ge "$want" ] && tn=$ta
+		if [ "$tn" != 0 ] && { [ "$ta" -ge $((tn + 1000000)) ] || [ "$ta" -ge $((t1 + 3000000)) ]; }; then
+			[ $((ta - t1)) -le 3500000 ] && _du_exact=1
+			break
+		fi
+		[ "$ta" -ge $((t0 + 60000000)) ] && break
+		sleep 0.05
+	done
+	_du_how="read $(((ta - t1) / 1000)) ms after the last poll that saw none ($((tn ? (tn - t1) / 1000 : -1)) ms to $want), $( ((_du_exact)) && echo exact || echo 'not exact')"
+	if [ "$tn" = 0 ]; then
+		echo "$_du DREQs went uninsured in 60 s, fewer than $want"
+		return 1
+	fi
+}
 
 # dreq_memo_round TAG: one round as above; its numbers in dreqmemo-TAG.txt.
 dreq_memo_round() {
-	local tag=$1 n=$DREQ_MEMO_N u0 r0 du dr spid cpid rc=0 t0=$SECONDS
+	local tag=$1 n=$DREQ_MEMO_N u0 r0 e0 du dr spid cpid rc=0 t0=$SECONDS
 	if ! dreq_memo_empty; then
 		echo "the tunnel still resends DREQs: the memo is not empty"
 		return 1
 	fi
 	u0=$(hw_counter "$ULP_DEV_B" cm_dreq_uninsured) &&
-		r0=$(hw_counter "$ULP_DEV_B" cm_dreq_resent) || return 1
+		r0=$(hw_counter "$ULP_DEV_B" cm_dreq_resent) &&
+		e0=$(hw_counter "$ULP_DEV_B" cm_dreq_expired) || return 1
 	mad_drop_add "$ULP_NDEV_A" $CM_DREP || { mad_drop_del "$ULP_NDEV_A"; return 1; }
 	timeout 120 ucmatose -b "$ULP_IP_B" -p 7472 -c $n -C 1 -S 100 \
 		> "dreqmemo-$tag-server.log" 2>&1 &
@@ -406,17 +575,17 @@ dreq_memo_round() {
 		> "dreqmemo-$tag-client.log" 2>&1 &
 	cpid=$!
 	# The server disconnects all N at once, after N connects and sends.
-	if ! wait_for 60 uninsured_reach "$u0" $((n - DREQ_MEMO)); then
-		echo "fewer than $((n - DREQ_MEMO)) DREQs went uninsured"
-		rc=1
-	fi
-	# The 64 copies are resent 250 ms after they were made.
-	sleep 1
-	du=$(uninsured_since "$u0")
+	uninsured_read "$u0" $((n - DREQ_MEMO)) || rc=1
+	du=$_du
 	dr=$(($(hw_counter "$ULP_DEV_B" cm_dreq_resent) - r0))
 	mad_drop_del "$ULP_NDEV_A"
-	if [ "$du" != $((n - DREQ_MEMO)) ]; then
+	if [ "$_du_exact" = 1 ] && [ "$du" != $((n - DREQ_MEMO)) ]; then
 		echo "$du of $n DREQs went uninsured, want $((n - DREQ_MEMO)) (a memo of $DREQ_MEMO)"
+		rc=1
+	elif [ "$_du_exact" = 0 ] &&
+		{ [ "$du" -lt $((n - DREQ_MEMO)) ] || [ "$du" -gt $((2 * (n - DREQ_MEMO))) ]; }; then
+		echo "$du of $n DREQs went uninsured, want $((n - DREQ_MEMO)) to" \
+			"$((2 * (n - DREQ_MEMO))) (a memo of $DREQ_MEMO; read too late to count ib_cm's resends out)"
 		rc=1
 	fi
 	if [ "$dr" -lt $DREQ_MEMO ]; then
@@ -430,11 +599,15 @@ dreq_memo_round() {
 		echo "ucmatose did not disconnect all $n"
 		rc=1
 	fi
+	if [ "$(hw_counter "$ULP_DEV_B" cm_dreq_expired)" != "$e0" ]; then
+		echo "$(($(hw_counter "$ULP_DEV_B" cm_dreq_expired) - e0)) DREQ copies expired, want all ended at their DREP"
+		rc=1
+	fi
 	if [ $rc -ne 0 ]; then
 		echo "client:"; tail -n 8 "dreqmemo-$tag-client.log"
 		echo "server:"; tail -n 8 "dreqmemo-$tag-server.log"
 	fi
-	echo "round $tag: $n DREQs, $du uninsured, $dr copies resent in the first second;" \
+	echo "round $tag: $n DREQs, $du uninsured ($_du_how), $dr copies resent by then;" \
 		"then $(uninsured_since "$u0") uninsured in all, $((SECONDS - t0)) s" > "dreqmemo-$tag.txt"
 	return $rc
 }
@@ -466,6 +639,14 @@ for l in $(ulp_losses); do
 		step "ibv_ud_pingpong -c: 200 x 1 KiB datagrams, buffers checked" ud_pingpong_run
 		if [ "$DEV_TYPE" = mroce ]; then
 			step "the client's DREQ is lost: the tunnel resends it, the server disconnects" lost_dreq_run
+			if /usr/bin/python3 -c 'import pyverbs' 2> /dev/null; then
+				step "a user UD QP's DREQ-shaped datagrams to QPN 1: the tunnel keeps no copy, resends none" user_dreq_run
+				[ -e userdreq.txt ] && ktap_info "$(cat userdreq.txt)"
+			else
+				ktap_skip "a user UD QP's DREQ-shaped datagrams to QPN 1" "python3-pyverbs is not installed (make deps)"
+			fi
+			step "no DREP comes back: the DREQ copy is resent $DREQ_TRIES times, then expires, counted in cm_dreq_expired" dreq_expiry_run
+			[ -e dreqexpiry.txt ] && ktap_info "$(cat dreqexpiry.txt)"
 			for r in 1 2; do
 				step "DREQ memo round $r: $DREQ_MEMO_N DREQs, DREPs dropped: $DREQ_MEMO kept, $((DREQ_MEMO_N - DREQ_MEMO)) uninsured and counted; all disconnect once DREPs pass" dreq_memo_round $r
 				[ -e "dreqmemo-$r.txt" ] && ktap_info "$(cat "dreqmemo-$r.txt")"

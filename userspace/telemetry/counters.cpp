@@ -47,6 +47,7 @@ const std::vector<CounterInfo> &counter_catalog()
 		{"conn_lost", "connections", E, "connections the peer restarted or closed"},
 		{"cm_dreq_resent", "connections", E, "CM disconnect requests the MAD tunnel sent again (no reply yet)"},
 		{"cm_dreq_uninsured", "connections", E, "CM disconnect requests the MAD tunnel sent without a copy to resend (it keeps 64 at most)"},
+		{"cm_dreq_expired", "connections", E, "CM disconnect requests whose copy the MAD tunnel dropped after its last resend, no reply"},
 
 		{"drop_truncated", "drops", P, "dropped: shorter than its headers"},
 		{"drop_bad_version", "drops", P, "dropped: unknown protocol version"},

@@ -45,6 +45,7 @@ static const struct rdma_stat_desc mroce_counter_descs[] = {
 	[MROCE_CNT_CONN_LOST].name		= "conn_lost",
 	[MROCE_CNT_CM_DREQ_RESENT].name	= "cm_dreq_resent",
 	[MROCE_CNT_CM_DREQ_UNINSURED].name	= "cm_dreq_uninsured",
+	[MROCE_CNT_CM_DREQ_EXPIRED].name	= "cm_dreq_expired",
 
 	[MROCE_CNT_DROP_TRUNCATED].name		= "drop_truncated",
 	[MROCE_CNT_DROP_BAD_VERSION].name	= "drop_bad_version",

@@ -63,6 +63,7 @@ enum mroce_counter {
 	MROCE_CNT_CONN_LOST,		/* peer restarted or closed it */
 	MROCE_CNT_CM_DREQ_RESENT,	/* CM DREQs the MAD tunnel sent again */
 	MROCE_CNT_CM_DREQ_UNINSURED,	/* ... sent without a copy: memo full, no memory */
+	MROCE_CNT_CM_DREQ_EXPIRED,	/* ... copies dropped after their last try, no DREP */
 
 	/*
 	 * Received packets dropped (or refused with a NAK), by reason. The

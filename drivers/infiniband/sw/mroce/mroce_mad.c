@@ -138,8 +138,11 @@ static_assert(offsetof(struct mroce_dreq, rec) == 0);
  * consumer that keeps its cm_id), and counts in cm_dreq_uninsured, as
  * does each of ib_cm's resends of it that finds the memo still full. A
  * bound is what matters: a peer that never answers must not grow the memo
- * without end. A copy ends after its last try or at its DREP, not by age.
- * mroce_cm.sh fills it (docs/testing.md).
+ * without end. A copy ends at its DREP, or one gap (2 s) after its last
+ * try, counted in cm_dreq_expired; not by age. ib_cm's own resend of that
+ * DREQ after it expired (a consumer that kept its cm_id) makes a new copy:
+ * ib_cm's retries bound that. mroce_cm.sh fills the memo and lets a copy
+ * expire (docs/testing.md).
  */
 static DEFINE_MROCE_MEMO(mroce_dreqs, MROCE_DREQ_MAX, 0, false);
 static void mroce_dreq_work_fn(struct work_struct *work);
@@ -181,6 +184,9 @@ static void mroce_dreq_work_fn(struct work_struct *work)
 	mroce_memo_for_each(d, tmp, &mroce_dreqs, rec) {
 		if (time_before_eq(d->due, now)) {
 			if (d->tries++ >= MROCE_DREQ_TRIES) {
+				/* No DREP in one gap after the last try. */
+				mroce_counter_inc(d->rec.mdev,
+						  MROCE_CNT_CM_DREQ_EXPIRED);
 				mroce_memo_drop(&mroce_dreqs, &d->rec);
 				continue;
 			}
@@ -207,16 +213,23 @@ static void mroce_dreq_work_fn(struct work_struct *work)
  *
  * Keeps a copy of a CM DREQ (see above). A REP, REJ or SIDR REP answers
  * the peer's request: the neighbour code need not remember the asker any
- * longer (mroce_net_note_asker()). Softirqs off.
+ * longer (mroce_net_note_asker()). Only the GSI QP's MADs count: any UD
+ * QP, a user's too, may send a datagram to QPN 1 (the peer's GSI QP drops
+ * it for its Q_Key), and one shaped as a DREQ must neither take a place
+ * in the memo nor be resent. Softirqs off.
  */
 void mroce_mad_tx_note(struct mroce_dev *mdev, const struct mroce_rx_meta *to,
 		       const struct sk_buff *skb, u32 hdr)
 {
 	struct mroce_dreq *d, *tmp;
 	const struct ib_mad_hdr *h;
+	struct mroce_pkt pkt;
 
 	h = mroce_mad_cm(skb->data + hdr, skb->len - hdr);
 	if (!h)
+		return;
+	if (mroce_decode(skb->data, skb->len, &pkt) != MROCE_WIRE_OK ||
+	    pkt.u.ud.src_qpn != MROCE_GSI_QPN)
 		return;
 	if (h->attr_id == MROCE_CM_ATTR_REP ||
 	    h->attr_id == MROCE_CM_ATTR_REJ ||
