@@ -59,7 +59,7 @@ else
 		# the A/B experiments (one property of the VM each) and the
 		# latency trace (ftrace slows what it watches): only by name
 		# (insn_profile needs make insnprof's QEMU plugin)
-		case ${b##*/} in clock_ab.sh | pin_ab.sh | lat_trace.sh | insn_profile.sh) continue ;; esac
+		case ${b##*/} in clock_ab.sh | pin_ab.sh | lat_trace.sh | lat_events.sh | insn_profile.sh) continue ;; esac
 		benches+=("${b#"$top"/}")
 	done
 fi
