@@ -78,6 +78,8 @@ static void mroce_peer_free_work(struct work_struct *work)
 	mroce_peer_unlock_bare(peer);
 	tasklet_kill(&peer->arm_tasklet);
 	hrtimer_cancel(&peer->timer);
+	/* Set under peer->lock by holders that found ->dead false. */
+	del_timer_sync(&peer->wd_timer);
 	/*
 	 * Started under rx_lock by holders that found ->dead false, i.e.
 	 * before the hold above, or by its own callback's retry, which
@@ -105,7 +107,7 @@ void mroce_peer_put(struct mroce_peer *peer)
 		queue_work(mroce_wq, &peer->free_work);
 }
 
-static bool mroce_peer_timer_fn(struct hrtimer *timer);
+static bool mroce_peer_timer_fn(struct mroce_peer *peer, bool wheel);
 static enum hrtimer_restart mroce_peer_ack_timer(struct hrtimer *timer);
 static __always_inline unsigned int mroce_peer_handoff(struct mroce_peer *peer);
 static void mroce_peer_arm_tasklet(struct tasklet_struct *t);
@@ -123,7 +125,10 @@ static void mroce_peer_gc_work(struct work_struct *work);
 
 static enum hrtimer_restart mroce_peer_timer(struct hrtimer *timer)
 {
-	if (mroce_peer_timer_fn(timer))
+	struct mroce_peer *peer = container_of(timer, struct mroce_peer,
+					       timer);
+
+	if (mroce_peer_timer_fn(peer, false))
 		return HRTIMER_NORESTART;
 	/*
 	 * The holder's arm on its way out may leave the timer alone (its
@@ -137,6 +142,19 @@ static enum hrtimer_restart mroce_peer_timer(struct hrtimer *timer)
 					  MROCE_PEER_TIMER_RETRY_NS),
 		      HRTIMER_MODE_ABS_SOFT);
 	return HRTIMER_NORESTART;
+}
+
+/*
+ * The watchdog's round ended (mroce_peer_wd_arm()): on the timer wheel, in
+ * the TIMER softirq of a tick. A busy lock's holder is another CPU's: come
+ * back a jiffy later.
+ */
+static void mroce_peer_wd_timer(struct timer_list *t)
+{
+	struct mroce_peer *peer = from_timer(peer, t, wd_timer);
+
+	if (!mroce_peer_timer_fn(peer, true) && !READ_ONCE(peer->dead))
+		mod_timer(t, jiffies + 1);
 }
 
 static struct mroce_peer *mroce_peer_alloc(struct mroce_dev *mdev,
@@ -188,6 +206,8 @@ static struct mroce_peer *mroce_peer_alloc(struct mroce_dev *mdev,
 	peer->ack_timer_at = U64_MAX;
 	hrtimer_init(&peer->ack_timer, CLOCK_MONOTONIC, HRTIMER_MODE_ABS_SOFT);
 	peer->ack_timer.function = mroce_peer_ack_timer;
+	peer->wd_at = U64_MAX;
+	timer_setup(&peer->wd_timer, mroce_peer_wd_timer, 0);
 	tasklet_setup(&peer->arm_tasklet, mroce_peer_arm_tasklet);
 	INIT_WORK(&peer->tx_work, mroce_peer_tx_work);
 	INIT_WORK(&peer->free_work, mroce_peer_free_work);
@@ -682,14 +702,60 @@ struct mroce_peer_arm {
 };
 
 /*
+ * The watchdog's rounds (milliseconds: a retransmission timeout plus a
+ * round-trip time, and it is not moved per ACK but re-armed when a round
+ * ends) ride the timer wheel, which the scheduler tick of a busy CPU runs
+ * anyway: on the hrtimer each round was an interrupt of its own, two clock
+ * event reprograms and a HRTIMER softirq -- 0.04 expiries per 64 B
+ * ib_write_lat round trip, nearly all the peer timer had there
+ * (lat_events, session 38). The wheel fires up to a tick or two late,
+ * which a round of retries does not mind. Set when watchdog_at moved (once
+ * per round), with the one clock read it needs; peer->lock held.
+ */
+static __always_inline void mroce_peer_wd_arm(struct mroce_peer *peer)
+{
+	u64 wd = peer->conn.watchdog_at ? peer->conn.watchdog_at : U64_MAX;
+	u64 now;
+
+	if (likely(wd == peer->wd_at))
+		return;
+	peer->wd_at = wd;
+	/* A stale expiry finds nothing due: cheaper than a cancel. */
+	if (wd == U64_MAX || peer->dead)
+		return;
+	now = mroce_now();
+	mod_timer(&peer->wd_timer, jiffies + 1 +
+		  nsecs_to_jiffies(wd > now ? wd - now : 0));
+}
+
+/*
+ * The send side's earliest deadline but the watchdog's (which is on the
+ * wheel, mroce_peer_wd_arm()).
+ */
+static __always_inline u64 mroce_peer_tx_due(struct mroce_conn *c)
+{
+	u64 t = mroce_conn_tx_deadline(c);
+
+	if (!mroce_conn_established(c) || !c->watchdog_at ||
+	    t != c->watchdog_at)
+		return t;
+	/* The watchdog's is the earliest: the others (paths_due is fresh). */
+	t = mroce_earliest(U64_MAX, c->paths_due);
+	if (c->hs.state == MROCE_HS_REQ_SENT)
+		t = mroce_earliest(t, c->hs.deadline);
+	return t;
+}
+
+/*
  * The earliest deadline anybody but the responder has (its delayed ACK has
  * its own timer: mroce_peer_ack_arm()), and whether arming for it would
  * touch the timer at all (peer->lock held): false when the timer already
  * stands where it should, within the slack, or nothing is due and none is
  * armed. Inlined: every unlock asks, and mostly hears false.
  *
- * It reads no clock: in a VM the clocksource may be an emulated HPET, where
- * each read is a trip to the device model. A deadline already past needs
+ * It reads no clock (but once per watchdog round, mroce_peer_wd_arm()): in
+ * a VM the clocksource may be an emulated HPET, where each read is a trip
+ * to the device model. A deadline already past needs
  * none -- the hrtimer core fires an expiry in the past at once -- except
  * from the timer's own callback: the softirq runs every expiry up to the
  * time it read before the callbacks, so a deadline still due there (work
@@ -701,7 +767,8 @@ static __always_inline bool mroce_peer_arm_moves(struct mroce_peer *peer,
 {
 	u64 t;
 
-	t = mroce_conn_tx_deadline(&peer->conn);
+	mroce_peer_wd_arm(peer);
+	t = mroce_peer_tx_due(&peer->conn);
 	t = min(t, peer->wake_at);
 	if (peer->pace_at)
 		t = min(t, peer->pace_at);
@@ -1058,10 +1125,8 @@ static void mroce_peer_wake(struct mroce_peer *peer, u64 now)
 }
 
 /* False: the lock was busy, nothing done (mroce_peer_timer() retries). */
-static bool mroce_peer_timer_fn(struct hrtimer *timer)
+static bool mroce_peer_timer_fn(struct mroce_peer *peer, bool wheel)
 {
-	struct mroce_peer *peer = container_of(timer, struct mroce_peer,
-					       timer);
 	struct mroce_timer_res res;
 	u64 now;
 
@@ -1072,9 +1137,17 @@ static bool mroce_peer_timer_fn(struct hrtimer *timer)
 		return true;
 	}
 	now = mroce_now();
-	/* Fired: what a hold decided before, and starts after us, is stale. */
-	mroce_peer_timer_set(peer, U64_MAX);
-	peer->timer_floor = now + NSEC_PER_USEC;
+	if (wheel) {
+		/* The unlock sets the wheel again for what stands then. */
+		peer->wd_at = U64_MAX;
+	} else {
+		/*
+		 * Fired: what a hold decided before, and starts after us,
+		 * is stale.
+		 */
+		mroce_peer_timer_set(peer, U64_MAX);
+		peer->timer_floor = now + NSEC_PER_USEC;
+	}
 	if (peer->pace_at && peer->pace_at <= now)
 		peer->pace_at = 0;
 

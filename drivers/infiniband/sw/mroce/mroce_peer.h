@@ -248,6 +248,8 @@ struct mroce_peer {
 	/* armed expiry, U64_MAX = none; started or cancelled after the unlock */
 	u64			timer_at;
 	u64			timer_floor;	/* no expiry before: mroce_peer_arm() */
+	/* conn.watchdog_at the wheel timer is set for, U64_MAX = none */
+	u64			wd_at;
 	u64			wake_at;	/* earliest QP hold expiry */
 	u64			pace_at;	/* paced: resume transmitting */
 	u8			hs_state;	/* last state seen, for tracing */
@@ -256,6 +258,7 @@ struct mroce_peer {
 	struct mroce_peer_stats_mark stats_mark; /* mroce_peer_stats_end() */
 	struct hrtimer		timer;
 	struct hrtimer		ack_timer;	/* the responder's */
+	struct timer_list	wd_timer;	/* the watchdog's rounds */
 	struct tasklet_struct	arm_tasklet;	/* softirq: arm after NET_RX */
 	struct work_struct	tx_work;
 	struct work_struct	free_work;
