@@ -125,6 +125,8 @@ pytest_one "latency trace report" selftests/bench/lat_trace_test.py
 pytest_one "bench statistics" selftests/bench/bench_stats_test.py
 # ib_write_lat's per-iteration distribution and the latency A/B (lat_dist)
 pytest_one "latency distribution" selftests/bench/lat_dist_test.py
+# lat_events' report (events per round trip, per driver, and their stacks)
+pytest_one "event census report" selftests/bench/lat_events_test.py
 if [ "$modules_rc" -eq 0 ]; then
 	python3 "$top/selftests/qemu/vmrun.py" --kver "$kver" --quiet-pass \
 		--summary "$out/vmtest.json" 2>&1 | tee "$out/vmtest.tap"
