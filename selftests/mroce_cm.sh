@@ -19,8 +19,9 @@
 # when the server's ARP entry for the client is gone as the REQ comes, or
 # fails before a late rdma_accept(), while the client's ARP is dropped.
 # With every DREP dropped, the tunnel resends rping's DREQ 10 times and
-# then drops its copy, counted in cm_dreq_expired. Twice, ucmatose
-# disconnects 80 connections at once with every DREP dropped: the tunnel
+# then drops its copy, counted in cm_dreq_expired. With DREQs coming 100
+# ms apart, each copy is still first resent 250 ms after its DREQ. Twice,
+# ucmatose disconnects 80 connections at once with every DREP dropped: the tunnel
 # keeps its 64 DREQ copies, counts exactly 16 DREQs uninsured, and all 80
 # disconnect once DREPs pass.
 #
@@ -507,6 +508,85 @@ dreq_expiry_run() {
 	return $rc
 }
 
+# New copies do not postpone an older copy's resend (mroce_mad.c: the
+# memo's work runs when the earliest copy is due). The client connects
+# STEADY_N times through rdma_cm and disconnects one connection every
+# STEADY_GAP_MS ms while every CM DREP leaving the server is dropped
+# (tools/mroce_cm_dreqs.py; it destroys each cm_id right after its DREQ,
+# as rping does, so each later DREQ with that transaction ID is the
+# tunnel's), and times the DREQs leaving the client (AF_PACKET, kernel
+# timestamps). Each copy's first resend is due 250 ms after its DREQ: it
+# must come within STEADY_LATE_MS, and the first copy's well before the
+# last DREQ. Until session 39 each new copy moved the memo's work to 250
+# ms after it, so with new copies less than 250 ms apart the first copy
+# was resent only 250 ms after the last: after (STEADY_N - 1) *
+# STEADY_GAP_MS + 250 ms. Then DREPs pass: every copy ends at its DREP at
+# its next resend (none expires, none went uninsured).
+STEADY_N=24 STEADY_GAP_MS=100 STEADY_LATE_MS=1000
+dreq_steady_run() {
+	local r0 e0 u0 spid out f rc=0
+	if ! dreq_memo_empty; then
+		echo "the tunnel still resends DREQs: the memo is not empty"
+		return 1
+	fi
+	r0=$(counter "$ULP_DEV_A" cm_dreq_resent) && e0=$(counter "$ULP_DEV_A" cm_dreq_expired) &&
+		u0=$(counter "$ULP_DEV_A" cm_dreq_uninsured) || return 1
+	timeout 120 /usr/bin/python3 "$MROCE_SELFTESTS_DIR/tools/mroce_cm_dreqs.py" \
+		server "$ULP_IP_B" 7473 $STEADY_N > dreqsteady-server.log 2>&1 &
+	spid=$!
+	if ! wait_for 20 cm_listening 7473; then
+		echo "the server did not come up"; cat dreqsteady-server.log
+		kill "$spid" 2> /dev/null
+		wait "$spid"
+		return 1
+	fi
+	mad_drop_add "$ULP_NDEV_B" $CM_DREP || { mad_drop_del "$ULP_NDEV_B"; kill "$spid"; wait "$spid"; return 1; }
+	timeout 90 /usr/bin/python3 "$MROCE_SELFTESTS_DIR/tools/mroce_cm_dreqs.py" \
+		client "$ULP_IP_A" "$ULP_IP_B" 7473 $STEADY_N $STEADY_GAP_MS \
+		"$ULP_NDEV_A" "$(cat /sys/module/mroce/parameters/udp_port)" > dreqsteady-client.log 2>&1 || rc=1
+	mad_drop_del "$ULP_NDEV_B"
+	out=$(tail -n 1 dreqsteady-client.log)
+	echo "steady DREQs: $out" > dreqsteady.txt
+	if [ $rc -ne 0 ] || [[ "$out" != dreqs=* ]]; then
+		echo "the client failed:"; tail -n 5 dreqsteady-client.log
+		rc=1
+	else
+		declare -A kv
+		for f in $out; do kv[${f%%=*}]=${f#*=}; done
+		if [ "${kv[dreqs]}" != $STEADY_N ] || [ "${kv[unresent]}" != 0 ]; then
+			echo "${kv[dreqs]} DREQs seen, ${kv[unresent]} never resent; want $STEADY_N, all resent"
+			rc=1
+		fi
+		if [ "${kv[max_resend_ms]}" -gt $STEADY_LATE_MS ]; then
+			echo "a copy was first resent ${kv[max_resend_ms]} ms after its DREQ, want $STEADY_LATE_MS at most (due at 250)"
+			sed -n 's/^dreq /  dreq /p' dreqsteady-client.log | head -n $STEADY_N
+			rc=1
+		fi
+		if [ "${kv[first_resend_ms]}" -lt 0 ] || [ "${kv[first_resend_ms]}" -ge "${kv[span_ms]}" ]; then
+			echo "the first copy was resent ${kv[first_resend_ms]} ms after its DREQ, not before the last DREQ (${kv[span_ms]} ms)"
+			rc=1
+		fi
+		# Without new copies closer than 250 ms the check proves nothing.
+		[ "${kv[max_gap_ms]}" -lt 250 ] ||
+			ktap_info "steady DREQs: a gap of ${kv[max_gap_ms]} ms (>= 250): this run could not see a postponement"
+	fi
+	kill "$spid" 2> /dev/null
+	wait "$spid" 2> /dev/null
+	# Each copy's next resend (at most 1.75 s after its DREQ) meets a DREP.
+	if ! dreq_memo_empty; then
+		echo "the copies did not end once DREPs passed"
+		rc=1
+	fi
+	if [ "$(since "$ULP_DEV_A" cm_dreq_expired "$e0")" != 0 ] ||
+		[ "$(since "$ULP_DEV_A" cm_dreq_uninsured "$u0")" != 0 ]; then
+		echo "cm_dreq_expired +$(since "$ULP_DEV_A" cm_dreq_expired "$e0")," \
+			"cm_dreq_uninsured +$(since "$ULP_DEV_A" cm_dreq_uninsured "$u0"), want +0 each"
+		rc=1
+	fi
+	echo "steady DREQs: $out; $(since "$ULP_DEV_A" cm_dreq_resent "$r0") resends in all" > dreqsteady.txt
+	return $rc
+}
+
 uninsured_since() { # uninsured_since BEFORE: the server's count since then
 	echo $(($(hw_counter "$ULP_DEV_B" cm_dreq_uninsured) - $1))
 }
@@ -647,6 +727,12 @@ for l in $(ulp_losses); do
 			fi
 			step "no DREP comes back: the DREQ copy is resent $DREQ_TRIES times, then expires, counted in cm_dreq_expired" dreq_expiry_run
 			[ -e dreqexpiry.txt ] && ktap_info "$(cat dreqexpiry.txt)"
+			if /usr/bin/python3 -c 'import pyverbs' 2> /dev/null; then
+				step "$STEADY_N DREQs $STEADY_GAP_MS ms apart, DREPs dropped: each copy is first resent on time (new copies do not postpone it)" dreq_steady_run
+				[ -e dreqsteady.txt ] && ktap_info "$(cat dreqsteady.txt)"
+			else
+				ktap_skip "DREQs $STEADY_GAP_MS ms apart: each copy resent on time" "python3-pyverbs is not installed (make deps)"
+			fi
 			for r in 1 2; do
 				step "DREQ memo round $r: $DREQ_MEMO_N DREQs, DREPs dropped: $DREQ_MEMO kept, $((DREQ_MEMO_N - DREQ_MEMO)) uninsured and counted; all disconnect once DREPs pass" dreq_memo_round $r
 				[ -e "dreqmemo-$r.txt" ] && ktap_info "$(cat "dreqmemo-$r.txt")"

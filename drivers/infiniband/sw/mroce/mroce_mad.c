@@ -148,6 +148,31 @@ static DEFINE_MROCE_MEMO(mroce_dreqs, MROCE_DREQ_MAX, 0, false);
 static void mroce_dreq_work_fn(struct work_struct *work);
 static DECLARE_DELAYED_WORK(mroce_dreq_work, mroce_dreq_work_fn);
 
+/*
+ * The work runs when the earliest copy is due: mroce_dreq_arm() queues it
+ * for a copy's due time only if that comes before the time it is queued
+ * for, never later (a new copy moving it to 250 ms after itself would
+ * postpone every older copy's resend for as long as new copies keep
+ * coming less than 250 ms apart; mroce_cm.sh). Both under the memo's
+ * lock; armed from the queueing until the work takes the lock, so the
+ * work, once it runs, sees every copy added before it took the lock.
+ */
+static bool mroce_dreq_armed;
+static unsigned long mroce_dreq_at;	/* jiffies; while armed */
+
+static void mroce_dreq_arm(unsigned long due)
+{
+	unsigned long now = jiffies;
+
+	lockdep_assert_held(&mroce_dreqs.lock);
+	if (mroce_dreq_armed && !time_before(due, mroce_dreq_at))
+		return;
+	mod_delayed_work(mroce_wq, &mroce_dreq_work,
+			 time_after(due, now) ? due - now : 0);
+	mroce_dreq_armed = true;
+	mroce_dreq_at = due;
+}
+
 /* The header of a CM MAD (any attribute), or NULL. */
 static const struct ib_mad_hdr *mroce_mad_cm(const void *mad, u32 len)
 {
@@ -181,6 +206,7 @@ static void mroce_dreq_work_fn(struct work_struct *work)
 	bool pending = false;
 
 	spin_lock_bh(&mroce_dreqs.lock);
+	mroce_dreq_armed = false;
 	mroce_memo_for_each(d, tmp, &mroce_dreqs, rec) {
 		if (time_before_eq(d->due, now)) {
 			if (d->tries++ >= MROCE_DREQ_TRIES) {
@@ -199,8 +225,7 @@ static void mroce_dreq_work_fn(struct work_struct *work)
 		pending = true;
 	}
 	if (pending)
-		mod_delayed_work(mroce_wq, &mroce_dreq_work,
-				 time_after(next, now) ? next - now : 1);
+		mroce_dreq_arm(time_after(next, now) ? next : now + 1);
 	spin_unlock_bh(&mroce_dreqs.lock);
 }
 
@@ -258,8 +283,7 @@ void mroce_mad_tx_note(struct mroce_dev *mdev, const struct mroce_rx_meta *to,
 	d->len = skb->len;
 	memcpy(d->pkt, skb->data, skb->len);
 	if (mroce_memo_add(&mroce_dreqs, &d->rec, mdev)) {
-		mod_delayed_work(mroce_wq, &mroce_dreq_work,
-				 msecs_to_jiffies(MROCE_DREQ_FIRST_MS));
+		mroce_dreq_arm(d->due);
 		goto out;
 	}
 	kfree(d);	/* full: the add decides */
