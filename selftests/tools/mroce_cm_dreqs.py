@@ -36,13 +36,12 @@ import pyverbs.enums as e
 from pyverbs.cmid import CMID, AddrInfo, CMEvent, CMEventChannel, ConnParam
 from pyverbs.qp import QPCap, QPInitAttr
 
+from mroce_cm_mad import dreq_tid
+
 ETH_P_ALL = 0x0003
 PACKET_OUTGOING = 4
 SO_TIMESTAMPNS = 35
 MAD_IN_UDP = 8 + 32      # the UDP header, then the tunnel's MAD header
-CM_CLASS = 0x07
-METHOD_SEND = 0x03
-ATTR_DREQ = 0x0015
 
 
 def qp_attr():
@@ -86,16 +85,12 @@ class Sniffer(threading.Thread):
             return None
         ip = frame[14:]
         ihl = (ip[0] & 0x0f) * 4
-        if ip[9] != 17 or len(ip) < ihl + MAD_IN_UDP + 24:
+        if ip[9] != 17 or len(ip) < ihl + MAD_IN_UDP:
             return None
         udp = ip[ihl:]
         if struct.unpack('>H', udp[2:4])[0] != self.udp_port:
             return None
-        mad = udp[MAD_IN_UDP:]
-        if mad[1] != CM_CLASS or mad[3] != METHOD_SEND or \
-                struct.unpack('>H', mad[16:18])[0] != ATTR_DREQ:
-            return None
-        return bytes(mad[8:16])
+        return dreq_tid(bytes(udp[MAD_IN_UDP:]))
 
     def run(self):
         while not self.stop:

@@ -11,7 +11,6 @@ requested 0x80010000 is a controlled one), so the peer's GSI QP drops it.
 Prints "sent N"; exits 1 if a send does not complete successfully.
 """
 import os
-import struct
 import sys
 import time
 
@@ -24,17 +23,11 @@ from pyverbs.pd import PD
 from pyverbs.qp import QP, QPAttr, QPCap, QPInitAttr
 from pyverbs.wr import SGE, SendWR
 
-MAD_LEN = 256
-CM_CLASS = 0x07
-METHOD_SEND = 0x03
-ATTR_DREQ = 0x0015
+from mroce_cm_mad import MAD_LEN, dreq_header
 
 
 def dreq_shaped():
-    # ib_mad_hdr: base_version, mgmt_class, class_version, method, status,
-    # class_specific, tid, attr_id, resv, attr_mod; the rest zero.
-    hdr = struct.pack('>BBBBHH8sHHI', 1, CM_CLASS, 2, METHOD_SEND, 0, 0,
-                      os.urandom(8), ATTR_DREQ, 0, 0)
+    hdr = dreq_header(os.urandom(8))
     return hdr + bytes(MAD_LEN - len(hdr))
 
 

@@ -755,6 +755,35 @@ TEST_F(Conn, TheReceiveSideCallsLeaveTheSendSideAlone) {
   EXPECT_TRUE(same(before, after));
 }
 
+// mroce_conn_send_idle() is exactly "mroce_conn_set_backlog(c, 0, now) would
+// change nothing" (the kernel skips its send pass on it).
+TEST_F(Conn, SendIdleIsWhatAnEmptyBacklogWouldLeave) {
+  establish();
+  auto would_change = [&](mroce_conn c) {
+    const uint32_t backlog = c.backlog;
+    const uint64_t wd = c.watchdog_at;
+    mroce_conn_set_backlog(&c, 0, now);
+    return c.backlog != backlog || c.watchdog_at != wd;
+  };
+  EXPECT_TRUE(mroce_conn_send_idle(&a.c));  // nothing sent, nothing queued
+  EXPECT_FALSE(would_change(a.c));
+  send(a, 1, 1000, 0);  // in flight: the watchdog runs
+  ASSERT_NE(a.c.watchdog_at, 0u);
+  EXPECT_TRUE(mroce_conn_send_idle(&a.c));
+  EXPECT_FALSE(would_change(a.c));
+  mroce_conn_set_backlog(&a.c, 5000, now);  // queued
+  EXPECT_FALSE(mroce_conn_send_idle(&a.c));
+  EXPECT_TRUE(would_change(a.c));
+  mroce_conn_set_backlog(&a.c, 0, now);
+  EXPECT_TRUE(mroce_conn_send_idle(&a.c));
+  a.c.watchdog_at = 0;  // a round ended with data still in flight
+  EXPECT_FALSE(mroce_conn_send_idle(&a.c));
+  EXPECT_TRUE(would_change(a.c));
+  mroce_conn_set_backlog(&a.c, 0, now);  // re-arms it
+  EXPECT_NE(a.c.watchdog_at, 0u);
+  EXPECT_TRUE(mroce_conn_send_idle(&a.c));
+}
+
 TEST_F(Conn, TheSendSideCallsLeaveTheReceiveSideAlone) {
   establish();
   // A delayed ACK owed by a: news of three paths, its deadline not passed.

@@ -307,10 +307,11 @@ static inline bool mroce_tx_drained(const struct mroce_qp *qp)
 /*
  * Whether mroce_tx_run() would find nothing to do (peer->lock held): no QP
  * on the transmit list, no doorbell's mark, and the core's backlog and
- * watchdog already where its run would leave them (the backlog 0, the
- * watchdog running or with nothing to guard). Loads only: the run's first
- * step takes the marks with an atomic test-and-clear even when there are
- * none, and it costs a few calls more to find the list empty. Asked after
+ * watchdog already where its run would leave them (mroce_conn_send_idle():
+ * the backlog 0, the watchdog running or with nothing to guard). Loads
+ * only: the run's first step takes the marks with an atomic
+ * test-and-clear even when there are none, and it costs a few calls more
+ * to find the list empty. Asked after
  * mroce_comp_run(), which puts back on the list what an ACK let through
  * (the window, a fence, the READ limit); a transmission the ACK made due
  * (a SACK gap, a NAK) is on it already. A mark set after the test is a
@@ -321,11 +322,9 @@ static inline bool mroce_tx_drained(const struct mroce_qp *qp)
  */
 static inline bool mroce_tx_nothing(const struct mroce_peer *peer)
 {
-	const struct mroce_conn *c = &peer->conn;
-
 	return list_empty(&peer->tx_list) &&
-	       !test_bit(0, &peer->kick_pending) && !c->backlog &&
-	       (c->watchdog_at || !(c->inflight || c->owed));
+	       !test_bit(0, &peer->kick_pending) &&
+	       mroce_conn_send_idle(&peer->conn);
 }
 
 /* Serial-number order of 32-bit PSNs. */

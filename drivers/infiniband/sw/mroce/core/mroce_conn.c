@@ -260,7 +260,7 @@ static u64 watchdog_round(const struct mroce_conn *c)
 
 static void arm_watchdog(struct mroce_conn *c, u64 now)
 {
-	if (!c->watchdog_at && (c->inflight || c->backlog || c->owed)) {
+	if (mroce_conn_watchdog_wanted(c)) {
 		c->watchdog_at = now + watchdog_round(c);
 		c->round_at = now;
 	}

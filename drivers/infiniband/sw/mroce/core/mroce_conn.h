@@ -335,6 +335,21 @@ void mroce_conn_reset_transport(struct mroce_conn *c, u64 now);
 /* Sending */
 void mroce_conn_set_backlog(struct mroce_conn *c, u32 bytes, u64 now);
 
+/* Whether data in flight, queued or owed to us has no watchdog round. */
+static inline bool mroce_conn_watchdog_wanted(const struct mroce_conn *c)
+{
+	return !c->watchdog_at && (c->inflight || c->backlog || c->owed);
+}
+
+/*
+ * Whether mroce_conn_set_backlog(c, 0, now) would change nothing: lets a
+ * caller with nothing queued skip its send pass.
+ */
+static inline bool mroce_conn_send_idle(const struct mroce_conn *c)
+{
+	return !c->backlog && !mroce_conn_watchdog_wanted(c);
+}
+
 /*
  * A READ_REQ or ATOMIC_REQ went out for the first time: its response is
  * owed to us, and the watchdog keeps running until ops->owed says none is
