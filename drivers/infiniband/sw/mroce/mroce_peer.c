@@ -1025,7 +1025,7 @@ static void __mroce_peer_unlock(struct mroce_peer *peer, bool from_tasklet)
 		 * free or we find the mark.
 		 */
 		smp_mb();
-		if (!test_bit(0, &peer->kick_pending))
+		if (!mroce_peer_kick_marked(peer))
 			return;
 		/*
 		 * Doorbells that keep coming while nothing goes out (a pacer

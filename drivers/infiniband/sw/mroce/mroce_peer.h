@@ -278,6 +278,17 @@ static inline u64 mroce_now(void)
 }
 
 /*
+ * Whether a doorbell left its mark on @peer (bit 0 of ->kick_pending, set
+ * by mroce_peer_mark(), taken by mroce_peer_take_kicks()). A plain load:
+ * callers that must see a mark set behind a lock they released order it
+ * themselves (mroce_peer_unlock()'s barrier).
+ */
+static inline bool mroce_peer_kick_marked(const struct mroce_peer *peer)
+{
+	return test_bit(0, &peer->kick_pending);
+}
+
+/*
  * A QP sends from RTR on: a responder answers READs and ATOMICs before (or
  * without ever) reaching RTS, as IB allows; requests need RTS.
  */
@@ -323,7 +334,7 @@ static inline bool mroce_tx_drained(const struct mroce_qp *qp)
 static inline bool mroce_tx_nothing(const struct mroce_peer *peer)
 {
 	return list_empty(&peer->tx_list) &&
-	       !test_bit(0, &peer->kick_pending) &&
+	       !mroce_peer_kick_marked(peer) &&
 	       mroce_conn_send_idle(&peer->conn);
 }
 
