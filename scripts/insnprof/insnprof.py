@@ -20,7 +20,12 @@ instructions per round trip, window by window and in all; the groups
 timers and clock, locking, irq/softirq/scheduler, other) side by side;
 the functions side by side with the difference of each column from the
 first (mroce - rxe), sorted by size; and each column's top functions
-with their calls per round trip.
+with their calls per round trip. With snapshots of the session-40 plugin
+(rows "vaddr n_insns executions loads stores end atomics wrmsr tsc io
+sys"), also the TCG cost proxies per round trip: blocks executed, memory
+loads and stores, block ends by kind (TB lookups: ret, indirect, direct
+to another page), helper instructions, by group and by function, and the
+calls of rare but costly events (EVENTS).
 
 Usage: insnprof.py [--top N] [--base COL] DIR
 """
@@ -156,10 +161,25 @@ class Syms:
         return (n, m, self.addrs[i])
 
 
+# How a block ends (the plugin's enum end_kind): what TCG does to find the
+# next block. Chained: a direct jump within the block's page, patched to
+# jump straight on; the others look the next block up (lookup_tb_ptr: a
+# hash of the guest pc), or leave the block for the main loop (OTHER).
+ENDS = ("other", "chain", "xjcc", "xpage", "indirect", "ret")
+# The cost proxies of a block, counted per executed block: COST[0:2] from
+# the plugin's runtime counters, the rest its static counts x executions.
+COST = ("blocks", "loads", "stores") + tuple("end_" + e for e in ENDS) + (
+    "atomics", "wrmsr", "tsc", "io", "sys")
+
+
 def read_snap(path):
-    """({(vaddr, n_insns): executions}, header dict)."""
+    """({(vaddr, n_insns): executions}, header dict,
+    {(vaddr, n_insns): (loads, stores, end, atomics, wrmsr, tsc, io, sys)}):
+    the third is empty for a snapshot of the plugin before session 40
+    (three columns a row)."""
     counts = {}
     head = {}
+    ext = {}
     with open(path) as f:
         for line in f:
             if line.startswith("#"):
@@ -167,9 +187,12 @@ def read_snap(path):
                 if len(parts) == 2:
                     head[parts[0]] = parts[1]
                 continue
-            v, n, c = line.split()
-            counts[(int(v, 16), int(n, 16))] = int(c)
-    return counts, head
+            parts = line.split()
+            key = (int(parts[0], 16), int(parts[1], 16))
+            counts[key] = int(parts[2])
+            if len(parts) >= 11:
+                ext[key] = tuple(int(x) for x in parts[3:11])
+    return counts, head, ext
 
 
 def read_meta(path):
@@ -188,11 +211,19 @@ class Window:
     """One window of one column: instructions and calls by function."""
 
     def __init__(self, syms, a, b):
-        (ca, ha), (cb, hb) = a, b
+        (ca, ha, ea), (cb, hb, eb) = a, b
         self.insns = {}   # (name, module) -> instructions
         self.calls = {}   # (name, module) -> executions of blocks at its address
+        self.cost = {}    # (name, module) -> [COST...] (blocks, loads, ...)
+        self.has_cost = bool(eb)
         self.kernel = 0
-        self.user = int(hb.get("user_insns", 0)) - int(ha.get("user_insns", 0))
+        self.kcost = [0] * len(COST)
+
+        def hdiff(k):
+            return int(hb.get(k, 0)) - int(ha.get(k, 0))
+        self.user = hdiff("user_insns")
+        self.ucost = {"blocks": hdiff("user_blocks"), "loads": hdiff("user_loads"),
+                      "stores": hdiff("user_stores")}
         cache = {}
         for key, cnt in cb.items():
             d = cnt - ca.get(key, 0)
@@ -209,6 +240,21 @@ class Window:
             self.kernel += d * n
             if vaddr == s[2]:
                 self.calls[k] = self.calls.get(k, 0) + d
+            x = eb.get(key)
+            if x is None:
+                continue
+            xa = ea.get(key, (0, 0))
+            v = [0] * len(COST)
+            v[0] = d
+            v[1] = x[0] - xa[0]
+            v[2] = x[1] - xa[1]
+            v[3 + x[2]] = d
+            for j in range(5):
+                v[3 + len(ENDS) + j] = d * x[3 + j]
+            c = self.cost.setdefault(k, [0] * len(COST))
+            for j in range(len(COST)):
+                c[j] += v[j]
+                self.kcost[j] += v[j]
         post = [k for k in self.calls if k[0] == POST]
         self.posts = sum(self.calls[k] for k in post)
         self.rts = self.posts / 2
@@ -253,6 +299,38 @@ class Column:
                 self.calls[k] = self.calls.get(k, 0) + v
         self.kernel = sum(w.kernel for w in wins)
         self.user = sum(w.user for w in wins)
+        self.has_cost = all(w.has_cost for w in wins)
+        self.cost = {}
+        self.kcost = [sum(w.kcost[j] for w in wins) for j in range(len(COST))]
+        self.ucost = {k: sum(w.ucost[k] for w in wins) for k in ("blocks", "loads", "stores")}
+        for w in wins:
+            for k, v in w.cost.items():
+                c = self.cost.setdefault(k, [0] * len(COST))
+                for j in range(len(COST)):
+                    c[j] += v[j]
+
+    def cost_of(self, k, what):
+        """A function's (or, k None, the kernel's) cost proxy `what` (a COST
+        name, "lookups": ends that look the next block up, "mem": loads +
+        stores), summed over the windows."""
+        v = self.kcost if k is None else self.cost.get(k, [0] * len(COST))
+        if what == "mem":
+            return v[1] + v[2]
+        if what == "lookups":
+            return sum(v[COST.index("end_" + e)] for e in ("xpage", "indirect", "ret"))
+        return v[COST.index(what)]
+
+    def calls_matching(self, pattern):
+        """Calls (entries) of every function whose name matches the regex."""
+        r = re.compile(pattern)
+        return sum(v for (n, m), v in self.calls.items() if r.search(n))
+
+    def group_cost(self, what):
+        g = {}
+        for k in self.cost:
+            grp = group_of(*k)
+            g[grp] = g.get(grp, 0) + self.cost_of(k, what)
+        return g
 
     def per_rt(self, v):
         return v / self.rts if self.rts else float("nan")
@@ -274,6 +352,128 @@ def fmt(x, sign=False):
 def label(k):
     n, m = k
     return f"{n} [{m}]" if m else n
+
+
+# Rare but costly events under TCG, as calls (entries) per round trip of
+# the functions whose names match: (label, regex).
+EVENTS = [
+    ("timer interrupts (hrtimer_interrupt)", r"^hrtimer_interrupt$"),
+    ("timer reprogrammed (lapic_next_deadline, lapic_next_event)", r"^lapic_next_(deadline|event)$"),
+    ("hrtimer start/cancel (hrtimer_start_range_ns, hrtimer_try_to_cancel)",
+     r"^(hrtimer_start_range_ns|hrtimer_try_to_cancel)$"),
+    ("clock reads (ktime_get*)", r"^ktime_get"),
+    ("TSC reads (read_tsc)", r"^read_tsc$"),
+    ("IPIs sent (x2apic/default send_IPI*, native_send_call_func*, native_smp_send_reschedule)",
+     r"^(x2apic_send_IPI|__x2apic_send_IPI|default_send_IPI|native_send_call_func|"
+     r"native_smp_send_reschedule)"),
+    ("IPIs taken (sysvec_call_function*, sysvec_reschedule_ipi)",
+     r"^(sysvec_call_function|sysvec_reschedule_ipi)"),
+    ("TLB flushes (flush_tlb_*, native_flush_tlb_*)", r"^(flush_tlb_|native_flush_tlb_)"),
+    ("irq_work (irq_work_*)", r"^irq_work_"),
+    ("softirq runs (__do_softirq)", r"^__do_softirq$"),
+    ("tasklet runs (tasklet_action_common)", r"^tasklet_action_common"),
+    ("wakeups (try_to_wake_up)", r"^try_to_wake_up$"),
+    ("context switches (__schedule)", r"^__schedule$"),
+    ("idle entries (default_idle_call)", r"^default_idle_call$"),
+]
+COST_ROWS = [
+    ("blocks executed", "blocks"),
+    ("memory loads", "loads"),
+    ("memory stores", "stores"),
+    ("block ends: ret/iret (TB lookup)", "end_ret"),
+    ("block ends: indirect jmp/call (TB lookup)", "end_indirect"),
+    ("block ends: direct jmp/call to another page (TB lookup)", "end_xpage"),
+    ("**TB lookups (the three above)**", "lookups"),
+    ("block ends: jcc with an edge on another page (lookup if it goes there)", "end_xjcc"),
+    ("block ends: chained direct jump (same page)", "end_chain"),
+    ("block ends: no branch (sti/popf/wrmsr..., page end: back to the main loop)", "end_other"),
+    ("locked atomics (lock prefix, xchg mem)", "atomics"),
+    ("wrmsr", "wrmsr"),
+    ("rdtsc/rdtscp", "tsc"),
+    ("port I/O (in/out/ins/outs)", "io"),
+    ("other system insns (rdmsr, cpuid, invlpg, mov cr, hlt, swapgs, syscall, sysret)", "sys"),
+]
+
+
+def cost_report(p, row, C, names, pairs, top):
+    """The TCG cost proxies: totals, by group, rare events, by function."""
+    def f2(x):
+        return "-" if x != x else f"{x:,.2f}"
+    p("## TCG cost proxies per round trip (kernel)")
+    p("")
+    p("Under TCG a block's run costs a dispatch, each memory access a softmmu TLB "
+      "lookup, each return, indirect branch or jump to another page a TB lookup "
+      "(lookup_tb_ptr) instead of a chained jump, and atomics, wrmsr, rdtsc and I/O run "
+      "as helpers: these count what plain instruction totals hide "
+      "(docs/testing.md, \"Instruction profile\").")
+    p("")
+    row(["per round trip"] + names + [f"{o} - {b}" for o, b in pairs])
+    p("|---|" + "---:|" * (len(names) + len(pairs)))
+    row(["kernel instructions"] + [fmt(C[c].per_rt(C[c].kernel)) for c in names]
+        + [fmt(C[o].per_rt(C[o].kernel) - C[b].per_rt(C[b].kernel), True) for o, b in pairs])
+    for lab, what in COST_ROWS:
+        vals = {c: C[c].per_rt(C[c].cost_of(None, what)) for c in names}
+        small = max(abs(v) for v in vals.values()) < 100
+        f = f2 if small else fmt
+        row([lab] + [f(vals[c]) for c in names]
+            + [(("+" if vals[o] - vals[b] >= 0 else "") + f2(vals[o] - vals[b])) if small
+               else fmt(vals[o] - vals[b], True) for o, b in pairs])
+    row(["instructions per block"] + [f2(C[c].kernel / C[c].cost_of(None, "blocks"))
+                                      if C[c].cost_of(None, "blocks") else "-" for c in names]
+        + ["" for _ in pairs])
+    row(["user space: blocks, loads + stores"] +
+        [f"{fmt(C[c].per_rt(C[c].ucost['blocks']))}, "
+         f"{fmt(C[c].per_rt(C[c].ucost['loads'] + C[c].ucost['stores']))}" for c in names]
+        + ["" for _ in pairs])
+    p("")
+    for lab, what in (("blocks executed", "blocks"), ("memory accesses (loads + stores)", "mem"),
+                      ("TB lookups (ret, indirect, direct to another page)", "lookups")):
+        p(f"### By group: {lab} per round trip")
+        p("")
+        gs = {c: C[c].group_cost(what) for c in names}
+        row(["group"] + names + [f"{o} - {b}" for o, b in pairs])
+        p("|---|" + "---:|" * (len(names) + len(pairs)))
+        for g in GROUP_ORDER:
+            vals = [C[c].per_rt(gs[c].get(g, 0)) for c in names]
+            if not any(vals):
+                continue
+            row([g] + [fmt(v) for v in vals]
+                + [fmt(C[o].per_rt(gs[o].get(g, 0)) - C[b].per_rt(gs[b].get(g, 0)), True)
+                   for o, b in pairs])
+        p("")
+    p("### Rare events: calls per round trip")
+    p("")
+    row(["event"] + names + [f"{o} - {b}" for o, b in pairs])
+    p("|---|" + "---:|" * (len(names) + len(pairs)))
+    for lab, rx in EVENTS:
+        vals = {c: C[c].per_rt(C[c].calls_matching(rx)) for c in names}
+        row([lab] + [f2(vals[c]) for c in names]
+            + [f"{vals[o] - vals[b]:+.2f}" for o, b in pairs])
+    p("")
+    for o, base in pairs:
+        keys = set(C[o].cost) | set(C[base].cost)
+        rows = []
+        for k in keys:
+            a = C[base].per_rt(C[base].cost_of(k, "blocks"))
+            b = C[o].per_rt(C[o].cost_of(k, "blocks"))
+            rows.append((b - a, k))
+        rows.sort(key=lambda r: (-abs(r[0]), r[1]))
+        p(f"### Functions, {o} - {base}: the {top} largest differences in blocks executed "
+          "per round trip")
+        p("")
+        p(f"| function | group | blocks {base} | blocks {o} | diff | mem {base} | mem {o} | "
+          f"lookups {base} | lookups {o} | atomics {base} | atomics {o} |")
+        p("|---|---|" + "---:|" * 9)
+        for d, k in rows[:top]:
+            cb, co = C[base], C[o]
+            p(f"| {label(k)} | {group_of(*k)} | {fmt(cb.per_rt(cb.cost_of(k, 'blocks')))} | "
+              f"{fmt(co.per_rt(co.cost_of(k, 'blocks')))} | {fmt(d, True)} | "
+              f"{fmt(cb.per_rt(cb.cost_of(k, 'mem')))} | {fmt(co.per_rt(co.cost_of(k, 'mem')))} | "
+              f"{f2(cb.per_rt(cb.cost_of(k, 'lookups')))} | "
+              f"{f2(co.per_rt(co.cost_of(k, 'lookups')))} | "
+              f"{f2(cb.per_rt(cb.cost_of(k, 'atomics')))} | "
+              f"{f2(co.per_rt(co.cost_of(k, 'atomics')))} |")
+        p("")
 
 
 def report(cols, top, base, tcg="single"):
@@ -352,6 +552,8 @@ def report(cols, top, base, tcg="single"):
         else:
             row([what] + [f"{C[c].per_rt(C[c].calls.get(key, 0)):.2f}" for c in names])
     p("")
+    if all(C[c].has_cost for c in names):
+        cost_report(p, row, C, names, pairs, top)
     # functions side by side, by the largest difference
     for o, base in pairs:
         keys = set(C[o].insns) | set(C[base].insns)
