@@ -107,19 +107,90 @@ ud_pingpong_run() {
 		ibv_ud_pingpong -d "$ULP_DEV_A" -g "$ga" -s 1024 -n 200 -c "$ULP_IP_B"
 }
 
-send_bw_once() { # send_bw_once TAG
-	pair "send_bw-$1" "cm_listening 18516" \
-		ib_send_bw "${PERFTEST_OPTS[@]}" -d "$ULP_DEV_B" -R -p 18516 -s 65536 -n 200 -- \
-		ib_send_bw "${PERFTEST_OPTS[@]}" -d "$ULP_DEV_A" -R -p 18516 -s 65536 -n 200 "$ULP_IP_B"
+# A stalled ib_send_bw -R is recorded while it is stuck. A run takes 0-12 s
+# in the VM (426 loops at 1 and 3 % loss, session 40); one still running
+# SEND_BW_SNAP_AFTER s after it started is written down before pair()'s
+# timeout kills it: both devices' counters, the QPs and CM IDs, both
+# processes' kernel stacks, the mroce events of the run (the per-ACK path
+# samples left out) and the kernel log.
+SEND_BW_SNAP_AFTER=60
+SEND_BW_EVENTS="mroce_retransmit mroce_conn_state mroce_nak mroce_rx_drop mroce_path_state mroce_path_rekey"
+TRACING=/sys/kernel/tracing
+
+send_bw_trace() { # send_bw_trace 0|1: those events off or on (and cleared)
+	local e
+	[ -w "$TRACING/trace" ] || return 0
+	[ "$1" = 0 ] || echo > "$TRACING/trace"
+	for e in $SEND_BW_EVENTS; do
+		echo "$1" > "$TRACING/events/mroce/$e/enable" 2> /dev/null
+	done
 }
 
-# At 1 % loss the client has been seen, rarely, to stall after the server
-# got all 200 messages (a transport bug under investigation, see the
-# README's status); a second run must then pass, and the first failure is
-# reported in the log so it is not lost.
+# The processes and QPs first: they are what a stall freezes, and each
+# command costs a good part of a second under TCG.
+send_bw_snapshot() { # send_bw_snapshot FILE
+	local d p
+	{
+		date -u
+		for p in $(pgrep -x ib_send_bw); do
+			echo "== pid $p: $(tr '\0' ' ' < "/proc/$p/cmdline")"
+			echo "state $(cut -d ' ' -f 3 "/proc/$p/stat"), wchan $(cat "/proc/$p/wchan")"
+			cat "/proc/$p/stack"
+		done
+		echo "== rdma res show qp -d"; rdma res show qp -d
+		echo "== rdma res show cm_id"; rdma res show cm_id
+		for d in "$ULP_DEV_A" "$ULP_DEV_B"; do
+			echo "== $d: the hw counters that are not 0"
+			grep -Hvx 0 "/sys/class/infiniband/$d/ports/1/hw_counters/"* |
+				sed 's|.*/||; s|:| |'
+		done
+		echo "== mroce events of this run"
+		[ -r "$TRACING/trace" ] && grep -v '^#' "$TRACING/trace" | tail -n 3000
+		echo "== kernel log since the test began"
+		dmesg_since_mark | tail -n 100
+	} > "$1" 2>&1
+}
+
+send_bw_once() { # send_bw_once TAG: the pair; send_bw-TAG-stall.txt if it stalled
+	local snap=send_bw-$1-stall.txt done=send_bw-$1.done watcher rc=0
+	rm -f "$snap" "$done"
+	send_bw_trace 1
+	(for ((i = 0; i < SEND_BW_SNAP_AFTER; i++)); do
+		[ -e "$done" ] && exit 0
+		sleep 1
+	done
+	pgrep -x ib_send_bw > /dev/null && send_bw_snapshot "$snap") &
+	watcher=$!
+	pair "send_bw-$1" "cm_listening 18516" \
+		ib_send_bw "${PERFTEST_OPTS[@]}" -d "$ULP_DEV_B" -R -p 18516 -s 65536 -n 200 -- \
+		ib_send_bw "${PERFTEST_OPTS[@]}" -d "$ULP_DEV_A" -R -p 18516 -s 65536 -n 200 "$ULP_IP_B" || rc=$?
+	: > "$done"
+	wait "$watcher"
+	send_bw_trace 0
+	return $rc
+}
+
+# At 1 % loss the client was seen once in CI (f6a7a1d, 2026-11-30) to fail
+# after the server got all 200 messages. Not reproduced since: 426 loops of
+# this pair at 1 and 3 % loss on 8fa00d6 all passed, while the module of
+# f6a7a1d failed 3 of 26 at the start of perftest (a QP attached to the
+# previous run's lingering connection as it closed, fixed by 209419f).
+# Until CI shows it gone, a failed first run is recorded (its logs and any
+# stall snapshot kept under send_bw-TAG-first-*) and run once more; what
+# happened is in send_bw-TAG-retried.txt, which the test prints after the
+# step (a step's own output is shown only when it fails, so a retry that
+# passed used to leave no trace in the log).
 send_bw_run() { # send_bw_run TAG
+	local f msg
+	rm -f "send_bw-$1-retried.txt"
 	send_bw_once "$1" && return 0
-	ktap_info "ib_send_bw -R ($1% loss) failed once; running it again"
+	for f in client.log server.log stall.txt; do
+		[ ! -e "send_bw-$1-$f" ] || mv "send_bw-$1-$f" "send_bw-$1-first-$f"
+	done
+	msg="ib_send_bw -R ($1% loss) failed once, logs in $MROCE_TEST_OUT/send_bw-$1-first-*"
+	[ ! -e "send_bw-$1-first-stall.txt" ] ||
+		msg+=" (still running after $SEND_BW_SNAP_AFTER s: send_bw-$1-first-stall.txt)"
+	echo "$msg; ran it again" > "send_bw-$1-retried.txt"
 	send_bw_once "$1"
 }
 
@@ -710,7 +781,10 @@ for l in $(ulp_losses); do
 	step "$l% loss: rping -V, 64 B x 20, every byte checked" rping_verified "s$l" 64 20
 	step "$l% loss: rping -V, 60000 B x 20, every byte checked" rping_verified "l$l" 60000 20
 	step "$l% loss: ucmatose, 20 x 1000 B sends" ucmatose_run "$l"
-	if step "$l% loss: ib_send_bw -R (perftest through rdma_cm), 200 x 64 KiB" send_bw_run "$l"; then
+	step "$l% loss: ib_send_bw -R (perftest through rdma_cm), 200 x 64 KiB" send_bw_run "$l"
+	sent=$?
+	[ ! -e "send_bw-$l-retried.txt" ] || ktap_info "$(cat "send_bw-$l-retried.txt")"
+	if [ $sent -eq 0 ]; then
 		check "$l% loss: ib_send_bw -R reported its result" send_bw_done "$l"
 		ktap_info "$l% loss: ib_send_bw -R: $(awk '$1 == 65536 { print $4 " MB/s" }' "send_bw-$l-client.log")"
 	fi
