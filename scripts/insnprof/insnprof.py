@@ -395,6 +395,17 @@ COST_ROWS = [
 ]
 
 
+def group_rows(row, C, names, pairs, per_group):
+    """One row per group that any column has: per-RT values, then each pair's difference."""
+    for g in GROUP_ORDER:
+        vals = [C[c].per_rt(per_group[c].get(g, 0)) for c in names]
+        if not any(vals):
+            continue
+        row([g] + [fmt(v) for v in vals]
+            + [fmt(C[o].per_rt(per_group[o].get(g, 0)) - C[b].per_rt(per_group[b].get(g, 0)), True)
+               for o, b in pairs])
+
+
 def cost_report(p, row, C, names, pairs, top):
     """The TCG cost proxies: totals, by group, rare events, by function."""
     def f2(x):
@@ -430,16 +441,9 @@ def cost_report(p, row, C, names, pairs, top):
                       ("TB lookups (ret, indirect, direct to another page)", "lookups")):
         p(f"### By group: {lab} per round trip")
         p("")
-        gs = {c: C[c].group_cost(what) for c in names}
         row(["group"] + names + [f"{o} - {b}" for o, b in pairs])
         p("|---|" + "---:|" * (len(names) + len(pairs)))
-        for g in GROUP_ORDER:
-            vals = [C[c].per_rt(gs[c].get(g, 0)) for c in names]
-            if not any(vals):
-                continue
-            row([g] + [fmt(v) for v in vals]
-                + [fmt(C[o].per_rt(gs[o].get(g, 0)) - C[b].per_rt(gs[b].get(g, 0)), True)
-                   for o, b in pairs])
+        group_rows(row, C, names, pairs, {c: C[c].group_cost(what) for c in names})
         p("")
     p("### Rare events: calls per round trip")
     p("")
@@ -520,13 +524,7 @@ def report(cols, top, base, tcg="single"):
     p("")
     row(["group"] + names + [f"{o} - {b}" for o, b in pairs])
     p("|---|" + "---:|" * (len(names) + len(pairs)))
-    for g in GROUP_ORDER:
-        vals = [C[c].per_rt(groups[c].get(g, 0)) for c in names]
-        if not any(vals):
-            continue
-        diffs = [C[o].per_rt(groups[o].get(g, 0)) - C[b].per_rt(groups[b].get(g, 0))
-                 for o, b in pairs]
-        row([g] + [fmt(v) for v in vals] + [fmt(d, True) for d in diffs])
+    group_rows(row, C, names, pairs, groups)
     row(["**kernel total**"] + [f"**{fmt(C[c].per_rt(C[c].kernel))}**" for c in names]
         + [f"**{fmt(C[o].per_rt(C[o].kernel) - C[b].per_rt(C[b].kernel), True)}**"
            for o, b in pairs])

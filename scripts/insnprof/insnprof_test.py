@@ -19,12 +19,17 @@ import insnprof  # noqa: E402
 DATA = os.path.join(HERE, "testdata")
 
 
+def load_pair(cls, dirname):
+    """Load a fixture directory's rxe and mroce columns onto the test class."""
+    cls.cols = insnprof.load(dirname)
+    cls.rxe = insnprof.Column("rxe", *cls.cols["rxe"])
+    cls.mroce = insnprof.Column("mroce", *cls.cols["mroce"])
+
+
 class InsnprofTest(unittest.TestCase):
     @classmethod
     def setUpClass(cls):
-        cls.cols = insnprof.load(DATA)
-        cls.rxe = insnprof.Column("rxe", *cls.cols["rxe"])
-        cls.mroce = insnprof.Column("mroce", *cls.cols["mroce"])
+        load_pair(cls, DATA)
 
     def test_columns_in_order(self):
         self.assertEqual(list(self.cols), ["rxe", "mroce"])
@@ -95,9 +100,7 @@ COST = os.path.join(HERE, "testdata_cost")
 class CostTest(unittest.TestCase):
     @classmethod
     def setUpClass(cls):
-        cls.cols = insnprof.load(COST)
-        cls.rxe = insnprof.Column("rxe", *cls.cols["rxe"])
-        cls.mroce = insnprof.Column("mroce", *cls.cols["mroce"])
+        load_pair(cls, COST)
 
     def per(self, col, k, what):
         return col.per_rt(col.cost_of(k, what))
