@@ -170,13 +170,13 @@ send_bw_once() { # send_bw_once TAG: the pair; send_bw-TAG-stall.txt if it stall
 	return $rc
 }
 
-# At 1 % loss the client was seen once in CI (f6a7a1d, 2026-11-30) to fail
-# after the server got all 200 messages. Not reproduced since: 426 loops of
-# this pair at 1 and 3 % loss on 8fa00d6 all passed, while the module of
-# f6a7a1d failed 3 of 26 at the start of perftest (the previous run's
-# lingering connection closed as the next run's QPs came; conn_lost on both
-# devices). Which later commit removed that is not established: 209419f's
-# parent passed 52 of 52, with the loop's tracing off.
+# At 1 % loss the client was seen once in CI (f6a7a1d, 2026-11-30) to fail.
+# Not reproduced since: 426 loops of this pair at 1 and 3 % loss on 8fa00d6
+# all passed, while the module of f6a7a1d failed 5 of 61 at the start of
+# perftest (the client's post_recv on its RDMA CM QP failed, the QP in
+# error; once in a boot's first run, so not only a lingering earlier
+# connection). One of the 48 commits up to 209419f's parent (102 of 102
+# passed) removed that; which one is not established (docs/ulp.md).
 # Until CI shows it gone, a failed first run is recorded (its logs and any
 # stall snapshot kept under send_bw-TAG-first-*) and run once more; what
 # happened is in send_bw-TAG-retried.txt, which the test prints after the
