@@ -315,29 +315,6 @@ static inline bool mroce_tx_drained(const struct mroce_qp *qp)
 	       READ_ONCE(qp->sq.head) == READ_ONCE(qp->sq.fetch);
 }
 
-/*
- * Whether mroce_tx_run() would find nothing to do (peer->lock held): no QP
- * on the transmit list, no doorbell's mark, and the core's backlog and
- * watchdog already where its run would leave them (mroce_conn_send_idle():
- * the backlog 0, the watchdog running or with nothing to guard). Loads
- * only: the run's first step takes the marks with an atomic
- * test-and-clear even when there are none, and it costs a few calls more
- * to find the list empty. Asked after
- * mroce_comp_run(), which puts back on the list what an ACK let through
- * (the window, a fence, the READ limit); a transmission the ACK made due
- * (a SACK gap, a NAK) is on it already. A mark set after the test is a
- * doorbell whose trylock found our lock taken: mroce_peer_unlock() looks
- * for it after the unlock (past the barrier that pairs with the
- * doorbell's) on an idle connection, and with data in flight the next
- * ACK's burst finds it here, as its mroce_tx_run() would have.
- */
-static inline bool mroce_tx_nothing(const struct mroce_peer *peer)
-{
-	return list_empty(&peer->tx_list) &&
-	       !mroce_peer_kick_marked(peer) &&
-	       mroce_conn_send_idle(&peer->conn);
-}
-
 /* Serial-number order of 32-bit PSNs. */
 static inline bool mroce_psn_before(u32 a, u32 b)
 {

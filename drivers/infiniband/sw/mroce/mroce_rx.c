@@ -926,20 +926,8 @@ static void __mroce_rx_burst_end(struct mroce_rx_burst *bu, bool idle)
 			mroce_ack_maybe(peer, now);
 	}
 	mroce_comp_run(peer);
-	/*
-	 * What a packet at a time would have had, within reason -- if there
-	 * is anything. On a ping-pong there is not, after either burst: the
-	 * ACK's (it retired the WQE; the next doorbell, on its own CPU, runs
-	 * its own transmit) and the data's (the other side's doorbell waits
-	 * for this lock behind received data and transmits itself:
-	 * mroce_peer_kick()). Without the run the data burst's ACK leaves
-	 * from the unlock's flush right after it was built, and both holds
-	 * -- the ones the other CPU's doorbell and placement wait for -- are
-	 * ~60 instructions shorter (no latency gain resolved: session 39 in
-	 * docs/transport.md).
-	 */
-	if (!mroce_tx_nothing(peer))
-		mroce_tx_run(peer, now, MROCE_TX_BUDGET * clamp(bu->n, 1U, 4U));
+	/* What a packet at a time would have had, within reason. */
+	mroce_tx_run(peer, now, MROCE_TX_BUDGET * clamp(bu->n, 1U, 4U));
 	/* A due rate-hint pass samples this peer under this hold. */
 	hint = mroce_ack_hint_hold(peer, now);
 	mroce_peer_unlock(peer);

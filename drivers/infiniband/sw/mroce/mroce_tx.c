@@ -686,6 +686,31 @@ static u32 mroce_tx_backlog(struct mroce_peer *peer)
 	return min_t(u64, bytes, U32_MAX);
 }
 
+/*
+ * Whether this run would find nothing to do: no QP on the transmit list, no
+ * doorbell's mark, and the core's backlog and watchdog already where the
+ * run would leave them (mroce_conn_send_idle(): the backlog 0, the watchdog
+ * running or with nothing to guard). Loads only: taking the marks is an
+ * atomic test-and-clear even when there are none. Every burst end asks,
+ * and on a ping-pong neither burst has anything to send: the ACK's retired
+ * the WQE (the next doorbell, on its own CPU, transmits itself) and the
+ * data's other side waits for this lock behind received data and
+ * transmits itself (mroce_peer_kick()); the data burst's ACK then leaves
+ * from the unlock's flush right after it was built (~220 instructions
+ * less per round trip, no latency gain resolved: session 39 in
+ * docs/transport.md). A mark set after the load is a doorbell whose
+ * trylock found our lock taken: every holder releases it through
+ * mroce_peer_unlock(), which looks for the mark past the barrier that
+ * pairs with the doorbell's on an idle connection, and with data in
+ * flight the next ACK's run finds it.
+ */
+static bool mroce_tx_nothing(const struct mroce_peer *peer)
+{
+	return list_empty(&peer->tx_list) &&
+	       !mroce_peer_kick_marked(peer) &&
+	       mroce_conn_send_idle(&peer->conn);
+}
+
 /**
  * mroce_tx_run() - transmit what the connection's QPs have, within limits
  * @peer: the connection, locked
@@ -703,6 +728,8 @@ void mroce_tx_run(struct mroce_peer *peer, u64 now, unsigned int budget)
 	bool stop = false;
 
 	lockdep_assert_held(&peer->lock);
+	if (mroce_tx_nothing(peer))
+		return;
 	mroce_peer_take_kicks(peer);
 	if (peer->dead || list_empty(&peer->tx_list))
 		goto out;
