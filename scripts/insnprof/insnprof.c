@@ -33,8 +33,26 @@
  * then renamed), removes NAME.req and creates NAME.done. The guest
  * waits for NAME.done.
  *
+ * Phases (phases=FILE kallsyms=DIR, session 41): each vCPU's kernel
+ * blocks are attributed to the phase of a half round trip that vCPU is
+ * in, delimited by markers hit on that vCPU: post (the driver's post_send
+ * in the poster's write()) starts phase A; the copy into the peer's MR
+ * starts C1; the completion posted starts C2; the return to user (a block
+ * with sysret, or an end marker) closes the half. FILE lists the markers
+ * by kind and symbol ("post mroce_post_send", "copy rxe_mr_copy
+ * rxe_responder": a copy that counts only after the second symbol ran in
+ * the same phase A); for each column (a request NAME COL-N with a new
+ * COL) they are resolved in DIR/COL.kallsyms, the guest's copy made
+ * while that driver is loaded, and every vCPU starts outside a half. A
+ * callback per kernel block (only with phases=) bumps the block's count
+ * in the vCPU's phase (a row's last four columns: outside, A, C1, C2) and
+ * the vCPU's running half; each half that ends (returned to user, or cut
+ * by the next post) is a line "h vcpu flags" + per phase (A, C1, C2)
+ * "insns blocks mem16 lookups atomics tsc" in the next snapshot (mem16:
+ * the block's memory accesses per run so far x 16, summed).
+ *
  * Usage: qemu-system-x86_64 -accel tcg,thread=single \
- *            -plugin file=insnprof.so,dir=/path/the/guest/writes
+ *            -plugin file=insnprof.so,dir=/path/the/guest/writes[,phases=FILE,kallsyms=DIR]
  */
 #include <dirent.h>
 #include <errno.h>
@@ -74,7 +92,25 @@ struct special {
 	uint8_t tsc;		/* rdtsc, rdtscp */
 	uint8_t io;		/* in, out, ins, outs */
 	uint8_t sys;		/* rdmsr, cpuid, invlpg, mov to cr, hlt, swapgs, syscall, sysret */
+	uint8_t sysret;		/* of sys: sysret (a return to user; not in the snapshot) */
 };
+
+/* The phases of a half round trip on one vCPU (phases=). */
+enum phase { PH_OUT, PH_A, PH_C1, PH_C2, N_PH };
+
+/* Markers: the phase boundaries, by the address a block starts at. */
+enum mark_kind { MK_NONE, MK_POST, MK_COPY, MK_CQE, MK_END, MK_GATE };
+#define MK_KIND 0x0f
+#define MK_GATED 0x10	/* a copy that counts only after the gate ran in phase A */
+
+/* What a half accumulates per phase. */
+enum half_val { HV_INSNS, HV_BLOCKS, HV_MEM16, HV_LOOKUPS, HV_ATOMICS, HV_TSC, N_HV };
+
+/* A half's flags: what was seen, how it ended. */
+#define HF_COPY 1	/* the copy marker, in phase A */
+#define HF_CQE 2	/* the completion marker, in phase A or C1 */
+#define HF_RET 4	/* ended by the return to user */
+#define HF_CUT 8	/* ended by the next post before a return */
 
 struct ent {
 	uint64_t count;		/* executions; the inline add's target */
@@ -83,7 +119,9 @@ struct ent {
 	uint64_t vaddr;
 	uint32_t n_insns;
 	uint8_t end;		/* enum end_kind */
+	uint8_t mark;		/* enum mark_kind | MK_GATED (phases=) */
 	struct special sp;
+	uint64_t ph[N_PH];	/* executions by the running vCPU's phase (phases=) */
 	struct ent *next;	/* hash chain */
 };
 
@@ -109,6 +147,46 @@ static int count_user = 1;
 static pthread_t poller;
 static volatile int stopping;
 static int poller_running;
+
+/* phases= */
+#define MAX_MARKS 32
+#define MAX_VCPUS 64
+struct mark_spec {
+	char name[128];
+	uint8_t kind;
+	char gate[128];		/* empty: none */
+};
+
+struct mark {
+	uint64_t vaddr;
+	uint8_t mark;		/* enum mark_kind | MK_GATED */
+	char name[128];
+};
+
+struct vstate {
+	unsigned int gen;	/* phase_gen it was reset at */
+	uint8_t phase;		/* enum phase */
+	uint8_t gate;		/* the gate ran in this phase A */
+	uint32_t flags;		/* HF_* so far */
+	uint64_t v[N_PH - 1][N_HV];
+};
+
+struct half {
+	uint32_t vcpu, flags;
+	uint64_t v[N_PH - 1][N_HV];
+};
+
+static char *phases_file, *kallsyms_dir;
+static struct mark_spec specs[MAX_MARKS];
+static int n_specs;
+static struct mark marks[MAX_MARKS];
+static int n_marks;
+static char cur_col[1024];
+static unsigned int phase_gen;	/* bumped at a column's change (atomic) */
+static struct vstate vst[MAX_VCPUS];
+static struct half *halves;	/* since the last snapshot; under hlock */
+static size_t n_halves, cap_halves;
+static pthread_mutex_t hlock = PTHREAD_MUTEX_INITIALIZER;
 
 static unsigned int hash(uint64_t vaddr, uint32_t n)
 {
@@ -195,7 +273,10 @@ static void decode(const uint8_t *b, size_t len, uint64_t pc, uint64_t tb_page,
 			sp->tsc++;
 		} else if (m == 0x01 && m2 == 0xf9) {
 			sp->tsc++;
-		} else if (m == 0x32 || m == 0xa2 || m == 0x22 || m == 0x05 || m == 0x07 ||
+		} else if (m == 0x07) {
+			sp->sys++;
+			sp->sysret = 1;
+		} else if (m == 0x32 || m == 0xa2 || m == 0x22 || m == 0x05 ||
 			   (m == 0x01 && (m2 == 0xf8 || ((m2 & 0x38) == 0x38 && m2 < 0xc0)))) {
 			sp->sys++;
 		} else if (m >= 0x80 && m <= 0x8f && i + 6 <= len) {
@@ -241,6 +322,133 @@ static void decode(const uint8_t *b, size_t len, uint64_t pc, uint64_t tb_page,
 	*end = (uint8_t)kind;
 }
 
+/* The marker a block starting at vaddr is (MK_NONE: none). Under lock. */
+static uint8_t mark_of(uint64_t vaddr)
+{
+	int i;
+
+	for (i = 0; i < n_marks; i++)
+		if (marks[i].vaddr == vaddr)
+			return marks[i].mark;
+	return MK_NONE;
+}
+
+static int is_lookup(uint8_t end)
+{
+	return end == END_XPAGE || end == END_INDIRECT || end == END_RET;
+}
+
+/* Close vCPU vcpu's half: record it (flags | how), back outside. */
+static void half_close(unsigned int vcpu, struct vstate *s, uint32_t how)
+{
+	struct half *h;
+
+	pthread_mutex_lock(&hlock);
+	if (n_halves == cap_halves) {
+		size_t cap = cap_halves ? 2 * cap_halves : 4096;
+		struct half *n = realloc(halves, cap * sizeof(*n));
+
+		if (!n) {
+			pthread_mutex_unlock(&hlock);
+			fprintf(stderr, "insnprof: out of memory\n");
+			abort();
+		}
+		halves = n;
+		cap_halves = cap;
+	}
+	h = &halves[n_halves++];
+	h->vcpu = vcpu;
+	h->flags = s->flags | how;
+	memcpy(h->v, s->v, sizeof(h->v));
+	pthread_mutex_unlock(&hlock);
+	s->phase = PH_OUT;
+	s->gate = 0;
+	s->flags = 0;
+	memset(s->v, 0, sizeof(s->v));
+}
+
+/*
+ * A kernel block runs on vCPU vcpu (phases=): a marker moves the vCPU's
+ * phase (before the block counts: a function's entry belongs to the
+ * phase it starts); the block counts in that phase; a return to user
+ * (after it counts) closes the half.
+ */
+static void vcpu_tb_exec(unsigned int vcpu, void *udata)
+{
+	struct ent *e = udata;
+	struct vstate *s;
+	unsigned int gen;
+	uint64_t *v;
+
+	if (vcpu >= MAX_VCPUS)
+		return;
+	s = &vst[vcpu];
+	gen = __atomic_load_n(&phase_gen, __ATOMIC_RELAXED);
+	if (s->gen != gen) {
+		memset(s, 0, sizeof(*s));
+		s->gen = gen;
+	}
+	switch (e->mark & MK_KIND) {
+	case MK_POST:
+		if (s->phase != PH_OUT)
+			half_close(vcpu, s, HF_CUT);
+		s->phase = PH_A;
+		break;
+	case MK_GATE:
+		if (s->phase == PH_A)
+			s->gate = 1;
+		break;
+	case MK_COPY:
+		if (s->phase == PH_A && (!(e->mark & MK_GATED) || s->gate)) {
+			s->phase = PH_C1;
+			s->flags |= HF_COPY;
+		}
+		break;
+	case MK_CQE:
+		if (s->phase == PH_A || s->phase == PH_C1) {
+			s->phase = PH_C2;
+			s->flags |= HF_CQE;
+		}
+		break;
+	}
+	e->ph[s->phase]++;
+	if (s->phase == PH_OUT)
+		return;
+	v = s->v[s->phase - 1];
+	v[HV_INSNS] += e->n_insns;
+	v[HV_BLOCKS]++;
+	if (e->count)
+		v[HV_MEM16] += 16 * (e->loads + e->stores) / e->count;
+	v[HV_LOOKUPS] += is_lookup(e->end);
+	v[HV_ATOMICS] += e->sp.atomics;
+	v[HV_TSC] += e->sp.tsc;
+	if ((e->mark & MK_KIND) == MK_END || e->sp.sysret)
+		half_close(vcpu, s, HF_RET);
+}
+
+/*
+ * The inline counters of a block: per run, n_insns added to *insns (if
+ * not NULL) and 1 to *runs; per memory access of its instructions, 1 to
+ * *loads or *stores.
+ */
+static void count_block(struct qemu_plugin_tb *tb, size_t n, uint64_t *insns, uint64_t *runs,
+			uint64_t *loads, uint64_t *stores)
+{
+	size_t i;
+
+	if (insns)
+		qemu_plugin_register_vcpu_tb_exec_inline(tb, QEMU_PLUGIN_INLINE_ADD_U64, insns, n);
+	qemu_plugin_register_vcpu_tb_exec_inline(tb, QEMU_PLUGIN_INLINE_ADD_U64, runs, 1);
+	for (i = 0; i < n; i++) {
+		struct qemu_plugin_insn *insn = qemu_plugin_tb_get_insn(tb, i);
+
+		qemu_plugin_register_vcpu_mem_inline(insn, QEMU_PLUGIN_MEM_R,
+						     QEMU_PLUGIN_INLINE_ADD_U64, loads, 1);
+		qemu_plugin_register_vcpu_mem_inline(insn, QEMU_PLUGIN_MEM_W,
+						     QEMU_PLUGIN_INLINE_ADD_U64, stores, 1);
+	}
+}
+
 static void vcpu_tb_trans(qemu_plugin_id_t id, struct qemu_plugin_tb *tb)
 {
 	uint64_t vaddr = qemu_plugin_tb_vaddr(tb);
@@ -251,22 +459,8 @@ static void vcpu_tb_trans(qemu_plugin_id_t id, struct qemu_plugin_tb *tb)
 
 	if (vaddr < KERNEL_START) {
 		__atomic_fetch_add(&user_tbs, 1, __ATOMIC_RELAXED);
-		if (!count_user)
-			return;
-		qemu_plugin_register_vcpu_tb_exec_inline(tb, QEMU_PLUGIN_INLINE_ADD_U64,
-							 &user_insns, n);
-		qemu_plugin_register_vcpu_tb_exec_inline(tb, QEMU_PLUGIN_INLINE_ADD_U64,
-							 &user_blocks, 1);
-		for (i = 0; i < n; i++) {
-			struct qemu_plugin_insn *insn = qemu_plugin_tb_get_insn(tb, i);
-
-			qemu_plugin_register_vcpu_mem_inline(insn, QEMU_PLUGIN_MEM_R,
-							     QEMU_PLUGIN_INLINE_ADD_U64,
-							     &user_loads, 1);
-			qemu_plugin_register_vcpu_mem_inline(insn, QEMU_PLUGIN_MEM_W,
-							     QEMU_PLUGIN_INLINE_ADD_U64,
-							     &user_stores, 1);
-		}
+		if (count_user)
+			count_block(tb, n, &user_insns, &user_blocks, &user_loads, &user_stores);
 		return;
 	}
 	for (i = 0; i < n; i++) {
@@ -281,17 +475,11 @@ static void vcpu_tb_trans(qemu_plugin_id_t id, struct qemu_plugin_tb *tb)
 	translations++;
 	e->end = end;
 	e->sp = sp;
+	e->mark = mark_of(vaddr);
 	pthread_mutex_unlock(&lock);
-	qemu_plugin_register_vcpu_tb_exec_inline(tb, QEMU_PLUGIN_INLINE_ADD_U64,
-						 &e->count, 1);
-	for (i = 0; i < n; i++) {
-		struct qemu_plugin_insn *insn = qemu_plugin_tb_get_insn(tb, i);
-
-		qemu_plugin_register_vcpu_mem_inline(insn, QEMU_PLUGIN_MEM_R,
-						     QEMU_PLUGIN_INLINE_ADD_U64, &e->loads, 1);
-		qemu_plugin_register_vcpu_mem_inline(insn, QEMU_PLUGIN_MEM_W,
-						     QEMU_PLUGIN_INLINE_ADD_U64, &e->stores, 1);
-	}
+	count_block(tb, n, NULL, &e->count, &e->loads, &e->stores);
+	if (phases_file)
+		qemu_plugin_register_vcpu_tb_exec_cb(tb, vcpu_tb_exec, QEMU_PLUGIN_CB_NO_REGS, e);
 }
 
 struct row {
@@ -301,14 +489,16 @@ struct row {
 	uint32_t n_insns;
 	uint8_t end;
 	struct special sp;
+	uint64_t ph[N_PH];
 };
 
 /* NAME.snap: a header, then every kernel counter that has run. */
 static int snapshot(const char *name)
 {
 	struct row *rows;
+	struct half *hs;
 	struct chunk *c;
-	size_t n = 0, i, cap;
+	size_t n = 0, i, j, cap, nh;
 	uint64_t user, ublocks, uloads, ustores, ktotal = 0, tr;
 	char tmp[4096], final[4096];
 	struct timespec ts;
@@ -340,16 +530,25 @@ static int snapshot(const char *name)
 			rows[n].stores = c->e[i].stores;
 			rows[n].end = c->e[i].end;
 			rows[n].sp = c->e[i].sp;
+			memcpy(rows[n].ph, c->e[i].ph, sizeof(rows[n].ph));
 			ktotal += cnt * c->e[i].n_insns;
 			n++;
 		}
 	pthread_mutex_unlock(&lock);
+	/* the halves that ended since the last snapshot */
+	pthread_mutex_lock(&hlock);
+	hs = halves;
+	nh = n_halves;
+	halves = NULL;
+	n_halves = cap_halves = 0;
+	pthread_mutex_unlock(&hlock);
 
 	snprintf(tmp, sizeof(tmp), "%s/%s.snap.tmp", dir, name);
 	snprintf(final, sizeof(final), "%s/%s.snap", dir, name);
 	f = fopen(tmp, "w");
 	if (!f) {
 		free(rows);
+		free(hs);
 		return -1;
 	}
 	fprintf(f, "# insnprof snapshot %s\n", name);
@@ -361,17 +560,144 @@ static int snapshot(const char *name)
 	fprintf(f, "# kernel_insns %" PRIu64 "\n", ktotal);
 	fprintf(f, "# kernel_translations %" PRIu64 "\n", tr);
 	fprintf(f, "# rows %zu\n", n);
-	fprintf(f, "# columns vaddr n_insns count loads stores end atomics wrmsr tsc io sys\n");
-	for (i = 0; i < n; i++)
+	if (phases_file) {
+		fprintf(f, "# phase_column %s\n", cur_col[0] ? cur_col : "-");
+		for (i = 0; i < (size_t)n_marks; i++)
+			fprintf(f, "# marker %" PRIx64 " %u %u %s\n", marks[i].vaddr,
+				(unsigned int)(marks[i].mark & MK_KIND),
+				(unsigned int)!!(marks[i].mark & MK_GATED), marks[i].name);
+		fprintf(f, "# halves %zu\n", nh);
+	}
+	fprintf(f, "# columns vaddr n_insns count loads stores end atomics wrmsr tsc io sys%s\n",
+		phases_file ? " out a c1 c2" : "");
+	for (i = 0; i < n; i++) {
 		fprintf(f, "%" PRIx64 " %" PRIx32 " %" PRIu64 " %" PRIu64 " %" PRIu64
-			" %u %u %u %u %u %u\n",
+			" %u %u %u %u %u %u",
 			rows[i].vaddr, rows[i].n_insns, rows[i].count, rows[i].loads,
 			rows[i].stores, rows[i].end, rows[i].sp.atomics, rows[i].sp.wrmsr,
 			rows[i].sp.tsc, rows[i].sp.io, rows[i].sp.sys);
+		if (phases_file)
+			for (j = 0; j < N_PH; j++)
+				fprintf(f, " %" PRIu64, rows[i].ph[j]);
+		fputc('\n', f);
+	}
+	for (i = 0; i < nh; i++) {
+		fprintf(f, "h %u %u", hs[i].vcpu, hs[i].flags);
+		for (j = 0; j < (N_PH - 1) * N_HV; j++)
+			fprintf(f, " %" PRIu64, hs[i].v[j / N_HV][j % N_HV]);
+		fputc('\n', f);
+	}
 	free(rows);
+	free(hs);
 	if (fclose(f) || rename(tmp, final))
 		return -1;
 	return 0;
+}
+
+static const char *const kind_names[] = { "", "post", "copy", "cqe", "end", "gate" };
+
+/* FILE (phases=): "KIND SYMBOL [GATE]" lines, # comments. */
+static int read_specs(const char *path)
+{
+	char line[512], kind[32], name[128], gate[128];
+	FILE *f = fopen(path, "r");
+	int k, n;
+
+	if (!f) {
+		fprintf(stderr, "insnprof: phases=%s: %s\n", path, strerror(errno));
+		return -1;
+	}
+	while (fgets(line, sizeof(line), f)) {
+		if (line[0] == '#')
+			continue;
+		gate[0] = 0;
+		n = sscanf(line, "%31s %127s %127s", kind, name, gate);
+		if (n < 2)
+			continue;
+		for (k = MK_POST; k <= MK_END; k++)
+			if (!strcmp(kind, kind_names[k]))
+				break;
+		if (k > MK_END || n_specs == MAX_MARKS || (gate[0] && k != MK_COPY)) {
+			fprintf(stderr, "insnprof: phases=%s: bad line: %s", path, line);
+			fclose(f);
+			return -1;
+		}
+		specs[n_specs].kind = (uint8_t)k;
+		strcpy(specs[n_specs].name, name);
+		strcpy(specs[n_specs].gate, gate);
+		n_specs++;
+	}
+	fclose(f);
+	return 0;
+}
+
+static void add_mark(uint64_t vaddr, uint8_t mark, const char *name)
+{
+	if (n_marks == MAX_MARKS || mark_of(vaddr))
+		return;
+	marks[n_marks].vaddr = vaddr;
+	marks[n_marks].mark = mark;
+	snprintf(marks[n_marks].name, sizeof(marks[n_marks].name), "%s", name);
+	n_marks++;
+}
+
+/*
+ * A request for column col (NAME col-N): if col is not the current one,
+ * resolve the markers in its kallsyms (the first text symbol of each
+ * name), mark the blocks, and start every vCPU outside a half.
+ */
+static void phases_column(const char *col)
+{
+	char path[4096], line[512], name[256];
+	unsigned long long addr;
+	uint64_t gaddr[MAX_MARKS] = { 0 }, saddr[MAX_MARKS] = { 0 };
+	struct chunk *c;
+	char type;
+	FILE *f;
+	int i;
+	size_t k;
+
+	if (!strcmp(col, cur_col))
+		return;
+	snprintf(path, sizeof(path), "%s/%s.kallsyms", kallsyms_dir, col);
+	f = fopen(path, "r");
+	if (!f)
+		fprintf(stderr, "insnprof: %s: %s: no phase markers\n", path, strerror(errno));
+	while (f && fgets(line, sizeof(line), f)) {
+		if (sscanf(line, "%llx %c %255s", &addr, &type, name) != 3 ||
+		    !strchr("tTwW", type))
+			continue;
+		for (i = 0; i < n_specs; i++) {
+			if (!saddr[i] && !strcmp(name, specs[i].name))
+				saddr[i] = addr;
+			if (!gaddr[i] && specs[i].gate[0] && !strcmp(name, specs[i].gate))
+				gaddr[i] = addr;
+		}
+	}
+	if (f)
+		fclose(f);
+	pthread_mutex_lock(&lock);
+	n_marks = 0;
+	for (i = 0; i < n_specs; i++) {
+		if (!saddr[i] || (specs[i].gate[0] && !gaddr[i]))
+			continue;
+		add_mark(saddr[i], specs[i].kind | (specs[i].gate[0] ? MK_GATED : 0), specs[i].name);
+		if (specs[i].gate[0])
+			add_mark(gaddr[i], MK_GATE, specs[i].gate);
+	}
+	for (c = chunks; c; c = c->prev)
+		for (k = 0; k < c->used; k++)
+			c->e[k].mark = mark_of(c->e[k].vaddr);
+	snprintf(cur_col, sizeof(cur_col), "%s", col);
+	__atomic_fetch_add(&phase_gen, 1, __ATOMIC_RELAXED);
+	pthread_mutex_unlock(&lock);
+	pthread_mutex_lock(&hlock);
+	n_halves = 0;
+	pthread_mutex_unlock(&hlock);
+	for (i = 0; i < n_marks; i++)
+		fprintf(stderr, "insnprof: %s: marker %s %s at %" PRIx64 "%s\n", col,
+			kind_names[marks[i].mark & MK_KIND], marks[i].name, marks[i].vaddr,
+			marks[i].mark & MK_GATED ? " (gated)" : "");
 }
 
 static void handle_requests(void)
@@ -390,6 +716,16 @@ static void handle_requests(void)
 			continue;
 		memcpy(name, d->d_name, len - 4);
 		name[len - 4] = 0;
+		if (phases_file) {
+			char *dash = strrchr(name, '-');
+
+			if (dash && dash != name && dash[1] && strspn(dash + 1, "0123456789") ==
+			    strlen(dash + 1)) {
+				*dash = 0;
+				phases_column(name);
+				*dash = '-';
+			}
+		}
 		if (snapshot(name))
 			fprintf(stderr, "insnprof: snapshot %s failed: %s\n", name, strerror(errno));
 		snprintf(path, sizeof(path), "%s/%s", dir, d->d_name);
@@ -442,6 +778,10 @@ QEMU_PLUGIN_EXPORT int qemu_plugin_install(qemu_plugin_id_t id,
 			poll_ms = (unsigned int)strtoul(argv[i] + 8, NULL, 0);
 			if (!poll_ms)
 				poll_ms = 1;
+		} else if (!strncmp(argv[i], "phases=", 7)) {
+			phases_file = strdup(argv[i] + 7);
+		} else if (!strncmp(argv[i], "kallsyms=", 9)) {
+			kallsyms_dir = strdup(argv[i] + 9);
 		} else if (!strncmp(argv[i], "user=", 5)) {
 			bool on;
 
@@ -451,13 +791,18 @@ QEMU_PLUGIN_EXPORT int qemu_plugin_install(qemu_plugin_id_t id,
 			}
 			count_user = on;
 		} else {
-			fprintf(stderr, "insnprof: unknown argument %s (dir=, poll_ms=, user=)\n",
+			fprintf(stderr,
+				"insnprof: unknown argument %s (dir=, poll_ms=, user=, phases=, kallsyms=)\n",
 				argv[i]);
 			return -1;
 		}
 	}
 	if (!dir) {
 		fprintf(stderr, "insnprof: dir= missing\n");
+		return -1;
+	}
+	if (phases_file && (!kallsyms_dir || read_specs(phases_file))) {
+		fprintf(stderr, "insnprof: phases= needs kallsyms= and a readable marker list\n");
 		return -1;
 	}
 	qemu_plugin_register_vcpu_tb_trans_cb(id, vcpu_tb_trans);

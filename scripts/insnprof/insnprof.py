@@ -25,9 +25,15 @@ with their calls per round trip. With snapshots of the session-40 plugin
 sys"), also the TCG cost proxies per round trip: blocks executed, memory
 loads and stores, block ends by kind (TB lookups: ret, indirect, direct
 to another page), helper instructions, by group and by function, and the
-calls of rare but costly events (EVENTS).
+calls of rare but costly events (EVENTS). With snapshots of the plugin
+run with phases= (session 41: rows with four more columns, the block's
+runs outside a half and in phases A, C1, C2 of a half round trip on the
+vCPU that ran it, and "h" lines, one per half that ended), the phases:
+per half the medians and means of each phase's instructions and blocks
+and the means of its cost proxies, side by side, per vCPU, every block by
+phase, and per phase the functions with the largest differences.
 
-Usage: insnprof.py [--top N] [--base COL] DIR
+Usage: insnprof.py [--top N] [--phase-top N] [--base COL] DIR
 """
 
 import argparse
@@ -166,33 +172,70 @@ class Syms:
 # jump straight on; the others look the next block up (lookup_tb_ptr: a
 # hash of the guest pc), or leave the block for the main loop (OTHER).
 ENDS = ("other", "chain", "xjcc", "xpage", "indirect", "ret")
+LOOKUP_ENDS = ("xpage", "indirect", "ret")
 # The cost proxies of a block, counted per executed block: COST[0:2] from
 # the plugin's runtime counters, the rest its static counts x executions.
 COST = ("blocks", "loads", "stores") + tuple("end_" + e for e in ENDS) + (
     "atomics", "wrmsr", "tsc", "io", "sys")
 
 
+# The phases of a half round trip on one vCPU (the plugin's phases=, session
+# 41): outside a half, A (post -> the copy into the peer's MR), C1 (the
+# copy -> the completion posted), C2 (the completion -> the return to user).
+PHASES = ("out", "A", "C1", "C2")
+PHASE_LABELS = {
+    "out": "outside a half (the syscall up to the post, interrupts and timers while polling)",
+    "A": "A: post -> the copy into the peer's MR",
+    "C1": "C1: the copy -> the completion posted",
+    "C2": "C2: the completion -> the return to user",
+}
+# A half's values per phase (A, C1, C2), as the plugin's "h" lines give them
+# (mem: x 16 there); and its flags.
+HV = ("insns", "blocks", "mem", "lookups", "atomics", "tsc")
+HF_COPY, HF_CQE, HF_RET, HF_CUT = 1, 2, 4, 8
+MARK_KINDS = ("", "post", "copy", "cqe", "end", "gate")
+
+
+class Snap:
+    """One snapshot: counts {(vaddr, n_insns): executions}, head (header
+    dict), ext {(vaddr, n_insns): (loads, stores, end, atomics, wrmsr, tsc,
+    io, sys)} (empty before session 40's plugin), ph {(vaddr, n_insns):
+    (out, A, C1, C2) executions} and halves [(vcpu, flags, {phase:
+    {value: n}})] (empty without the plugin's phases=), markers [(kind,
+    vaddr, gated, name)]."""
+
+    def __init__(self, path):
+        self.counts, self.head, self.ext, self.ph = {}, {}, {}, {}
+        self.halves, self.markers = [], []
+        with open(path) as f:
+            for line in f:
+                if line.startswith("#"):
+                    parts = line[1:].split()
+                    if len(parts) == 2:
+                        self.head[parts[0]] = parts[1]
+                    elif len(parts) == 5 and parts[0] == "marker":
+                        self.markers.append((MARK_KINDS[int(parts[2])], int(parts[1], 16),
+                                             parts[3] == "1", parts[4]))
+                    continue
+                parts = line.split()
+                if parts[0] == "h":
+                    v = [int(x) for x in parts[3:]]
+                    n = len(HV)
+                    vals = {ph: {h: v[i * n + j] / (16 if h == "mem" else 1)
+                                 for j, h in enumerate(HV)}
+                            for i, ph in enumerate(PHASES[1:])}
+                    self.halves.append((int(parts[1]), int(parts[2]), vals))
+                    continue
+                key = (int(parts[0], 16), int(parts[1], 16))
+                self.counts[key] = int(parts[2])
+                if len(parts) >= 11:
+                    self.ext[key] = tuple(int(x) for x in parts[3:11])
+                if len(parts) >= 15:
+                    self.ph[key] = tuple(int(x) for x in parts[11:15])
+
+
 def read_snap(path):
-    """({(vaddr, n_insns): executions}, header dict,
-    {(vaddr, n_insns): (loads, stores, end, atomics, wrmsr, tsc, io, sys)}):
-    the third is empty for a snapshot of the plugin before session 40
-    (three columns a row)."""
-    counts = {}
-    head = {}
-    ext = {}
-    with open(path) as f:
-        for line in f:
-            if line.startswith("#"):
-                parts = line[1:].split()
-                if len(parts) == 2:
-                    head[parts[0]] = parts[1]
-                continue
-            parts = line.split()
-            key = (int(parts[0], 16), int(parts[1], 16))
-            counts[key] = int(parts[2])
-            if len(parts) >= 11:
-                ext[key] = tuple(int(x) for x in parts[3:11])
-    return counts, head, ext
+    return Snap(path)
 
 
 def read_meta(path):
@@ -211,11 +254,13 @@ class Window:
     """One window of one column: instructions and calls by function."""
 
     def __init__(self, syms, a, b):
-        (ca, ha, ea), (cb, hb, eb) = a, b
+        ca, ha, ea = a.counts, a.head, a.ext
+        cb, hb, eb = b.counts, b.head, b.ext
         self.insns = {}   # (name, module) -> instructions
         self.calls = {}   # (name, module) -> executions of blocks at its address
         self.cost = {}    # (name, module) -> [COST...] (blocks, loads, ...)
         self.has_cost = bool(eb)
+        self.phase = {ph: {} for ph in PHASES}   # phase -> (name, module) -> [HV...]
         self.kernel = 0
         self.kcost = [0] * len(COST)
 
@@ -255,6 +300,25 @@ class Window:
             for j in range(len(COST)):
                 c[j] += v[j]
                 self.kcost[j] += v[j]
+            pb = b.ph.get(key)
+            if pb is None:
+                continue
+            pa = a.ph.get(key, (0,) * len(PHASES))
+            for i, ph in enumerate(PHASES):
+                dp = pb[i] - pa[i]
+                if dp <= 0:
+                    continue
+                # a block's memory accesses go to the phases in proportion
+                # to its runs in each (every run of a block makes the same
+                # accesses, but for a fault in its middle)
+                pv = self.phase[ph].setdefault(k, [0] * len(HV))
+                for j, add in enumerate((dp * n, dp, (v[1] + v[2]) * dp / d,
+                                         dp if ENDS[x[2]] in LOOKUP_ENDS else 0,
+                                         dp * x[3], dp * x[5])):
+                    pv[j] += add
+        self.has_phases = bool(b.ph)
+        self.halves = b.halves
+        self.markers = b.markers
         post = [k for k in self.calls if k[0] == POST]
         self.posts = sum(self.calls[k] for k in post)
         self.rts = self.posts / 2
@@ -308,6 +372,34 @@ class Column:
                 c = self.cost.setdefault(k, [0] * len(COST))
                 for j in range(len(COST)):
                     c[j] += v[j]
+        self.has_phases = bool(wins) and all(w.has_phases for w in wins)
+        self.phase = {ph: {} for ph in PHASES}
+        for w in wins:
+            for ph in PHASES:
+                for k, v in w.phase[ph].items():
+                    c = self.phase[ph].setdefault(k, [0] * len(HV))
+                    for j in range(len(HV)):
+                        c[j] += v[j]
+        self.halves = [h for w in wins for h in w.halves]
+        self.markers = wins[-1].markers if wins else []
+
+    def complete_halves(self, vcpu=None):
+        """The halves that saw the copy and the completion and returned to
+        user (on vCPU vcpu, or any)."""
+        return [h for h in self.halves if h[1] & (HF_COPY | HF_CQE | HF_RET) ==
+                HF_COPY | HF_CQE | HF_RET and (vcpu is None or h[0] == vcpu)]
+
+    def phase_total(self, ph, what, k=None):
+        """Phase ph's value `what` (an HV name) summed over the blocks (of
+        function k, or all), over the windows."""
+        j = HV.index(what)
+        if k is not None:
+            return self.phase[ph].get(k, [0] * len(HV))[j]
+        return sum(v[j] for v in self.phase[ph].values())
+
+    def per_half(self, v):
+        """Per half round trip: per post (two per round trip)."""
+        return v / (2 * self.rts) if self.rts else float("nan")
 
     def cost_of(self, k, what):
         """A function's (or, k None, the kernel's) cost proxy `what` (a COST
@@ -480,7 +572,139 @@ def cost_report(p, row, C, names, pairs, top):
         p("")
 
 
-def report(cols, top, base, tcg="single"):
+def median(xs):
+    xs = sorted(xs)
+    n = len(xs)
+    if not n:
+        return float("nan")
+    return xs[n // 2] if n % 2 else (xs[n // 2 - 1] + xs[n // 2]) / 2
+
+
+def half_value(h, phs, what):
+    """A half's value `what` summed over the phases phs."""
+    return sum(h[2][ph][what] for ph in phs)
+
+
+# The rows of the per-half table: (label, phases summed).
+HALF_ROWS = [("A: post -> copy", ("A",)), ("C1: copy -> completion", ("C1",)),
+             ("C2: completion -> return to user", ("C2",)),
+             ("tail C1 + C2: copy -> return to user", ("C1", "C2")),
+             ("A + C1 + C2: post -> return to user", ("A", "C1", "C2"))]
+
+
+def marker_text(col):
+    by = {}
+    gate = {m[3] for m in col.markers if m[0] == "gate"}
+    for kind, _, gated, name in col.markers:
+        if kind == "gate":
+            continue
+        g = f" (after {', '.join(sorted(gate))})" if gated and gate else ""
+        by.setdefault(kind, []).append(name + g)
+    return "; ".join(f"{k} {', '.join(v)}" for k, v in by.items()) or "none resolved"
+
+
+def phase_report(p, row, C, names, pairs, top):
+    """The per-vCPU phases of a half round trip (the plugin's phases=)."""
+    def f1(x):
+        return "-" if x != x else f"{x:,.1f}"
+
+    def diff(a, b, f=fmt):
+        d = a - b
+        return "-" if d != d else ("+" if d >= 0 else "") + f(d).lstrip("+")
+    p("## Phases of a half round trip (per vCPU)")
+    p("")
+    p("A half round trip is one side's `write()` doorbell: on the poster's vCPU the "
+      "driver's post_send starts phase A, the copy into the peer's MR (on the same vCPU: "
+      "the veth delivers into the sender's backlog) C1, the poster's completion posted "
+      "C2, and the return to user (sysret) ends it (docs/experiments/"
+      "s38-H-lat-decomposition.md). Each vCPU's kernel blocks count in the phase that "
+      "vCPU is in; the markers are `scripts/insnprof/phases`, resolved per column. "
+      "Medians and means over the complete halves (copy, completion and return seen, "
+      "in that order); a round trip is two halves, one per side.")
+    p("")
+    for c in names:
+        p(f"- {c}: {marker_text(C[c])}")
+    p("")
+    comp = {c: C[c].complete_halves() for c in names}
+    row(["per half round trip"] + names + [f"{o} - {b}" for o, b in pairs])
+    p("|---|" + "---:|" * (len(names) + len(pairs)))
+    row(["halves ended in the windows (returned or cut by the next post)"]
+        + [fmt(len(C[c].halves)) for c in names] + ["" for _ in pairs])
+    row(["of them complete"] + [f"{fmt(len(comp[c]))} ({100.0 * len(comp[c]) / len(C[c].halves):.1f} %)"
+                                if C[c].halves else "-" for c in names] + ["" for _ in pairs])
+    for lab, flag, want in (("without the copy on the poster's vCPU", HF_COPY, 0),
+                            ("without the completion on the poster's vCPU", HF_CQE, 0),
+                            ("cut by the next post (no return to user seen)", HF_CUT, HF_CUT)):
+        row([lab] + [fmt(sum(1 for h in C[c].halves if h[1] & flag == want)) for c in names]
+            + ["" for _ in pairs])
+    for what, lab in (("insns", "instructions"), ("blocks", "blocks executed")):
+        for rlab, phs in HALF_ROWS:
+            for stat, fn in (("median", median), ("mean", lambda xs: sum(xs) / len(xs)
+                                                  if xs else float("nan"))):
+                vals = {c: fn([half_value(h, phs, what) for h in comp[c]]) for c in names}
+                row([f"{rlab}, {lab}, {stat}"] + [fmt(vals[c]) for c in names]
+                    + [diff(vals[o], vals[b]) for o, b in pairs])
+    for what, lab in (("mem", "memory accesses"), ("lookups", "TB lookups"),
+                      ("atomics", "locked atomics"), ("tsc", "rdtsc")):
+        for rlab, phs in HALF_ROWS[:3]:
+            vals = {c: (sum(half_value(h, phs, what) for h in comp[c]) / len(comp[c])
+                        if comp[c] else float("nan")) for c in names}
+            row([f"{rlab}, {lab}, mean"] + [f1(vals[c]) for c in names]
+                + [diff(vals[o], vals[b], f1) for o, b in pairs])
+    p("")
+    # each side on its own: the client's and the server's halves
+    vcpus = sorted({h[0] for c in names for h in comp[c]})
+    if len(vcpus) > 1:
+        p("By vCPU (complete halves; instructions, median A / C1 / C2):")
+        p("")
+        row(["vCPU"] + names + [f"{o} - {b}" for o, b in pairs])
+        p("|---|" + "---:|" * (len(names) + len(pairs)))
+        for v in vcpus:
+            hs = {c: C[c].complete_halves(v) for c in names}
+            med = {c: [median([h[2][ph]["insns"] for h in hs[c]]) for ph in PHASES[1:]]
+                   for c in names}
+            row([f"{v}: halves"] + [fmt(len(hs[c])) for c in names] + ["" for _ in pairs])
+            row([f"{v}: A / C1 / C2"] + [" / ".join(fmt(x) for x in med[c]) for c in names]
+                + [" / ".join(diff(x, y) for x, y in zip(med[o], med[b])) for o, b in pairs])
+        p("")
+    # every block by phase, incomplete halves included: per post
+    p("Every kernel block by the phase its vCPU was in, per half (per post; incomplete "
+      "halves included):")
+    p("")
+    row(["per half"] + names + [f"{o} - {b}" for o, b in pairs])
+    p("|---|" + "---:|" * (len(names) + len(pairs)))
+    for what, lab in (("insns", "instructions"), ("blocks", "blocks"), ("mem", "memory accesses"),
+                      ("lookups", "TB lookups")):
+        for ph in PHASES:
+            vals = {c: C[c].per_half(C[c].phase_total(ph, what)) for c in names}
+            row([f"{PHASE_LABELS[ph].split(':')[0].split(' (')[0]}, {lab}"]
+                + [fmt(vals[c]) for c in names] + [diff(vals[o], vals[b]) for o, b in pairs])
+    p("")
+    # where each phase's difference is
+    for o, base in pairs:
+        for ph in PHASES[1:] + PHASES[:1]:
+            keys = set(C[o].phase[ph]) | set(C[base].phase[ph])
+            rows = []
+            for k in keys:
+                a = C[base].per_half(C[base].phase_total(ph, "insns", k))
+                b = C[o].per_half(C[o].phase_total(ph, "insns", k))
+                rows.append((b - a, k, a, b))
+            rows.sort(key=lambda r: (-abs(r[0]), r[1]))
+            p(f"### Phase {PHASE_LABELS[ph]}: functions, {o} - {base}, the {top} largest "
+              "differences in instructions per half")
+            p("")
+            p(f"| function | group | {base} | {o} | diff | blocks {base} | blocks {o} | "
+              f"mem {base} | mem {o} | lookups {base} | lookups {o} |")
+            p("|---|---|" + "---:|" * 9)
+            for d, k, a, b in rows[:top]:
+                cb, co = C[base], C[o]
+                p(f"| {label(k)} | {group_of(*k)} | {fmt(a)} | {fmt(b)} | {fmt(d, True)} | "
+                  + " | ".join(f1(col.per_half(col.phase_total(ph, w, k)))
+                               for w in ("blocks", "mem", "lookups") for col in (cb, co)) + " |")
+            p("")
+
+
+def report(cols, top, base, tcg="single", phase_top=15):
     names = list(cols)
     if base not in cols:
         base = names[0]
@@ -550,6 +774,8 @@ def report(cols, top, base, tcg="single"):
         else:
             row([what] + [f"{C[c].per_rt(C[c].calls.get(key, 0)):.2f}" for c in names])
     p("")
+    if all(C[c].has_phases for c in names):
+        phase_report(p, row, C, names, pairs, phase_top)
     if all(C[c].has_cost for c in names):
         cost_report(p, row, C, names, pairs, top)
     # functions side by side, by the largest difference
@@ -591,6 +817,8 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("dir")
     ap.add_argument("--top", type=int, default=40)
+    ap.add_argument("--phase-top", type=int, default=15,
+                    help="functions per phase in the phase tables")
     ap.add_argument("--tcg", choices=["single", "multi"], default="single",
                     help="how the VM ran (run.sh's INSNPROF_TCG), for the report's text")
     ap.add_argument("--base", default="rxe",
@@ -604,7 +832,7 @@ def main():
         if any(w.rts == 0 for w in wins):
             print(f"insnprof: {c}: a window without calls of {POST}: no round trips?",
                   file=sys.stderr)
-    sys.stdout.write(report(cols, args.top, args.base, args.tcg))
+    sys.stdout.write(report(cols, args.top, args.base, args.tcg, args.phase_top))
 
 
 if __name__ == "__main__":

@@ -4,16 +4,23 @@
 of 100 round trips, one mroce window of 50, counts worked out by hand; and
 (testdata_cost/) snapshots with the TCG cost columns (loads, stores, how
 each block ends, atomics, wrmsr, tsc, io, sys): one rxe window of 100
-round trips, one mroce window of 50."""
+round trips, one mroce window of 50; (testdata_phase/) snapshots with the
+phase columns and halves: one rxe window of 10 round trips, one mroce
+window of 5. PhaseMachineTest builds the plugin's own phase machine
+(insnprof.c, with phases_harness.c) and checks the snapshots it writes
+(skipped without cc or QEMU's plugin header, which build.sh fetches)."""
 
+import glob
 import os
 import shutil
+import subprocess
 import sys
 import tempfile
 import unittest
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
+sys.dont_write_bytecode = True   # no __pycache__ in the tree
 import insnprof  # noqa: E402
 
 DATA = os.path.join(HERE, "testdata")
@@ -106,7 +113,10 @@ class CostTest(unittest.TestCase):
         return col.per_rt(col.cost_of(k, what))
 
     def test_parse_extended_rows(self):
-        counts, head, ext = insnprof.read_snap(os.path.join(COST, "rxe-1.snap"))
+        snap = insnprof.read_snap(os.path.join(COST, "rxe-1.snap"))
+        counts, head, ext = snap.counts, snap.head, snap.ext
+        self.assertEqual(snap.ph, {})
+        self.assertEqual(snap.halves, [])
         self.assertEqual(counts[(0xffffffff81004000, 5)], 10)
         self.assertEqual(ext[(0xffffffff81004000, 5)], (20, 10, 4, 1, 1, 0, 0, 0))
         self.assertEqual(head["user_blocks"], "1000")
@@ -152,6 +162,173 @@ class CostTest(unittest.TestCase):
         self.assertIn("| mroce module | 0 | 6 | +6 |", text)
         self.assertIn("| mroce_tx_one [mroce] | mroce module | 0 | 6 | +6 | 0 | 18 | "
                       "0.00 | 6.00 | 0.00 | 12.00 |", text)
+        self.assertNotIn("Phases of a half round trip", text)
+
+
+PHASE = os.path.join(HERE, "testdata_phase")
+
+
+class PhaseTest(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        load_pair(cls, PHASE)
+        cls.text = insnprof.report(cls.cols, 10, "rxe")
+
+    def test_parse(self):
+        snap = insnprof.read_snap(os.path.join(PHASE, "rxe-1.snap"))
+        self.assertEqual(snap.ph[(0xffffffff81001000, 2)], (10, 0, 10, 10))
+        self.assertEqual(len(snap.halves), 4)
+        vcpu, flags, v = snap.halves[0]
+        self.assertEqual((vcpu, flags), (0, 7))
+        self.assertEqual(v["A"], {"insns": 30, "blocks": 2, "mem": 2, "lookups": 1,
+                                  "atomics": 2, "tsc": 0})
+        self.assertEqual(v["C2"]["tsc"], 1)
+        self.assertEqual(snap.markers[1], ("copy", 0xffffffffc0005000, True, "rxe_mr_copy"))
+
+    def test_halves_of_the_window_only(self):
+        # rxe-0's half (before the window) is left out; incomplete ones kept apart
+        self.assertEqual(len(self.rxe.halves), 4)
+        self.assertEqual(len(self.rxe.complete_halves()), 3)
+        self.assertEqual(len(self.rxe.complete_halves(1)), 1)
+        self.assertEqual(len(self.mroce.complete_halves()), 2)
+
+    def test_phase_totals_per_half(self):
+        r, m = self.rxe, self.mroce
+        self.assertEqual([r.per_half(r.phase_total(ph, "insns")) for ph in insnprof.PHASES],
+                         [5, 30, 31, 6])
+        self.assertEqual([m.per_half(m.phase_total(ph, "insns")) for ph in insnprof.PHASES],
+                         [4, 10, 28, 23])
+        # memory accesses split by a block's runs in each phase
+        self.assertEqual(r.per_half(r.phase_total("A", "mem")), 4)
+        self.assertEqual(r.phase_total("C2", "mem", ("memcpy", "")), 20)
+        self.assertEqual([m.per_half(m.phase_total(ph, "lookups")) for ph in ("A", "C1", "C2")],
+                         [1, 1, 2])
+        # every block's runs are in some phase: the phases add up to the kernel
+        for c in (r, m):
+            self.assertEqual(sum(c.phase_total(ph, "insns") for ph in insnprof.PHASES),
+                             c.kernel)
+
+    def test_report_halves(self):
+        t = self.text
+        self.assertIn("## Phases of a half round trip (per vCPU)", t)
+        self.assertIn("- rxe: post rxe_post_send; copy rxe_mr_copy (after rxe_responder); "
+                      "cqe rxe_cq_post", t)
+        self.assertIn("| of them complete | 3 (75.0 %) | 2 (66.7 %) |  |", t)
+        self.assertIn("| without the completion on the poster's vCPU | 1 | 0 |  |", t)
+        self.assertIn("| cut by the next post (no return to user seen) | 1 | 1 |  |", t)
+        self.assertIn("| A: post -> copy, instructions, median | 30 | 11 | -19 |", t)
+        self.assertIn("| A: post -> copy, instructions, mean | 31 | 11 | -20 |", t)
+        self.assertIn("| C2: completion -> return to user, instructions, median | 6 | 24 | +18 |", t)
+        self.assertIn("| tail C1 + C2: copy -> return to user, instructions, median | 39 | 53 | +14 |",
+                      t)
+        self.assertIn("| A + C1 + C2: post -> return to user, instructions, median | 69 | 64 | -5 |",
+                      t)
+        self.assertIn("| C2: completion -> return to user, rdtsc, mean | 1.0 | 2.0 | +1.0 |", t)
+        self.assertIn("| A: post -> copy, memory accesses, mean | 2.0 | 1.0 | -1.0 |", t)
+        self.assertIn("| 0: A / C1 / C2 | 31 / 31 / 7 | 10 / 28 / 23 | -21 / -3 / +16 |", t)
+
+    def test_report_blocks_by_phase(self):
+        t = self.text
+        self.assertIn("| outside a half, instructions | 5 | 4 | -1 |", t)
+        self.assertIn("| C2, instructions | 6 | 23 | +17 |", t)
+        self.assertIn("### Phase C2: the completion -> the return to user: functions, mroce - rxe",
+                      t)
+        self.assertIn("| mroce_tx_run [mroce] | mroce module | 0 | 16 | +16 | 0.0 | 2.0 | 0.0 | "
+                      "0.0 | 0.0 | 2.0 |", t)
+        c2 = t.split("### Phase C2")[1].split("###")[0]
+        self.assertIn("| rxe_cq_post [rdma_rxe] | rxe module | 5 | 0 | -5 |", c2)
+        self.assertNotIn("rxe_completer", c2)
+
+
+TOP = os.path.dirname(os.path.dirname(HERE))
+KALLSYMS = {
+    "mroce": ["ffffffff81001000 T memcpy", "ffffffff81e01150 T swapgs_restore_regs_and_return_to_usermode",
+              "ffffffffc0101000 t mroce_post_send\t[mroce]",
+              "ffffffffc0102000 t mroce_chunk_skb_to_mr\t[mroce]",
+              "ffffffffc0103000 t mroce_cq_post_locked\t[mroce]"],
+    "rxe": ["ffffffff81001000 T memcpy", "ffffffff81e01150 T swapgs_restore_regs_and_return_to_usermode",
+            "ffffffffc0209999 d rxe_cq_post\t[rdma_rxe]",
+            "ffffffffc0201000 t rxe_post_send\t[rdma_rxe]",
+            "ffffffffc0202000 t rxe_mr_copy\t[rdma_rxe]",
+            "ffffffffc0203000 t rxe_responder\t[rdma_rxe]",
+            "ffffffffc0204000 t rxe_cq_post\t[rdma_rxe]"],
+}
+
+
+def half(vcpu, flags, *v):
+    """A half as Snap parses it: v the 18 values of the h line (mem x 16)."""
+    return (vcpu, flags, {ph: {h: v[i * 6 + j] / (16 if h == "mem" else 1)
+                               for j, h in enumerate(insnprof.HV)}
+                          for i, ph in enumerate(("A", "C1", "C2"))})
+
+
+class PhaseMachineTest(unittest.TestCase):
+    """The plugin's phase machine (insnprof.c's vcpu_tb_exec, markers,
+    snapshot) on canned block runs (phases_harness.c)."""
+
+    @classmethod
+    def setUpClass(cls):
+        hdr = sorted(glob.glob(os.path.join(TOP, "build/insnprof/include-*/qemu-plugin.h")))
+        if not hdr or not shutil.which("cc"):
+            raise unittest.SkipTest("no cc or QEMU plugin header (scripts/insnprof/build.sh)")
+        cls.tmp = tempfile.mkdtemp()
+        exe = os.path.join(cls.tmp, "harness")
+        subprocess.run(["cc", "-O1", "-g", "-Wall", "-Wextra", "-Werror", "-Wno-unused-parameter",
+                        "-Wno-unused-function", "-I" + os.path.dirname(hdr[-1]), "-I" + HERE,
+                        "-o", exe, os.path.join(HERE, "phases_harness.c"), "-lpthread"], check=True)
+        shutil.copy(os.path.join(HERE, "phases"), cls.tmp)
+        for col, lines in KALLSYMS.items():
+            with open(os.path.join(cls.tmp, col + ".kallsyms"), "w") as f:
+                f.write("\n".join(lines) + "\n")
+        subprocess.run([exe, cls.tmp], check=True, capture_output=True)
+        cls.m = insnprof.read_snap(os.path.join(cls.tmp, "mroce-1.snap"))
+        cls.r = insnprof.read_snap(os.path.join(cls.tmp, "rxe-1.snap"))
+
+    @classmethod
+    def tearDownClass(cls):
+        shutil.rmtree(cls.tmp)
+
+    def test_markers_resolved_per_column(self):
+        self.assertEqual(self.m.markers, [
+            ("post", 0xffffffffc0101000, False, "mroce_post_send"),
+            ("copy", 0xffffffffc0102000, False, "mroce_chunk_skb_to_mr"),
+            ("cqe", 0xffffffffc0103000, False, "mroce_cq_post_locked"),
+            ("end", 0xffffffff81e01150, False, "swapgs_restore_regs_and_return_to_usermode")])
+        # the text symbol, not the data one of the same name; the gate
+        self.assertEqual(self.r.markers, [
+            ("post", 0xffffffffc0201000, False, "rxe_post_send"),
+            ("copy", 0xffffffffc0202000, True, "rxe_mr_copy"),
+            ("gate", 0xffffffffc0203000, False, "rxe_responder"),
+            ("cqe", 0xffffffffc0204000, False, "rxe_cq_post"),
+            ("end", 0xffffffff81e01150, False, "swapgs_restore_regs_and_return_to_usermode")])
+        self.assertEqual(self.m.head["phase_column"], "mroce")
+
+    def test_halves(self):
+        self.assertEqual(self.m.halves, [
+            # post, plain | copy, plain | completion, sysret
+            half(0, 7, 10, 2, 32, 1, 0, 0, 8, 2, 32, 0, 0, 0, 6, 2, 0, 1, 0, 1),
+            # no copy: the completion ends A; the end marker returns
+            half(1, 6, 7, 1, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0, 10, 2, 0, 2, 0, 0),
+            # cut by the next post
+            half(0, 9, 7, 1, 0, 1, 0, 0, 5, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0),
+            # a return from A
+            half(0, 4, 9, 2, 0, 1, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)])
+        # the column's change drops the halves since the snapshot and
+        # resets every vCPU; the copy counts only after the gate
+        self.assertEqual(self.r.halves, [
+            half(0, 7, 22, 3, 0, 1, 0, 0, 5, 1, 0, 0, 0, 0, 6, 2, 0, 0, 0, 1)])
+
+    def test_block_counts_by_phase(self):
+        ph = self.m.ph
+        self.assertEqual(ph[(0xffffffffc0101000, 7)], (0, 4, 0, 0))
+        self.assertEqual(ph[(0xffffffffc0102000, 5)], (1, 0, 2, 0))   # vCPU 1's copy outside
+        self.assertEqual(ph[(0xffffffff81001000, 3)], (2, 1, 1, 0))
+        self.assertEqual(ph[(0xffffffff81e00100, 2)], (0, 1, 0, 1))
+        self.assertEqual(self.m.counts[(0xffffffff81001000, 3)], 4)
+        # mroce's post_send without its marker in the rxe column: outside
+        self.assertEqual(self.r.ph[(0xffffffffc0101000, 7)], (1, 6, 0, 0))
+        self.assertEqual(self.r.ph[(0xffffffff81e00100, 2)], (1, 2, 0, 2))
+        self.assertEqual(self.r.ph[(0xffffffffc0202000, 5)], (0, 1, 1, 0))
 
 
 if __name__ == "__main__":

@@ -15,7 +15,8 @@
 # BENCH_INSNPROF_ITERS (5000 round trips a window, about),
 # BENCH_INSNPROF_WINDOWS (2), BENCH_INSNPROF_WARM (2000 packets),
 # INSNPROF_TOP (40 functions in the tables), INSNPROF_TCG (single or multi,
-# below).
+# below), INSNPROF_PHASES (1: the per-vCPU phases of a half round trip,
+# markers in scripts/insnprof/phases; 0: off, no per-block callback).
 # Usage: run.sh KVER [vmrun.py options...]
 set -uo pipefail
 
@@ -60,6 +61,13 @@ case $tcg in
 single) plugin="file=$so,dir={out}" ;;
 multi) plugin="file=$so,dir={out},user=off" ;;
 *) echo "insnprof: INSNPROF_TCG=$tcg: single or multi" >&2; exit 1 ;;
+esac
+# the phases: markers resolved in the kallsyms insn_profile.sh copies
+# into its output directory ({out}/insn_profile/COL.kallsyms) per column
+case ${INSNPROF_PHASES:-1} in
+1) plugin+=",phases=$top/scripts/insnprof/phases,kallsyms={out}/insn_profile" ;;
+0) ;;
+*) echo "insnprof: INSNPROF_PHASES=$INSNPROF_PHASES: 1 or 0" >&2; exit 1 ;;
 esac
 echo "insnprof: booting the VM (TCG thread=$tcg, plugin $so)"
 python3 "$top/selftests/qemu/vmrun.py" --kver "$kver" --plain --out "$run" \
