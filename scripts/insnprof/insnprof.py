@@ -192,6 +192,8 @@ PHASE_LABELS = {
 # A half's values per phase (A, C1, C2), as the plugin's "h" lines give them
 # (mem: x 16 there); and its flags.
 HV = ("insns", "blocks", "mem", "lookups", "atomics", "tsc")
+# A function's values per phase: those, and its calls (runs of its entry block).
+PHASE_VALS = HV + ("calls",)
 HF_COPY, HF_CQE, HF_RET, HF_CUT = 1, 2, 4, 8
 MARK_KINDS = ("", "post", "copy", "cqe", "end", "gate")
 
@@ -260,7 +262,7 @@ class Window:
         self.calls = {}   # (name, module) -> executions of blocks at its address
         self.cost = {}    # (name, module) -> [COST...] (blocks, loads, ...)
         self.has_cost = bool(eb)
-        self.phase = {ph: {} for ph in PHASES}   # phase -> (name, module) -> [HV...]
+        self.phase = {ph: {} for ph in PHASES}   # phase -> (name, module) -> [PHASE_VALS...]
         self.kernel = 0
         self.kcost = [0] * len(COST)
 
@@ -311,10 +313,10 @@ class Window:
                 # a block's memory accesses go to the phases in proportion
                 # to its runs in each (every run of a block makes the same
                 # accesses, but for a fault in its middle)
-                pv = self.phase[ph].setdefault(k, [0] * len(HV))
+                pv = self.phase[ph].setdefault(k, [0] * len(PHASE_VALS))
                 for j, add in enumerate((dp * n, dp, (v[1] + v[2]) * dp / d,
                                          dp if ENDS[x[2]] in LOOKUP_ENDS else 0,
-                                         dp * x[3], dp * x[5])):
+                                         dp * x[3], dp * x[5], dp if vaddr == s[2] else 0)):
                     pv[j] += add
         self.has_phases = bool(b.ph)
         self.halves = b.halves
@@ -377,8 +379,8 @@ class Column:
         for w in wins:
             for ph in PHASES:
                 for k, v in w.phase[ph].items():
-                    c = self.phase[ph].setdefault(k, [0] * len(HV))
-                    for j in range(len(HV)):
+                    c = self.phase[ph].setdefault(k, [0] * len(PHASE_VALS))
+                    for j in range(len(PHASE_VALS)):
                         c[j] += v[j]
         self.halves = [h for w in wins for h in w.halves]
         self.markers = wins[-1].markers if wins else []
@@ -390,11 +392,11 @@ class Column:
                 HF_COPY | HF_CQE | HF_RET and (vcpu is None or h[0] == vcpu)]
 
     def phase_total(self, ph, what, k=None):
-        """Phase ph's value `what` (an HV name) summed over the blocks (of
-        function k, or all), over the windows."""
-        j = HV.index(what)
+        """Phase ph's value `what` (a PHASE_VALS name) summed over the
+        blocks (of function k, or all), over the windows."""
+        j = PHASE_VALS.index(what)
         if k is not None:
-            return self.phase[ph].get(k, [0] * len(HV))[j]
+            return self.phase[ph].get(k, [0] * len(PHASE_VALS))[j]
         return sum(v[j] for v in self.phase[ph].values())
 
     def per_half(self, v):
@@ -581,15 +583,18 @@ def median(xs):
 
 
 def half_value(h, phs, what):
-    """A half's value `what` summed over the phases phs."""
-    return sum(h[2][ph][what] for ph in phs)
+    """A half's value `what` summed over the phases phs ("-A": less A's)."""
+    return sum(-h[2][ph[1:]][what] if ph[0] == "-" else h[2][ph][what] for ph in phs)
 
 
 # The rows of the per-half table: (label, phases summed).
 HALF_ROWS = [("A: post -> copy", ("A",)), ("C1: copy -> completion", ("C1",)),
              ("C2: completion -> return to user", ("C2",)),
              ("tail C1 + C2: copy -> return to user", ("C1", "C2")),
-             ("A + C1 + C2: post -> return to user", ("A", "C1", "C2"))]
+             ("A + C1 + C2: post -> return to user", ("A", "C1", "C2")),
+             # the tail runs while the peer notices and runs its own A: what
+             # it takes beyond an A is what can delay the peer's write
+             ("tail - A (the tail beyond an A)", ("C1", "C2", "-A"))]
 
 
 def marker_text(col):
@@ -693,12 +698,14 @@ def phase_report(p, row, C, names, pairs, top):
             p(f"### Phase {PHASE_LABELS[ph]}: functions, {o} - {base}, the {top} largest "
               "differences in instructions per half")
             p("")
-            p(f"| function | group | {base} | {o} | diff | blocks {base} | blocks {o} | "
-              f"mem {base} | mem {o} | lookups {base} | lookups {o} |")
-            p("|---|---|" + "---:|" * 9)
+            p(f"| function | group | {base} | {o} | diff | calls {base} | calls {o} | "
+              f"blocks {base} | blocks {o} | mem {base} | mem {o} | lookups {base} | lookups {o} |")
+            p("|---|---|" + "---:|" * 11)
             for d, k, a, b in rows[:top]:
                 cb, co = C[base], C[o]
                 p(f"| {label(k)} | {group_of(*k)} | {fmt(a)} | {fmt(b)} | {fmt(d, True)} | "
+                  + " | ".join(f"{col.per_half(col.phase_total(ph, 'calls', k)):.2f}"
+                               for col in (cb, co)) + " | "
                   + " | ".join(f1(col.per_half(col.phase_total(ph, w, k)))
                                for w in ("blocks", "mem", "lookups") for col in (cb, co)) + " |")
             p("")

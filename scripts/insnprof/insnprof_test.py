@@ -201,6 +201,8 @@ class PhaseTest(unittest.TestCase):
         # memory accesses split by a block's runs in each phase
         self.assertEqual(r.per_half(r.phase_total("A", "mem")), 4)
         self.assertEqual(r.phase_total("C2", "mem", ("memcpy", "")), 20)
+        # calls: the runs of a function's entry block in the phase
+        self.assertEqual(m.phase_total("C1", "calls", ("mroce_tx_run", "mroce")), 10)
         self.assertEqual([m.per_half(m.phase_total(ph, "lookups")) for ph in ("A", "C1", "C2")],
                          [1, 1, 2])
         # every block's runs are in some phase: the phases add up to the kernel
@@ -224,6 +226,8 @@ class PhaseTest(unittest.TestCase):
         self.assertIn("| A + C1 + C2: post -> return to user, instructions, median | 69 | 64 | -5 |",
                       t)
         self.assertIn("| C2: completion -> return to user, rdtsc, mean | 1.0 | 2.0 | +1.0 |", t)
+        # per half: rxe 37-30, 39-30, 39-32; mroce 51-10, 55-12
+        self.assertIn("| tail - A (the tail beyond an A), instructions, median | 7 | 42 | +35 |", t)
         self.assertIn("| A: post -> copy, memory accesses, mean | 2.0 | 1.0 | -1.0 |", t)
         self.assertIn("| 0: A / C1 / C2 | 31 / 31 / 7 | 10 / 28 / 23 | -21 / -3 / +16 |", t)
 
@@ -233,8 +237,8 @@ class PhaseTest(unittest.TestCase):
         self.assertIn("| C2, instructions | 6 | 23 | +17 |", t)
         self.assertIn("### Phase C2: the completion -> the return to user: functions, mroce - rxe",
                       t)
-        self.assertIn("| mroce_tx_run [mroce] | mroce module | 0 | 16 | +16 | 0.0 | 2.0 | 0.0 | "
-                      "0.0 | 0.0 | 2.0 |", t)
+        self.assertIn("| mroce_tx_run [mroce] | mroce module | 0 | 16 | +16 | 0.00 | 2.00 | 0.0 | 2.0 | "
+                      "0.0 | 0.0 | 0.0 | 2.0 |", t)
         c2 = t.split("### Phase C2")[1].split("###")[0]
         self.assertIn("| rxe_cq_post [rdma_rxe] | rxe module | 5 | 0 | -5 |", c2)
         self.assertNotIn("rxe_completer", c2)
