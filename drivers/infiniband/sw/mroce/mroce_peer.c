@@ -710,12 +710,21 @@ struct mroce_peer_arm {
  * ib_write_lat round trip, nearly all the peer timer had there
  * (lat_events, session 38). The wheel fires up to a tick or two late,
  * which a round of retries does not mind. Set when watchdog_at moved (once
- * per round), with the one clock read it needs; peer->lock held.
+ * per round); peer->lock held.
+ *
+ * It reads no clock: the core moves watchdog_at only together with
+ * round_at, the clock of the hold that began the round, so their
+ * difference is the round's length. The hold that began it arms here as
+ * it ends, microseconds later (or, a doorbell that sends, in its arm
+ * after the flush, or the next hold's if that one is skipped); the round
+ * runs longer by that much, on top of the wheel's jiffy or two. The read
+ * was ~0.9 per 64 B round trip in make insnprof (single-threaded TCG,
+ * where a round trip lasts milliseconds and a round ends in most).
  */
 static __always_inline void mroce_peer_wd_arm(struct mroce_peer *peer)
 {
-	u64 wd = peer->conn.watchdog_at ? peer->conn.watchdog_at : U64_MAX;
-	u64 now;
+	const struct mroce_conn *c = &peer->conn;
+	u64 wd = c->watchdog_at ? c->watchdog_at : U64_MAX;
 
 	if (likely(wd == peer->wd_at))
 		return;
@@ -723,9 +732,8 @@ static __always_inline void mroce_peer_wd_arm(struct mroce_peer *peer)
 	/* A stale expiry finds nothing due: cheaper than a cancel. */
 	if (wd == U64_MAX || peer->dead)
 		return;
-	now = mroce_now();
 	mod_timer(&peer->wd_timer, jiffies + 1 +
-		  nsecs_to_jiffies(wd > now ? wd - now : 0));
+		  nsecs_to_jiffies(wd > c->round_at ? wd - c->round_at : 0));
 }
 
 /*
@@ -753,10 +761,10 @@ static __always_inline u64 mroce_peer_tx_due(struct mroce_conn *c)
  * stands where it should, within the slack, or nothing is due and none is
  * armed. Inlined: every unlock asks, and mostly hears false.
  *
- * It reads no clock (but once per watchdog round, mroce_peer_wd_arm()): in
- * a VM the clocksource may be an emulated HPET, where each read is a trip
- * to the device model. A deadline already past needs
- * none -- the hrtimer core fires an expiry in the past at once -- except
+ * It reads no clock, nor does mroce_peer_wd_arm(): in a VM the clocksource
+ * may be an emulated HPET, where each read is a trip to the device model.
+ * A deadline already past needs none -- the hrtimer core fires an expiry
+ * in the past at once -- except
  * from the timer's own callback: the softirq runs every expiry up to the
  * time it read before the callbacks, so a deadline still due there (work
  * that found no memory) would run again in that loop, and again. The

@@ -904,7 +904,7 @@ struct mroce_rx_burst {
 	bool			data;	/* data accepted: an ACK may be owed */
 	bool			cut;	/* an ACK is due: end the burst now */
 	unsigned int		max;	/* packets per burst */
-	u64			now;	/* read for the burst's last packet */
+	u64			now;	/* read at the burst's first packet */
 };
 
 /*
@@ -958,10 +958,23 @@ static void mroce_rx_conn(struct mroce_peer *peer, struct sk_buff *skb,
 			  const struct mroce_pkt *pkt,
 			  struct mroce_rx_burst *bu)
 {
-	u64 now = mroce_now();
 	struct mroce_ack_res res;
+	u64 now;
 
-	bu->now = now;
+	/*
+	 * One clock read per burst, at its first packet, under the lock the
+	 * burst holds, so no other hold's clock comes between its packets
+	 * (the core's clock never runs backwards). A read is a helper call
+	 * under TCG, a trip to the device model on an HPET. A burst is short:
+	 * rx_burst packets (1 by default, so every packet still reads), 64 at
+	 * most when steered, and it ends at every ACK it owes. Its later
+	 * packets' RTT samples come out short by the time the burst took so
+	 * far, at most that; the epilogue already stamps everything it sends
+	 * with this one clock (mroce_tx_run()).
+	 */
+	if (!bu->n)
+		bu->now = mroce_now();
+	now = bu->now;
 	mroce_counter_inc(peer->mdev, MROCE_CNT_RCVD_PKTS);
 	mroce_counter_add(peer->mdev, MROCE_CNT_RCVD_BYTES, skb->len);
 
