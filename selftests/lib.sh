@@ -42,6 +42,10 @@
 #   dmesg_has PATTERN         the lines since the mark match an ERE
 #   dmesg_clean               no warning/oops/stall/leak report since the mark
 #                             (else prints each report's stack, see qemu/klog.py)
+# mroce tracepoints (tracefs at $MROCE_TRACING, the trace in $MROCE_TRACING/trace):
+#   mroce_trace_on [-f FILTER] EVENT...  the trace emptied, those events of
+#                             events/mroce on (each with FILTER)
+#   mroce_trace_off EVENT...  those events off, their filters cleared
 # Benchmarks:
 #   in_round_order R WORD...  the words, reversed in even rounds
 #   in_round_rotation R WORD...  A/B columns: rotated per round pair, reversed in even rounds
@@ -404,6 +408,47 @@ dmesg_clean() {
 	dmesg_since_mark | python3 "$MROCE_SELFTESTS_DIR/qemu/klog.py" --max-lines 60 |
 		sed 's/^/#   /'
 	return "${PIPESTATUS[1]}"
+}
+
+# --- mroce tracepoints ----------------------------------------------------------
+
+MROCE_TRACING=/sys/kernel/tracing
+
+# mroce_trace_on [-f FILTER] EVENT...: an empty trace, those events on
+# (events already on stay on). Returns 1, changing nothing, when tracefs
+# or the mroce events are not there (rdma_rxe runs); 1 also when an event
+# or its filter was refused, the rest then still on.
+mroce_trace_on() {
+	local filter='' e rc=0 ev=$MROCE_TRACING/events/mroce
+
+	if [ "${1:-}" = -f ]; then
+		filter=$2
+		shift 2
+	fi
+	[ -w "$MROCE_TRACING/trace" ] && [ -d "$ev" ] || return 1
+	echo 0 > "$MROCE_TRACING/tracing_on"
+	: > "$MROCE_TRACING/trace"
+	for e in "$@"; do
+		if [ -n "$filter" ]; then
+			echo "$filter" > "$ev/$e/filter" || rc=1
+		fi
+		echo 1 > "$ev/$e/enable" || rc=1
+	done
+	echo 1 > "$MROCE_TRACING/tracing_on"
+	return $rc
+}
+
+# mroce_trace_off EVENT...: those events off and unfiltered (writing 0 to a
+# filter file removes the filter); the trace stays for reading.
+mroce_trace_off() {
+	local e rc=0 ev=$MROCE_TRACING/events/mroce
+
+	[ -d "$ev" ] || return 1
+	for e in "$@"; do
+		echo 0 > "$ev/$e/enable" || rc=1
+		echo 0 > "$ev/$e/filter" || rc=1
+	done
+	return $rc
 }
 
 # --- benchmarks ----------------------------------------------------------------

@@ -164,18 +164,12 @@ lines() { [ -s "$1" ] && wc -l < "$1" || echo 0; }
 grew() { [ "$(lines "$1")" -gt "$2" ]; }	# grew FILE LINES
 rewritten() { [ "$(stat -c %i "$1" 2> /dev/null)" != "$2" ]; }	# rewritten FILE INODE
 
-tracing=/sys/kernel/tracing
 # tracefs counts mroce_path_sample events independently of the CLI, to
 # tell "the transport emits none" from "the CLI lost them".
-tracefs_samples_begin() {
-	echo 0 > $tracing/tracing_on
-	echo > $tracing/trace
-	echo 1 > $tracing/events/mroce/mroce_path_sample/enable
-	echo 1 > $tracing/tracing_on
-}
+tracefs_samples_begin() { mroce_trace_on mroce_path_sample; }
 tracefs_samples_end() {
-	echo 0 > $tracing/events/mroce/mroce_path_sample/enable
-	grep -c 'mroce_path_sample:' $tracing/trace
+	mroce_trace_off mroce_path_sample
+	grep -c 'mroce_path_sample:' "$MROCE_TRACING/trace"
 }
 
 # ctr_json DEV: sysfs_json's output from the CLI (checked equal above), which
@@ -395,21 +389,16 @@ incast_bw() { # incast_bw PORT 4|6 TAG
 rx_mbps=$(cat /sys/module/mroce/parameters/rx_mbps 2> /dev/null || echo 0)
 if [ "$rx_mbps" -gt 0 ]; then
 	hints=$(hw_counter mroce_a rate_hints_rcvd)
-	echo 0 > $tracing/tracing_on
-	echo > $tracing/trace
 	# Only grant changes: window updates on every ACK would overrun the buffer.
-	echo "event == 4" > $tracing/events/mroce/mroce_cc_update/filter
-	echo 1 > $tracing/events/mroce/mroce_cc_update/enable
-	echo 1 > $tracing/tracing_on
+	mroce_trace_on -f "event == 4" mroce_cc_update
 	incast_bw 18530 4 incast4 &
 	ipid=$!
 	incast_bw 18531 6 incast6
 	rc6=$?
 	wait $ipid
 	rc4=$?
-	echo 0 > $tracing/events/mroce/mroce_cc_update/enable
-	echo 0 > $tracing/events/mroce/mroce_cc_update/filter
-	grep 'mroce_cc_update:' $tracing/trace > "$out/incast.cc"
+	mroce_trace_off mroce_cc_update
+	grep 'mroce_cc_update:' "$MROCE_TRACING/trace" > "$out/incast.cc"
 	check_eq "incast: ib_write_bw over IPv4 and IPv6 at once pass" "0 0" "$rc4 $rc6"
 	check "incast: ACKs carried a grant (rate_hints_rcvd)" \
 		test "$(hw_counter mroce_a rate_hints_rcvd)" -gt "$hints"

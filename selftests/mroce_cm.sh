@@ -114,17 +114,7 @@ ud_pingpong_run() {
 # processes' kernel stacks, the mroce events of the run (the per-ACK path
 # samples left out) and the kernel log.
 SEND_BW_SNAP_AFTER=60
-SEND_BW_EVENTS="mroce_retransmit mroce_conn_state mroce_nak mroce_rx_drop mroce_path_state mroce_path_rekey"
-TRACING=/sys/kernel/tracing
-
-send_bw_trace() { # send_bw_trace 0|1: those events off or on (and cleared)
-	local e
-	[ -w "$TRACING/trace" ] || return 0
-	[ "$1" = 0 ] || echo > "$TRACING/trace"
-	for e in $SEND_BW_EVENTS; do
-		echo "$1" > "$TRACING/events/mroce/$e/enable" 2> /dev/null
-	done
-}
+SEND_BW_EVENTS=(mroce_retransmit mroce_conn_state mroce_nak mroce_rx_drop mroce_path_state mroce_path_rekey)
 
 # The processes and QPs first: they are what a stall freezes, and each
 # command costs a good part of a second under TCG.
@@ -145,7 +135,7 @@ send_bw_snapshot() { # send_bw_snapshot FILE
 				sed 's|.*/||; s|:| |'
 		done
 		echo "== mroce events of this run"
-		[ -r "$TRACING/trace" ] && grep -v '^#' "$TRACING/trace" | tail -n 3000
+		[ -r "$MROCE_TRACING/trace" ] && grep -v '^#' "$MROCE_TRACING/trace" | tail -n 3000
 		echo "== kernel log since the test began"
 		dmesg_since_mark | tail -n 100
 	} > "$1" 2>&1
@@ -154,7 +144,7 @@ send_bw_snapshot() { # send_bw_snapshot FILE
 send_bw_once() { # send_bw_once TAG: the pair; send_bw-TAG-stall.txt if it stalled
 	local snap=send_bw-$1-stall.txt done=send_bw-$1.done watcher rc=0
 	rm -f "$snap" "$done"
-	send_bw_trace 1
+	mroce_trace_on "${SEND_BW_EVENTS[@]}" || true	# none over rdma_rxe
 	(for ((i = 0; i < SEND_BW_SNAP_AFTER; i++)); do
 		[ -e "$done" ] && exit 0
 		sleep 1
@@ -166,7 +156,7 @@ send_bw_once() { # send_bw_once TAG: the pair; send_bw-TAG-stall.txt if it stall
 		ib_send_bw "${PERFTEST_OPTS[@]}" -d "$ULP_DEV_A" -R -p 18516 -s 65536 -n 200 "$ULP_IP_B" || rc=$?
 	: > "$done"
 	wait "$watcher"
-	send_bw_trace 0
+	mroce_trace_off "${SEND_BW_EVENTS[@]}" || true
 	return $rc
 }
 

@@ -96,7 +96,7 @@ mroce_link_add mroce_d d0
 check_eq "a device on another netdev is independent" 0 "$(hw_counter mroce_d link_downed)"
 
 # Tracepoints: registered under events/mroce with the documented fields.
-ev=/sys/kernel/tracing/events/mroce
+ev=$MROCE_TRACING/events/mroce
 for tp in $TRACEPOINTS; do
 	check "tracepoint $tp registered" test -r "$ev/$tp/format"
 done
@@ -111,8 +111,19 @@ check_eq "mroce_path_sample fields" \
 check_eq "mroce_cc_update fields" \
 	"dev conn cwnd ssthresh alpha rate_hint pacing_rate inflight event " \
 	"$(fields mroce_cc_update)"
-check "tracepoints can be enabled and disabled" bash -c \
-	"echo 1 > $ev/enable && echo 0 > $ev/enable"
+# tp_all 0|1: every tracepoint off or on through lib.sh's helpers (the ones
+# the other tests use), then each one's enable file must read so.
+tp_all() {
+	local tp
+	# shellcheck disable=SC2086 # a list of tracepoint names
+	if [ "$1" = 1 ]; then mroce_trace_on $TRACEPOINTS; else mroce_trace_off $TRACEPOINTS; fi ||
+		return 1
+	for tp in $TRACEPOINTS; do
+		[ "$(cat "$ev/$tp/enable")" = "$1" ] || { echo "$tp: enable reads not $1"; return 1; }
+	done
+}
+check "every tracepoint can be enabled" tp_all 1
+check "every tracepoint can be disabled" tp_all 0
 if command -v bpftrace > /dev/null; then
 	# Attaching proves the tracepoint is usable from BPF; firing needs traffic.
 	check "bpftrace attaches to every mroce tracepoint" timeout 120 \

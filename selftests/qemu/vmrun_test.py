@@ -4,7 +4,9 @@
 tests): which boots it repeats, and which kernel-log lines fail the run.
 Each fake boot replays a console transcript through the real Boot.line()."""
 
+import glob
 import os
+import re
 import sys
 import tempfile
 import types
@@ -215,6 +217,32 @@ class KernelImageTest(unittest.TestCase):
         self.assertEqual(image, "/cache/obj/bzImage")
         self.assertIn("MROCE_MODROOT=/cache/mods", append)
         self.assertEqual(vmrun.moddir("K"), "/cache/mods/lib/modules/K")
+
+
+class DeclaredTests(unittest.TestCase):
+    """Every selftests/mroce_*.sh is in one list of selftests/Makefile:
+    TEST_PROGS (run by a plain make vmtest) or TEST_PROGS_EXTENDED (by name
+    only); vmrun's default is TEST_PROGS alone."""
+
+    def lists(self):
+        with open(os.path.join(vmrun.SELFTESTS, "Makefile")) as f:
+            text = f.read().replace("\\\n", " ")
+        out = {}
+        for m in re.finditer(r"^(TEST_PROGS(?:_EXTENDED)?)\s*:?=\s*(.*)$", text, re.M):
+            out.setdefault(m.group(1), []).extend(m.group(2).split())
+        return out
+
+    def test_every_script_in_one_list(self):
+        lists = self.lists()
+        declared = lists.get("TEST_PROGS", []) + lists.get("TEST_PROGS_EXTENDED", [])
+        scripts = sorted(os.path.basename(p)
+                         for p in glob.glob(os.path.join(vmrun.SELFTESTS, "mroce_*.sh")))
+        self.assertEqual(sorted(declared), scripts)
+
+    def test_default_is_test_progs_alone(self):
+        lists = self.lists()
+        self.assertTrue(lists.get("TEST_PROGS_EXTENDED"))
+        self.assertEqual(vmrun.default_tests(), [p[:-3] for p in lists["TEST_PROGS"]])
 
 
 if __name__ == "__main__":
