@@ -127,6 +127,9 @@ pytest_one "bench statistics" selftests/bench/bench_stats_test.py
 pytest_one "latency distribution" selftests/bench/lat_dist_test.py
 # lat_events' report (events per round trip, per driver, and their stacks)
 pytest_one "event census report" selftests/bench/lat_events_test.py
+# make insnprof's report (instruction and cost tables, per-vCPU phases) and
+# the plugin's phase machine (skipped without cc or QEMU's plugin header)
+pytest_one "instruction profile" scripts/insnprof/insnprof_test.py
 if [ "$modules_rc" -eq 0 ]; then
 	python3 "$top/selftests/qemu/vmrun.py" --kver "$kver" --quiet-pass \
 		--summary "$out/vmtest.json" 2>&1 | tee "$out/vmtest.tap"
