@@ -756,9 +756,7 @@ for l in $(ulp_losses); do
 	step "$l% loss: rping -V, 64 B x 20, every byte checked" rping_verified "s$l" 64 20
 	step "$l% loss: rping -V, 60000 B x 20, every byte checked" rping_verified "l$l" 60000 20
 	step "$l% loss: ucmatose, 20 x 1000 B sends" ucmatose_run "$l"
-	step "$l% loss: ib_send_bw -R (perftest through rdma_cm), 200 x 64 KiB" send_bw_run "$l"
-	sent=$?
-	if [ $sent -eq 0 ]; then
+	if step "$l% loss: ib_send_bw -R (perftest through rdma_cm), 200 x 64 KiB" send_bw_run "$l"; then
 		check "$l% loss: ib_send_bw -R reported its result" send_bw_done "$l"
 		ktap_info "$l% loss: ib_send_bw -R: $(awk '$1 == 65536 { print $4 " MB/s" }' "send_bw-$l-client.log")"
 	fi

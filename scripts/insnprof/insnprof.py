@@ -41,6 +41,7 @@ import bisect
 import glob
 import os
 import re
+import statistics
 import sys
 
 KERNEL_START = 0xffff800000000000
@@ -575,11 +576,8 @@ def cost_report(p, row, C, names, pairs, top):
 
 
 def median(xs):
-    xs = sorted(xs)
-    n = len(xs)
-    if not n:
-        return float("nan")
-    return xs[n // 2] if n % 2 else (xs[n // 2 - 1] + xs[n // 2]) / 2
+    """statistics.median, but NaN (a "-" cell) for no halves."""
+    return statistics.median(xs) if xs else float("nan")
 
 
 def half_value(h, phs, what):
