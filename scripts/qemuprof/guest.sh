@@ -1,0 +1,143 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# The guest half of `make qemuprof` (scripts/qemuprof/run.sh): 64 B
+# ib_write_lat columns, rdma_rxe and mroce alternating (BENCH_QEMUPROF_ROUNDS
+# rounds of BENCH_DRIVERS: rxe mroce rxe mroce ...), each with one steady
+# window during which the host records the QEMU process with perf
+# (scripts/qemuprof/qemuprof.py watch). Per column, on rdma_bench's veth
+# pair, one driver loaded at a time: one long ib_write_lat -s 64 -n
+# BENCH_QEMUPROF_ITERS; once BENCH_QEMUPROF_WARM seconds have passed after the client
+# started, the guest asks the host to start recording ($MROCE_OUT/COL.start),
+# waits for its go (COL.go), reads the devices' sent_pkts and the time,
+# sleeps BENCH_QEMUPROF_WINDOW seconds (no process but perftest's runs: a read
+# that times out on a FIFO), reads them again and asks the host to stop
+# (COL.stop; COL.done when perf has stopped). The round trips in the window
+# are the packets sent in it over the packets a round trip sends in the
+# whole run (sent_pkts over the run / iterations: the two drivers need not
+# send as many packets per round trip). COL.meta (what ran, counters,
+# times, perftest's result) is left in $MROCE_TEST_OUT for qemuprof.py.
+# vm-timeout: 1800
+. "$MROCE_REPO/selftests/lib.sh"
+. "$MROCE_REPO/selftests/lib_traffic.sh"
+require_root
+require_cmd ib_write_lat rdma
+
+ITERS=${BENCH_QEMUPROF_ITERS:-400000}
+WINDOW=${BENCH_QEMUPROF_WINDOW:-8}
+WARM=${BENCH_QEMUPROF_WARM:-3}
+ROUNDS=${BENCH_QEMUPROF_ROUNDS:-2}
+DRIVERS=${BENCH_DRIVERS:-rxe mroce}
+for v in "$ITERS" "$WINDOW" "$WARM" "$ROUNDS"; do
+	[[ $v =~ ^[1-9][0-9]*$ ]] || { echo "qemuprof: '$v' is not a positive number"; exit 1; }
+done
+out=$MROCE_TEST_OUT
+share=$MROCE_OUT
+
+# A sleep without a process: a read that times out on a FIFO nobody writes.
+tick=/tmp/qemuprof.tick
+rm -f "$tick"
+mkfifo "$tick" || exit 1
+exec {tfd}<> "$tick"
+nap() { read -r -t "$1" -u "$tfd"; return 0; }
+
+# host_ask COL WHAT ANSWER [SECS]: write COL.WHAT into the share, wait for
+# the host's COL.ANSWER (builtins only).
+host_ask() {
+	local i
+	: > "$share/$1.$2"
+	for ((i = 0; i < ${4:-60} * 20; i++)); do
+		[ -e "$share/$1.$3" ] && return 0
+		nap 0.05
+	done
+	return 1
+}
+
+# the host watcher announces itself with watcher.ready
+if ! host_ask probe probe ready 60; then
+	echo "qemuprof: SKIP: no host watcher answers in $share (run it with make qemuprof)"
+	exit "$KSFT_SKIP"
+fi
+
+sent() {
+	local _a=0 _b=0 _hw=/sys/class/infiniband
+	read -r _a < "$_hw/dev0/ports/1/hw_counters/sent_pkts"
+	read -r _b < "$_hw/dev1/ports/1/hw_counters/sent_pkts"
+	printf -v "$1" '%s' "$((_a + _b))"
+}
+
+mark=/tmp/qemuprof.client
+# shellcheck disable=SC2317 # called through PERFTEST_BEFORE_CLIENT
+client_starts() { : > "$mark"; }
+
+# column COL DRV [PARAM...]: one driver's window.
+column() {
+	local col=$1 drv=$2 pid ps pe p0 p1 t0 t1 rc=0 ok=0
+	shift 2
+	if ! bench_driver_up "$drv" "$@"; then
+		echo "qemuprof: $col: $drv did not come up"
+		bench_driver_down
+		return 1
+	fi
+	rm -f "$mark"
+	PERFTEST_LOG=$col PERFTEST_TIMEOUT=1500 PERFTEST_BEFORE_CLIENT=client_starts \
+		perftest_pair "" dev0 "" dev1 10.0.0.2 ib_write_lat -s 64 -n "$ITERS" > /dev/null &
+	pid=$!
+	until [ -e "$mark" ] || exited "$pid"; do nap 0.1; done
+	sent ps
+	nap "$WARM"
+	if exited "$pid"; then
+		echo "qemuprof: $col: ib_write_lat ended in the warm-up"
+		rc=1
+	elif ! host_ask "$col" start go 60; then
+		echo "qemuprof: $col: the host did not start perf"
+		rc=1
+	else
+		sent p0
+		t0=$EPOCHREALTIME
+		nap "$WINDOW"
+		sent p1
+		t1=$EPOCHREALTIME
+		exited "$pid" && { echo "qemuprof: $col: ib_write_lat ended in the window"; rc=1; }
+		host_ask "$col" stop "done" 120 || { echo "qemuprof: $col: the host did not stop perf"; rc=1; }
+	fi
+	wait "$pid" || { echo "qemuprof: $col: ib_write_lat failed ($out/$col.client)"; rc=1; }
+	sent pe
+	[ "$rc" -eq 0 ] && ok=1
+	{
+		echo "column=$col"
+		echo "driver=$drv"
+		echo "params=$*"
+		echo "iters=$ITERS"
+		echo "sent_run=$ps $pe"
+		echo "sent_window=${p0:-} ${p1:-}"
+		echo "window_t=${t0:-} ${t1:-}"
+		echo "perftest=$(awk '$1 == 64 && NF >= 5 { print; exit }' "$out/$col.client" 2> /dev/null)"
+		echo "kernel=$(uname -r)"
+		echo "clocksource=$(cat /sys/devices/system/clocksource/clocksource0/current_clocksource)"
+		echo "ok=$ok"
+	} > "$out/$col.meta"
+	echo "qemuprof: $col ($drv${*:+ $*}): sent_pkts run $ps..$pe window ${p0:-}..${p1:-};" \
+		"perftest: $(sed -n 's/^perftest=//p' "$out/$col.meta")"
+	bench_driver_down
+	return $rc
+}
+
+echo "qemuprof: drivers $DRIVERS x $ROUNDS rounds; ib_write_lat -s 64 -n $ITERS;" \
+	"window ${WINDOW}s after ${WARM}s"
+topo_policy 1 || exit 1
+rc=0
+for ((r = 1; r <= ROUNDS; r++)); do
+	for d in $DRIVERS; do
+		case $d in
+		rxe) column "$d-$r" rxe || rc=1 ;;
+		mroce)
+			# shellcheck disable=SC2086 # one word per parameter
+			column "$d-$r" mroce ${BENCH_MROCE_PARAMS:-} || rc=1 ;;
+		*) echo "qemuprof: unknown driver $d (rxe mroce)"; rc=1 ;;
+		esac
+	done
+done
+topo_policy_cleanup 1
+: > "$share/all.finished"
+exit $rc

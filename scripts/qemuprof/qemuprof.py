@@ -1,0 +1,1000 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0
+"""Host CPU of the QEMU process per 64 B ib_write_lat round trip, by category.
+
+`make qemuprof` (scripts/qemuprof/run.sh) boots the test VM in the normal
+multi-threaded TCG mode and runs scripts/qemuprof/guest.sh in it: rdma_rxe
+and mroce columns alternating, each with one steady window. This script has
+two halves:
+
+  watch RUN   on the host, while the VM runs: answers the guest's requests
+              in the boot's share (RUN/bootN/COL.start, COL.stop) by
+              enabling and disabling a system-wide `perf record -e cpu-clock
+              -g` (its --control fifo), and keeps the QEMU process's memory
+              map and its threads' /proc schedstat (on-CPU and run-queue
+              wait time) at both ends of the window: RUN/qemuprof/bootN/COL.*
+  report RUN  afterwards: `perf script` of each window, every sample of the
+              QEMU process put in a category by its leaf frame (JIT code, TB
+              lookup, softmmu slow path, translation, cpu_exec loop and
+              exits, MMIO/APIC/timers/BQL, clock, atomics, other QEMU, other
+              libraries, host kernel), per thread (the two vCPU threads are
+              the ones running JIT code: vcpu0 and vcpu1 by thread id, the
+              order QEMU creates them), normalised to host CPU microseconds
+              per round trip; rxe against mroce per category, per boot and
+              pooled (each boot's mroce mean minus its rxe mean).
+
+Symbols: Debian's qemu-system-x86_64 is stripped; its dynamic symbols name
+the exported functions, and the TCG helpers (helper_lookup_tb_ptr,
+helper_rdtsc, ...) are named from QEMU's own helper table (TCGHelperInfo:
+function pointer then name, found through the relative relocations). A
+sample in an unnamed (static) function is named after the nearest named
+function before it ("~name+0xoff"), its function's extent known from
+.eh_frame; categories of such names are by that neighbour (same source file,
+usually) and are marked approximate in the report.
+"""
+
+import argparse
+import bisect
+import collections
+import glob
+import gzip
+import json
+import math
+import os
+import re
+import select
+import signal
+import statistics
+import struct
+import subprocess
+import sys
+import time
+
+QEMU = "/usr/bin/qemu-system-x86_64"
+
+# ---------------------------------------------------------------- symbols
+
+
+class Elf:
+    """Just enough of a 64-bit little-endian ELF file: sections, dynamic
+    symbols, relative relocations, LOAD segments."""
+
+    def __init__(self, path):
+        with open(path, "rb") as f:
+            self.data = f.read()
+        d = self.data
+        if d[:4] != b"\x7fELF" or d[4] != 2 or d[5] != 1:
+            raise ValueError(f"{path}: not a 64-bit little-endian ELF file")
+        (self.phoff, self.shoff) = struct.unpack_from("<QQ", d, 0x20)
+        (self.phentsize, self.phnum, self.shentsize, self.shnum,
+         self.shstrndx) = struct.unpack_from("<HHHHH", d, 0x36)
+        self.sections = []
+        for i in range(self.shnum):
+            (name, typ, flags, addr, off, size, link, info, align,
+             entsize) = struct.unpack_from("<IIQQQQIIQQ", d, self.shoff + i * self.shentsize)
+            self.sections.append(dict(name=name, type=typ, addr=addr, off=off, size=size,
+                                      link=link, entsize=entsize))
+        strtab = self.sections[self.shstrndx]
+        for s in self.sections:
+            s["name"] = self.cstr(strtab["off"] + s["name"])
+        self.loads = []
+        for i in range(self.phnum):
+            typ, flags, off, vaddr, paddr, filesz, memsz, align = struct.unpack_from(
+                "<IIQQQQQQ", d, self.phoff + i * self.phentsize)
+            if typ == 1:
+                self.loads.append((vaddr, off, filesz, flags))
+
+    def cstr(self, off):
+        end = self.data.index(b"\0", off)
+        return self.data[off:end].decode("latin-1")
+
+    def section(self, name):
+        for s in self.sections:
+            if s["name"] == name:
+                return s
+        return None
+
+    def vaddr_to_off(self, vaddr):
+        for v, off, filesz, _ in self.loads:
+            if v <= vaddr < v + filesz:
+                return vaddr - v + off
+        return None
+
+    def text_range(self):
+        lo = hi = None
+        for v, _, filesz, flags in self.loads:
+            if flags & 1:  # PF_X
+                lo = v if lo is None else min(lo, v)
+                hi = v + filesz if hi is None else max(hi, v + filesz)
+        return lo, hi
+
+    def dynsym_funcs(self):
+        """(start, size, name) of the defined dynamic function symbols."""
+        sym, out = self.section(".dynsym"), []
+        if not sym:
+            return out
+        strs = self.sections[sym["link"]]
+        for i in range(sym["size"] // 24):
+            name, info, other, shndx, value, size = struct.unpack_from(
+                "<IBBHQQ", self.data, sym["off"] + i * 24)
+            if info & 0xf == 2 and shndx != 0 and value:
+                out.append((value, size, self.cstr(strs["off"] + name)))
+        return out
+
+    def relative_relocs(self):
+        """{slot address: addend} of the R_X86_64_RELATIVE relocations."""
+        rel = {}
+        for s in self.sections:
+            if s["type"] != 4:  # SHT_RELA
+                continue
+            buf = self.data[s["off"]:s["off"] + s["size"]]
+            for off, info, addend in struct.iter_unpack("<QQq", buf):
+                if info & 0xffffffff == 8:
+                    rel[off] = addend
+        return rel
+
+    def fde_ranges(self):
+        """[(start, end)] of the functions .eh_frame describes (readelf)."""
+        try:
+            out = subprocess.run(["readelf", "-W", "--debug-dump=frames", self.path],
+                                 capture_output=True, text=True, check=False).stdout
+        except OSError:
+            return []
+        return [(int(a, 16), int(b, 16))
+                for a, b in re.findall(r"FDE cie=\S+ pc=([0-9a-f]+)\.\.([0-9a-f]+)", out)]
+
+
+IDENT = re.compile(rb"[A-Za-z_][A-Za-z0-9_]*\Z")
+
+
+def helper_table(elf, rel, anchor="lookup_tb_ptr"):
+    """QEMU's TCG helper table: (function address, "helper_" + name) pairs.
+    Each TCGHelperInfo starts with the function pointer and the name
+    pointer; the table is found from the entry naming ANCHOR and followed in
+    both directions at the stride that keeps the pattern longest."""
+    lo, hi = elf.text_range()
+    if lo is None:
+        return []
+
+    def name_at(addr):
+        off = elf.vaddr_to_off(addr)
+        if off is None:
+            return None
+        end = elf.data.find(b"\0", off, off + 128)
+        if end < 0:
+            return None
+        s = elf.data[off:end]
+        return s.decode() if IDENT.match(s) else None
+
+    def entry(slot):
+        """(function or None, name) of a table entry, None if slot holds
+        none (the function pointer of an exported helper may be bound by
+        a symbol relocation, not a relative one: the name still counts)."""
+        n = rel.get(slot + 8)
+        name = name_at(n) if n is not None else None
+        if not name:
+            return None
+        f = rel.get(slot)
+        return (f if f is not None and lo <= f < hi else None, "helper_" + name)
+
+    starts = [s for s, a in rel.items() if name_at(a) == anchor and entry(s - 8)]
+    best = []
+    for s in starts:
+        s -= 8
+        for stride in (24, 32, 16, 40, 48):
+            got, k = [], s
+            while entry(k):
+                k -= stride
+            k += stride
+            while entry(k):
+                got.append(entry(k))
+                k += stride
+            if len(got) > len(best):
+                best = got
+    return [(f, n) for f, n in best if f is not None]
+
+
+class Symbols:
+    """Names for addresses of one ELF file (file-relative, as perf prints
+    them for a DSO)."""
+
+    def __init__(self, path, funcs=None, fdes=None):
+        self.path = path
+        if funcs is None:
+            elf = Elf(path)
+            elf.path = path
+            funcs = [(a, s, n) for a, s, n in elf.dynsym_funcs()]
+            rel = elf.relative_relocs()
+            funcs += [(a, 0, n) for a, n in helper_table(elf, rel)]
+            fdes = elf.fde_ranges()
+        self.fdes = sorted(fdes or [])
+        self.fde_starts = [a for a, _ in self.fdes]
+        named = {}
+        for a, s, n in funcs:
+            # exported and helper names of one address: keep the helper's
+            if a not in named or n.startswith("helper_"):
+                named[a] = (s, n)
+        self.starts = sorted(named)
+        self.names = [named[a] for a in self.starts]
+        self.cache = {}
+
+    def fde_of(self, addr):
+        i = bisect.bisect_right(self.fde_starts, addr) - 1
+        if i >= 0 and self.fdes[i][0] <= addr < self.fdes[i][1]:
+            return self.fdes[i]
+        return None
+
+    def name(self, addr):
+        """(name, exact): exact False for a name borrowed from the nearest
+        named function before an unnamed one ("~name+0xoff")."""
+        if addr in self.cache:
+            return self.cache[addr]
+        i = bisect.bisect_right(self.starts, addr) - 1
+        res = ("[unknown]", False)
+        if i >= 0:
+            start = self.starts[i]
+            size, name = self.names[i]
+            fde = self.fde_of(addr)
+            if size and addr < start + size:
+                res = (name, True)
+            elif not size and (fde is None or fde[0] <= start):
+                # a helper-table name: its function is the FDE holding it
+                res = (name, True)
+            elif fde is not None:
+                res = (f"~{name}+{fde[0] - start:#x}", False)
+            else:
+                res = (f"~{name}+{addr - start:#x}", False)
+        self.cache[addr] = res
+        return res
+
+
+# --------------------------------------------------------- classification
+
+# (category, description) in report order
+CATEGORIES = [
+    ("jit", "JIT-generated code (translated guest code, in the code buffer)"),
+    ("tb_lookup", "TB lookup: helper_lookup_tb_ptr, tb_htable_lookup, qht, jump cache"),
+    ("softmmu", "softmmu slow path: *_mmu helpers, tlb_fill/page walk, TLB flush"),
+    ("translate", "translation: tb_gen_code, frontend, TCG backend, TB invalidation"),
+    ("exec", "cpu_exec loop and exits: cpu_exec, cpu_loop_exit, longjmp, interrupts"),
+    ("io", "MMIO/APIC/timers/main loop, incl. BQL and other locks"),
+    ("clock", "clock: helper_rdtsc, cpu_get_ticks, qemu_clock_get_ns, clock_gettime"),
+    ("atomic", "atomics helpers (helper_atomic_*, cmpxchg, exclusive)"),
+    ("helper", "other TCG helpers (guest-instruction helpers)"),
+    ("qemu", "other QEMU"),
+    ("lib", "other libraries (libc, glib, ...)"),
+    ("kernel", "host kernel (on behalf of QEMU: syscalls, faults, IRQs, scheduling)"),
+]
+CAT_KEYS = [k for k, _ in CATEGORIES]
+
+# first match wins; matched against the function name (a "~name+off" name
+# by its neighbour "name")
+RULES = [
+    ("tb_lookup", r"helper_lookup_tb_ptr|tb_htable_lookup|tb_lookup|qht_lookup|"
+                  r"tb_jmp_cache|tb_lookup_cmp|tb_cmp|tcg_tb_lookup"),
+    ("atomic", r"helper_atomic_|helper_cmpxchg|atomic_mmu_lookup|cpu_exec_step_atomic|"
+               r"helper_.*_exclusive|helper_nonatomic_"),
+    ("clock", r"helper_rdtsc|helper_rdtscp|helper_rdpmc|cpu_get_ticks|cpu_get_clock|"
+              r"qemu_clock_get|get_clock|cpu_get_host_ticks|clock_gettime|__vdso_|"
+              r"icount_get|qemu_clock_deadline|gettimeofday|timerlist_deadline"),
+    ("softmmu", r"_mmu$|_mmu_|^helper_(le|be|ret)_(ld|st)|^(load|store|full)_.*helper|"
+                r"tlb_fill|tlb_set_page|tlb_flush|tlb_reset|tlb_protect|tlb_unprotect|"
+                r"tlb_vaddr|tlb_hit|tlb_entry|tlb_.*dirty|mmu_translate|get_physical_address|"
+                r"get_page_addr_code|probe_access|tcg_flush_jmp_cache|cpu_ld|cpu_st|"
+                r"address_space_ld|address_space_st|address_space_translate|"
+                r"address_space_rw|address_space_read|address_space_write|flatview_|"
+                r"qemu_map_ram_ptr|qemu_ram_|memory_region_get_ram_ptr|victim_tlb|"
+                r"io_tlb|notdirty|iotlb|x86_cpu_tlb_fill|handle_mmu_fault|"
+                r"cpu_physical_memory|ptw_|x86_ld|x86_st|helper_invlpg"),
+    ("translate", r"tb_gen_code|tcg_gen|gen_intermediate_code|translator_|disas_insn|"
+                  r"^gen_|tcg_out|tcg_reg_|tcg_optimize|tcg_func_start|liveness_pass|"
+                  r"tcg_la_|tcg_op_|tcg_temp|tcg_code|tcg_region|tcg_tb_alloc|tcg_tb_insert|"
+                  r"tb_link_page|tb_page_|tb_invalidate|tb_phys_invalidate|tb_flush|"
+                  r"page_collection|tb_alloc|tcg_constant|tcg_emit|tcg_insn|"
+                  r"tb_remove|tb_jmp_unlink|tb_reset_jump|tb_set_jmp|tb_add_jump|"
+                  r"i386_tr_|x86_tr_|cpu_restore_state|cpu_io_recompile|tcg_can_emit|"
+                  r"page_find|page_lock|invalidate_page_bitmap|tb_invalidate_phys|"
+                  r"tcg_.*_vec|^do_constant_folding|^fold_|reachable_code_pass"),
+    ("exec", r"^cpu_exec|cpu_loop_exit|cpu_handle_|cpu_tb_exec|cpu_loop_exec_tb|"
+             r"longjmp|setjmp|sigsetjmp|mttcg_|rr_cpu|tcg_cpus_|tcg_cpu_|"
+             r"x86_cpu_exec_interrupt|x86_cpu_do_interrupt|do_interrupt|"
+             r"x86_cpu_has_work|x86_cpu_exec_|cpu_get_tb_cpu_state|x86_cpu_get_tb_cpu_state|"
+             r"raise_interrupt|raise_exception|helper_raise|cpu_interrupt|"
+             r"tcg_handle_interrupt|qemu_wait_io_event|qemu_process_cpu_events|"
+             r"cpu_exit|cpu_reset_interrupt|cpu_synchronize|helper_hlt|helper_pause|"
+             r"do_hlt|helper_iret|helper_syscall|helper_sysret|helper_lret|"
+             r"helper_ljmp|helper_lcall|helper_into|"
+             r"cpu_check_watchpoint|check_for_breakpoints"),
+    ("io", r"qemu_mutex|qemu_cond|qemu_sem|qemu_event|qemu_rec_mutex|iothread|"
+           r"bql|pthread_mutex|pthread_cond|futex|__lll_lock|__lll_unlock|"
+           r"apic|ioapic|^pic_|i8259|hpet|pit_|^pcspk|kvmclock|"
+           r"memory_region_dispatch|memory_region_|io_readx|io_writex|io_read|io_write|"
+           r"helper_(in|out)[bwl]$|cpu_(in|out)[bwl]$|portio|timer_|timerlist|"
+           r"qemu_clock_run|main_loop|aio_|qemu_bh|glib_pollfds|os_host_main_loop|"
+           r"qemu_poll|g_main|virtio|v9fs|coroutine|qemu_coroutine|serial_|"
+           r"char_|qemu_chr|fdmon|event_notifier|qemu_notify|qemu_irq|"
+           r"msi|pci_|mc146818|rtc_|acpi|pm_|qemu_set_irq|thread_pool|"
+           r"helper_wrmsr|helper_rdmsr|helper_cpuid|cpu_report_tpr|x86_cpu_apic"),
+    ("helper", r"^helper_"),
+]
+RULES = [(c, re.compile(r)) for c, r in RULES]
+
+LIBS_EXEC = re.compile(r"longjmp|setjmp|sigsetjmp")
+LIBS_IO = re.compile(r"pthread_mutex|pthread_cond|futex|__lll_|pthread_spin|ppoll|poll|"
+                     r"epoll|read|write|sem_")
+LIBS_CLOCK = re.compile(r"clock_gettime|gettimeofday|__vdso")
+
+
+def classify_name(name):
+    """Category of a QEMU function name (a "~name+0x.." by "name")."""
+    if name.startswith("~"):
+        name = name[1:].rsplit("+", 1)[0]
+    for cat, rx in RULES:
+        if rx.search(name):
+            return cat
+    return "qemu"
+
+
+def is_kernel_ip(ip):
+    return ip >= 0xffff800000000000
+
+
+def classify(frame, jit, qsyms, qemu_path=QEMU):
+    """(category, name, exact) of one leaf frame (ip, sym, dso) of a QEMU
+    thread. jit: [(lo, hi)] of the code buffer; qsyms: Symbols of the
+    QEMU binary (file-relative addresses)."""
+    ip, sym, dso = frame
+    if is_kernel_ip(ip) or dso.startswith("[kernel") or dso.endswith(".ko"):
+        return "kernel", sym, True
+    if dso == qemu_path or os.path.basename(dso) == os.path.basename(qemu_path):
+        name, exact = qsyms.name(ip) if qsyms else (sym, True)
+        return classify_name(name), name, exact
+    if any(lo <= ip < hi for lo, hi in jit) or re.match(r"(/tmp/perf-\d+\.map|//anon|\[anon)", dso):
+        return "jit", "[jit]", True
+    base = os.path.basename(dso)
+    if dso == "[vdso]" or LIBS_CLOCK.search(sym):
+        return "clock", f"{sym} ({base})", True
+    if LIBS_EXEC.search(sym):
+        return "exec", f"{sym} ({base})", True
+    if LIBS_IO.search(sym):
+        return "io", f"{sym} ({base})", True
+    return "lib", f"{sym} ({base})", True
+
+
+# ----------------------------------------------------------------- parsing
+
+HEADER = re.compile(r"^\s*(\S+?)\s+(\d+)/(\d+)\s+([\d.]+):\s+(\d+)\s*(\S*)\s*$")
+FRAME = re.compile(r"^\s+([0-9a-f]+)\s+(.*?)\s+\((.*)\)\s*$")
+
+
+def parse_script(lines):
+    """Samples of `perf script -F comm,pid,tid,time,period,ip,sym,dso` with
+    callchains: (comm, pid, tid, time, period, [(ip, sym, dso), ...])."""
+    cur = None
+    for line in lines:
+        line = line.rstrip("\n")
+        if not line.strip():
+            if cur:
+                yield cur
+            cur = None
+            continue
+        m = FRAME.match(line) if line[:1] in "\t " else None
+        if m and cur is not None:
+            cur[5].append((int(m.group(1), 16), m.group(2), m.group(3)))
+            continue
+        m = HEADER.match(line)
+        if m:
+            if cur:
+                yield cur
+            cur = (m.group(1), int(m.group(2)), int(m.group(3)), float(m.group(4)),
+                   int(m.group(5)), [])
+    if cur:
+        yield cur
+
+
+def jit_ranges(maps_text, min_size=16 << 20):
+    """The code buffer: anonymous rwx (or split r-x) mappings of at least
+    min_size in /proc/PID/maps."""
+    out = []
+    for line in maps_text.splitlines():
+        f = line.split()
+        if len(f) < 5:
+            continue
+        lo, hi = (int(x, 16) for x in f[0].split("-"))
+        if "x" in f[1] and len(f) == 5 and hi - lo >= min_size:
+            out.append((lo, hi))
+    return out
+
+
+def first_user_frame(frames):
+    for fr in frames:
+        if not is_kernel_ip(fr[0]) and not fr[2].startswith("[kernel"):
+            return fr
+    return None
+
+
+class Window:
+    """One column's window: CPU ns by thread and category, names."""
+
+    def __init__(self):
+        self.ns = collections.defaultdict(lambda: collections.Counter())   # tid -> cat -> ns
+        self.names = collections.defaultdict(collections.Counter)  # (cat, name) -> tid -> ns
+        self.kcaller = collections.Counter()   # (user function under a kernel sample) -> ns
+        self.approx = collections.Counter()    # cat -> ns named by a neighbour
+        self.other = collections.Counter()     # host: non-QEMU processes by comm, "idle"
+        self.t = [None, None]
+        self.samples = 0
+
+    def add(self, sample, qpid, jit, qsyms, qemu_path=QEMU):
+        comm, pid, tid, t, period, frames = sample
+        self.samples += 1
+        self.t[0] = t if self.t[0] is None else min(self.t[0], t)
+        self.t[1] = t if self.t[1] is None else max(self.t[1], t)
+        if pid != qpid:
+            self.other["idle" if pid == 0 else comm] += period
+            return
+        if not frames:
+            frames = [(0, "[unknown]", "[unknown]")]
+        cat, name, exact = classify(frames[0], jit, qsyms, qemu_path)
+        self.ns[tid][cat] += period
+        self.names[(cat, name)][tid] += period
+        if not exact:
+            self.approx[cat] += period
+        if cat == "kernel":
+            up = first_user_frame(frames[1:])
+            if up:
+                _, uname, _ = classify(up, jit, qsyms, qemu_path)
+                self.kcaller[(name, uname)] += period
+
+    def threads(self):
+        """{tid: role}: vcpu0, vcpu1, ... for the threads mostly in JIT code
+        (by thread id: QEMU creates vCPU 0 first), other tids 'other'."""
+        vc = sorted(t for t, c in self.ns.items()
+                    if sum(c.values()) and c["jit"] >= 0.2 * sum(c.values()))
+        roles = {t: f"vcpu{i}" for i, t in enumerate(vc)}
+        return {t: roles.get(t, "other") for t in self.ns}
+
+    def by_role(self):
+        """{role: Counter(cat -> ns)} plus 'qemu' (all threads)."""
+        out = collections.defaultdict(collections.Counter)
+        roles = self.threads()
+        for tid, c in self.ns.items():
+            out[roles[tid]].update(c)
+            out["qemu"].update(c)
+        return out
+
+    def to_json(self):
+        roles = self.threads()
+        return dict(
+            ns={str(t): dict(c) for t, c in self.ns.items()},
+            roles={str(t): r for t, r in roles.items()},
+            names=[[c, n, {roles[t]: v for t, v in d.items()}] for (c, n), d in self.names.items()],
+            kcaller=[[k, u, v] for (k, u), v in self.kcaller.items()],
+            approx=dict(self.approx), other=dict(self.other), t=self.t, samples=self.samples)
+
+
+def read_meta(path):
+    meta = {}
+    with open(path) as f:
+        for line in f:
+            if "=" in line:
+                k, v = line.rstrip("\n").split("=", 1)
+                meta[k] = v
+    return meta
+
+
+def norm(meta, win):
+    """(round trips in the window, guest seconds, host perf seconds) from
+    the guest's COL.meta and the host's COL.win.json; None if unusable."""
+    try:
+        if meta.get("ok") != "1":
+            return None
+        ps, pe = (int(x) for x in meta["sent_run"].split())
+        p0, p1 = (int(x) for x in meta["sent_window"].split())
+        t0, t1 = (float(x) for x in meta["window_t"].split())
+        iters = int(meta["iters"])
+        per_rt = (pe - ps) / iters
+        rts = (p1 - p0) / per_rt
+        return rts, t1 - t0, win["t_disable"] - win["t_enable"], per_rt
+    except (KeyError, ValueError, ZeroDivisionError):
+        return None
+
+
+def perftest_fields(line):
+    """perftest's 64 B line: bytes iters t_min t_max t_typical t_avg t_stdev
+    99% 99.9%: {name: float}."""
+    f = line.split()
+    keys = ["bytes", "iters", "t_min", "t_max", "t_typical", "t_avg", "t_stdev", "p99", "p999"]
+    out = {}
+    for k, v in zip(keys, f):
+        try:
+            out[k] = float(v)
+        except ValueError:
+            pass
+    return out
+
+
+# ------------------------------------------------------------------ watch
+
+
+def find_qemu(bootdir):
+    want = f"MROCE_OUT={bootdir}"
+    for p in os.listdir("/proc"):
+        if not p.isdigit():
+            continue
+        try:
+            with open(f"/proc/{p}/cmdline", "rb") as f:
+                args = f.read().split(b"\0")
+        except OSError:
+            continue
+        if args and args[0].endswith(b"qemu-system-x86_64") and \
+                any(want.encode() in a.split() or a.endswith(want.encode()) or
+                    (want + " ").encode() in a for a in args):
+            return int(p)
+    return None
+
+
+def sched_snapshot(pid):
+    """{tid: [on-CPU ns, run-queue wait ns, timeslices]} of /proc schedstat."""
+    out = {}
+    try:
+        tids = os.listdir(f"/proc/{pid}/task")
+    except OSError:
+        return out
+    for t in tids:
+        try:
+            with open(f"/proc/{pid}/task/{t}/schedstat") as f:
+                out[t] = [int(x) for x in f.read().split()]
+        except (OSError, ValueError):
+            pass
+    return out
+
+
+class Recorder:
+    def __init__(self, run, bootdir, col, freq, perf):
+        self.col = col
+        self.dir = os.path.join(run, "qemuprof", os.path.basename(bootdir))
+        os.makedirs(self.dir, exist_ok=True)
+        self.base = os.path.join(self.dir, col)
+        self.pid = find_qemu(bootdir)
+        if self.pid is None:
+            raise RuntimeError(f"no QEMU process for {bootdir}")
+        with open(f"/proc/{self.pid}/maps") as f, open(self.base + ".maps", "w") as g:
+            g.write(f.read())
+        for fifo in (".ctl", ".ack"):
+            if os.path.exists(self.base + fifo):
+                os.unlink(self.base + fifo)
+            os.mkfifo(self.base + fifo)
+        self.proc = subprocess.Popen(
+            [perf, "record", "-q", "-a", "-e", "cpu-clock", "-F", str(freq), "-g",
+             "-k", "CLOCK_MONOTONIC", "-D", "-1",
+             "--control", f"fifo:{self.base}.ctl,{self.base}.ack", "-o", self.base + ".data"],
+            stdout=open(self.base + ".perf.log", "w"), stderr=subprocess.STDOUT)
+        # read-write opens of a FIFO do not wait for the other end
+        self.ctl = os.open(self.base + ".ctl", os.O_RDWR)
+        self.ack = os.open(self.base + ".ack", os.O_RDWR)
+        self.win = dict(col=col, pid=self.pid, freq=freq)
+
+    def command(self, what, timeout=30):
+        """Send perf a control command; True once it acknowledged."""
+        os.write(self.ctl, what.encode() + b"\n")
+        end = time.monotonic() + timeout
+        while time.monotonic() < end:
+            if self.proc.poll() is not None:
+                return False
+            ready, _, _ = select.select([self.ack], [], [], 0.5)
+            if ready:
+                return os.read(self.ack, 16).startswith(b"ack")
+        return False
+
+    def start(self):
+        self.win["sched0"] = sched_snapshot(self.pid)
+        ok = self.command("enable")
+        self.win["t_enable"] = time.clock_gettime(time.CLOCK_MONOTONIC)
+        self.win["enable_ack"] = ok
+
+    def stop(self):
+        ok = self.command("disable")
+        self.win["t_disable"] = time.clock_gettime(time.CLOCK_MONOTONIC)
+        self.win["sched1"] = sched_snapshot(self.pid)
+        self.win["disable_ack"] = ok
+        self.proc.send_signal(signal.SIGINT)
+        try:
+            self.proc.wait(120)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+        os.close(self.ctl)
+        os.close(self.ack)
+        for fifo in (".ctl", ".ack"):
+            os.unlink(self.base + fifo)
+        self.win["perf_rc"] = self.proc.returncode
+        with open(self.base + ".win.json", "w") as f:
+            json.dump(self.win, f)
+
+
+def touch(path):
+    with open(path, "w"):
+        pass
+
+
+def watch(args):
+    """Answer the guests' requests in RUN/boot*/ until RUN/qemuprof/stop
+    appears (or SIGTERM)."""
+    stop = os.path.join(args.run, "qemuprof", "stop")
+    os.makedirs(os.path.dirname(stop), exist_ok=True)
+    recs = {}
+    done = set()
+    quit_ = []
+    signal.signal(signal.SIGTERM, lambda *a: quit_.append(1))
+    while not quit_ and not os.path.exists(stop):
+        for boot in sorted(glob.glob(os.path.join(args.run, "boot*"))):
+            if not os.path.isdir(boot):
+                continue
+            try:
+                names = set(os.listdir(boot))
+            except OSError:
+                continue
+            if "probe.probe" in names and "probe.ready" not in names:
+                touch(os.path.join(boot, "probe.ready"))
+            for n in names:
+                if n.endswith(".start"):
+                    col = n[:-6]
+                    key = (boot, col)
+                    if key in recs or key in done:
+                        continue
+                    try:
+                        rec = Recorder(args.run, boot, col, args.freq, args.perf)
+                        rec.start()
+                        recs[key] = rec
+                        print(f"qemuprof: {os.path.basename(boot)} {col}: perf on (qemu pid "
+                              f"{rec.pid})", flush=True)
+                        touch(os.path.join(boot, col + ".go"))
+                    except (RuntimeError, OSError) as e:
+                        print(f"qemuprof: {os.path.basename(boot)} {col}: {e}", flush=True)
+                        done.add(key)
+                elif n.endswith(".stop"):
+                    key = (boot, n[:-5])
+                    rec = recs.pop(key, None)
+                    if rec:
+                        rec.stop()
+                        done.add(key)
+                        print(f"qemuprof: {os.path.basename(boot)} {key[1]}: perf off "
+                              f"({rec.win['t_disable'] - rec.win['t_enable']:.2f}s)", flush=True)
+                        touch(os.path.join(boot, key[1] + ".done"))
+        time.sleep(0.02)
+    for rec in recs.values():
+        rec.stop()
+    return 0
+
+
+# ----------------------------------------------------------------- report
+
+
+def script_lines(data, perf, cache):
+    """perf script of one window (cached gzip text next to it)."""
+    if not os.path.exists(cache):
+        with gzip.open(cache + ".tmp", "wt") as g:
+            p = subprocess.Popen([perf, "script", "-i", data, "-F",
+                                  "comm,pid,tid,time,period,ip,sym,dso"],
+                                 stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+            for line in p.stdout:
+                g.write(line)
+            p.wait()
+        os.rename(cache + ".tmp", cache)
+    with gzip.open(cache, "rt") as f:
+        yield from f
+
+
+def analyse(run, perf, qsyms, qemu_path=QEMU):
+    """Per window: dict(boot, col, driver, norm, perftest, win, sched, agg)."""
+    out = []
+    for wj in sorted(glob.glob(os.path.join(run, "qemuprof", "boot*", "*.win.json"))):
+        bdir = os.path.dirname(wj)
+        boot = os.path.basename(bdir)
+        col = os.path.basename(wj)[:-len(".win.json")]
+        metas = glob.glob(os.path.join(run, boot, "*", col + ".meta"))
+        if not metas:
+            continue
+        meta = read_meta(metas[0])
+        with open(wj) as f:
+            win = json.load(f)
+        n = norm(meta, win)
+        base = os.path.join(bdir, col)
+        agg_path = base + ".agg.json"
+        if os.path.exists(agg_path):
+            with open(agg_path) as f:
+                agg = json.load(f)
+        else:
+            with open(base + ".maps") as f:
+                jit = jit_ranges(f.read())
+            w = Window()
+            for s in parse_script(script_lines(base + ".data", perf, base + ".script.gz")):
+                w.add(s, win["pid"], jit, qsyms, qemu_path)
+            agg = w.to_json()
+            with open(agg_path, "w") as f:
+                json.dump(agg, f)
+        out.append(dict(boot=boot, col=col, driver=meta.get("driver", col.split("-")[0]),
+                        norm=n, perftest=perftest_fields(meta.get("perftest", "")),
+                        win=win, agg=agg, meta=meta))
+    return out
+
+
+def per_rt(w):
+    """Per-RT values (us) of one window: {key: us}; keys: (role, cat) for
+    role in vcpu0, vcpu1, other, qemu; ("host", comm|idle); ("wall",);
+    ("sched", role, "run"|"wait")."""
+    if w["norm"] is None:
+        return None
+    rts, gsecs, psecs, _ = w["norm"]
+    # host ns over the perf window -> ns per guest-second -> per RT
+    k = gsecs / psecs / rts / 1000.0   # ns -> us per RT
+    agg = w["agg"]
+    roles = agg["roles"]
+    v = collections.Counter()
+    for tid, c in agg["ns"].items():
+        for cat, ns in c.items():
+            v[(roles[tid], cat)] += ns * k
+            v[("qemu", cat)] += ns * k
+    for comm, ns in agg["other"].items():
+        v[("host", comm)] += ns * k
+    v[("wall",)] = gsecs / rts * 1e6
+    s0, s1 = w["win"].get("sched0", {}), w["win"].get("sched1", {})
+    for tid, b in s1.items():
+        a = s0.get(tid)
+        if not a:
+            continue
+        role = roles.get(tid, "other")
+        v[("sched", role, "run")] += (b[0] - a[0]) * k
+        v[("sched", role, "wait")] += (b[1] - a[1]) * k
+        v[("sched", "qemu", "run")] += (b[0] - a[0]) * k
+        v[("sched", "qemu", "wait")] += (b[1] - a[1]) * k
+    return v
+
+
+T95 = {1: 12.71, 2: 4.30, 3: 3.18, 4: 2.78, 5: 2.57, 6: 2.45, 7: 2.36, 8: 2.31, 9: 2.26,
+       10: 2.23}
+
+
+def mean_ci(xs):
+    """(mean, half-width of a 95 % t interval or nan)."""
+    xs = [x for x in xs if x is not None and not math.isnan(x)]
+    if not xs:
+        return float("nan"), float("nan")
+    m = statistics.fmean(xs)
+    if len(xs) < 2:
+        return m, float("nan")
+    return m, T95.get(len(xs) - 1, 2.0) * statistics.stdev(xs) / math.sqrt(len(xs))
+
+
+def paired(windows, key, a="rxe", b="mroce"):
+    """Per boot: (mean of a, mean of b, b - a) of key; boots with both."""
+    byboot = collections.defaultdict(lambda: collections.defaultdict(list))
+    for w in windows:
+        v = w.get("v")
+        if v is None:
+            continue
+        byboot[w["boot"]][w["driver"]].append(v.get(key, 0.0))
+    out = []
+    for boot in sorted(byboot):
+        d = byboot[boot]
+        if d.get(a) and d.get(b):
+            ma, mb = statistics.fmean(d[a]), statistics.fmean(d[b])
+            out.append((boot, ma, mb, mb - ma))
+    return out
+
+
+def fmt(x, nd=2):
+    return "n/a" if x is None or (isinstance(x, float) and math.isnan(x)) else f"{x:.{nd}f}"
+
+
+def report(windows, top=25):
+    """The markdown report of analysed windows (per_rt values in w['v'])."""
+    L = []
+    good = [w for w in windows if w.get("v") is not None]
+    L.append(f"{len(good)} usable windows of {len(windows)} in "
+             f"{len({w['boot'] for w in windows})} boot(s). Values: host CPU microseconds per "
+             "64 B ib_write_lat round trip (RT); a window's host CPU over its perf "
+             "window's host seconds, times the guest's seconds per RT in it.")
+    L.append("")
+    L.append("## Per window")
+    L.append("")
+    L.append("| boot | column | RTs | pkts/RT | wall us/RT | perftest t_avg | QEMU CPU us/RT | vcpu0 "
+             "| vcpu1 | other threads | idle | other procs | vCPU run-queue wait us/RT |")
+    L.append("|---|---|---|---|---|---|---|---|---|---|---|---|---|")
+    for w in windows:
+        v = w.get("v")
+        if v is None:
+            L.append(f"| {w['boot']} | {w['col']} | (unusable: ok={w['meta'].get('ok')}) "
+                     "| | | | | | | | | | |")
+            continue
+        role = lambda r: sum(x for k, x in v.items() if len(k) == 2 and k[0] == r)  # noqa
+        other_procs = sum(x for k, x in v.items() if k[0] == "host" and k[1] != "idle")
+        wait = v.get(("sched", "vcpu0", "wait"), 0) + v.get(("sched", "vcpu1", "wait"), 0)
+        L.append(f"| {w['boot']} | {w['col']} | {w['norm'][0]:.0f} | {w['norm'][3]:.2f} "
+                 f"| {fmt(v[('wall',)])} | {fmt(w['perftest'].get('t_avg'))} "
+                 f"| {fmt(role('qemu'))} | {fmt(role('vcpu0'))} | {fmt(role('vcpu1'))} "
+                 f"| {fmt(role('other'))} | {fmt(v.get(('host', 'idle'), 0))} "
+                 f"| {fmt(other_procs)} | {fmt(wait)} |")
+    L.append("")
+    L.append("## rxe vs mroce by category (all QEMU threads), pooled over boots")
+    L.append("")
+    L.append("Per boot: the mean of its mroce windows minus the mean of its rxe windows; pooled: "
+             "the mean of those differences with a 95 % t interval over boots.")
+    L.append("")
+    boots = sorted({w["boot"] for w in good})
+    L.append("| category | rxe us/RT | mroce us/RT | mroce - rxe | 95 % | "
+             + " | ".join(f"{b} diff" for b in boots) + " |")
+    L.append("|---|---|---|---|---|" + "---|" * len(boots))
+    rows = [(k, d) for k, d in CATEGORIES] + [("_cpu", "total QEMU CPU"), ("_wall", "wall")]
+    for k, desc in rows:
+        pr = []
+        if k == "_wall":
+            pr = paired(good, ("wall",))
+        elif k == "_cpu":
+            for w in good:
+                w["v"][("qemu", "_total")] = sum(x for kk, x in w["v"].items()
+                                                 if len(kk) == 2 and kk[0] == "qemu")
+            pr = paired(good, ("qemu", "_total"))
+        else:
+            pr = paired(good, ("qemu", k))
+        m, h = mean_ci([d for _, _, _, d in pr])
+        ra = statistics.fmean([a for _, a, _, _ in pr]) if pr else float("nan")
+        rb = statistics.fmean([b for _, _, b, _ in pr]) if pr else float("nan")
+        per = {bt: d for bt, _, _, d in pr}
+        L.append(f"| {k.lstrip('_')}: {desc} | {fmt(ra)} | {fmt(rb)} | **{fmt(m)}** | ±{fmt(h)} | "
+                 + " | ".join(fmt(per.get(b)) for b in boots) + " |")
+    L.append("")
+    for role in ("vcpu0", "vcpu1", "other"):
+        L.append(f"## {role} by category (rxe vs mroce, pooled)")
+        L.append("")
+        L.append("| category | rxe us/RT | mroce us/RT | mroce - rxe | 95 % |")
+        L.append("|---|---|---|---|---|")
+        for k, _ in CATEGORIES:
+            pr = paired(good, (role, k))
+            m, h = mean_ci([d for _, _, _, d in pr])
+            ra = statistics.fmean([a for _, a, _, _ in pr]) if pr else float("nan")
+            rb = statistics.fmean([b for _, _, b, _ in pr]) if pr else float("nan")
+            if (pr and max(abs(ra), abs(rb)) >= 0.005):
+                L.append(f"| {k} | {fmt(ra)} | {fmt(rb)} | {fmt(m)} | ±{fmt(h)} |")
+        L.append("")
+    L.append("## Scheduling (/proc schedstat, per RT): on-CPU and run-queue wait")
+    L.append("")
+    L.append("| thread | rxe run | mroce run | diff | rxe wait | mroce wait | diff |")
+    L.append("|---|---|---|---|---|---|---|")
+    for role in ("vcpu0", "vcpu1", "other", "qemu"):
+        cells = []
+        for what in ("run", "wait"):
+            pr = paired(good, ("sched", role, what))
+            m, _ = mean_ci([d for _, _, _, d in pr])
+            ra = statistics.fmean([a for _, a, _, _ in pr]) if pr else float("nan")
+            rb = statistics.fmean([b for _, _, b, _ in pr]) if pr else float("nan")
+            cells += [fmt(ra), fmt(rb), fmt(m)]
+        L.append(f"| {role} | " + " | ".join(cells) + " |")
+    L.append("")
+    # functions
+    L.append(f"## Functions: the {top} largest |mroce - rxe| per RT (all QEMU threads)")
+    L.append("")
+    L.append("A name with ~ is an unnamed (static) function after the named one (approximate).")
+    L.append("")
+    fv = []
+    for w in good:
+        rts, gsecs, psecs, _ = w["norm"]
+        k = gsecs / psecs / rts / 1000.0
+        d = collections.Counter()
+        for cat, name, byrole in w["agg"]["names"]:
+            d[(cat, name)] += sum(byrole.values()) * k
+        fv.append((w["boot"], w["driver"], d))
+    keys = set()
+    for _, _, d in fv:
+        keys |= set(d)
+    rowsf = []
+    for key in keys:
+        byboot = collections.defaultdict(lambda: collections.defaultdict(list))
+        for b, drv, d in fv:
+            byboot[b][drv].append(d.get(key, 0.0))
+        diffs, ra, rb = [], [], []
+        for b in byboot:
+            if byboot[b].get("rxe") and byboot[b].get("mroce"):
+                ra.append(statistics.fmean(byboot[b]["rxe"]))
+                rb.append(statistics.fmean(byboot[b]["mroce"]))
+                diffs.append(rb[-1] - ra[-1])
+        if diffs:
+            m, h = mean_ci(diffs)
+            rowsf.append((abs(m), key, statistics.fmean(ra), statistics.fmean(rb), m, h))
+    rowsf.sort(reverse=True)
+    L.append("| category | function | rxe us/RT | mroce us/RT | diff | 95 % |")
+    L.append("|---|---|---|---|---|---|")
+    for _, (cat, name), ra, rb, m, h in rowsf[:top]:
+        L.append(f"| {cat} | `{name}` | {fmt(ra, 3)} | {fmt(rb, 3)} | {fmt(m, 3)} | ±{fmt(h, 3)} |")
+    L.append("")
+    L.append(f"## Functions: the {top} largest per RT (all QEMU threads, mean of all windows)")
+    L.append("")
+    L.append("| category | function | rxe us/RT | mroce us/RT |")
+    L.append("|---|---|---|---|")
+    big = sorted(rowsf, key=lambda r: -max(r[2], r[3]))[:top]
+    for _, (cat, name), ra, rb, m, h in big:
+        L.append(f"| {cat} | `{name}` | {fmt(ra, 3)} | {fmt(rb, 3)} |")
+    L.append("")
+    # kernel under which user function
+    L.append("## Host kernel samples of QEMU threads: kernel leaf under user-space caller "
+             "(top 15, us/RT, mean of windows)")
+    L.append("")
+    kv = collections.defaultdict(lambda: collections.defaultdict(list))
+    for w in good:
+        rts, gsecs, psecs, _ = w["norm"]
+        k = gsecs / psecs / rts / 1000.0
+        seen = collections.Counter()
+        for kern, user, ns in w["agg"]["kcaller"]:
+            seen[(kern, user)] += ns * k
+        for key, x in seen.items():
+            kv[key][w["driver"]].append(x)
+    nwin = collections.Counter(w["driver"] for w in good)
+    krows = []
+    for key, d in kv.items():
+        ra = sum(d.get("rxe", [])) / max(nwin["rxe"], 1)
+        rb = sum(d.get("mroce", [])) / max(nwin["mroce"], 1)
+        krows.append((max(ra, rb), key, ra, rb))
+    krows.sort(reverse=True)
+    L.append("| kernel function | user caller | rxe | mroce |")
+    L.append("|---|---|---|---|")
+    for _, (kern, user), ra, rb in krows[:15]:
+        L.append(f"| `{kern}` | `{user}` | {fmt(ra, 3)} | {fmt(rb, 3)} |")
+    L.append("")
+    approx = collections.Counter()
+    tot = 0
+    for w in good:
+        approx.update(w["agg"]["approx"])
+        tot += sum(sum(c.values()) for c in w["agg"]["ns"].values())
+    if tot:
+        L.append("Samples named by a neighbouring function (approximate): " + ", ".join(
+            f"{c} {100.0 * n / tot:.1f} %" for c, n in approx.most_common()) + " of QEMU's.")
+        L.append("")
+    return "\n".join(L)
+
+
+def do_report(args):
+    qsyms = Symbols(args.qemu)
+    windows = []
+    for run in args.run:
+        for w in analyse(run, args.perf, qsyms, args.qemu):
+            if len(args.run) > 1:
+                w["boot"] = os.path.basename(os.path.normpath(run)) + "/" + w["boot"]
+            windows.append(w)
+    if not windows:
+        print(f"qemuprof: no windows under {' '.join(args.run)}", file=sys.stderr)
+        return 1
+    for w in windows:
+        w["v"] = per_rt(w)
+    print(report(windows, args.top))
+    return 0
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    sub = ap.add_subparsers(dest="cmd", required=True)
+    w = sub.add_parser("watch")
+    w.add_argument("run")
+    w.add_argument("--freq", type=int, default=int(os.environ.get("QEMUPROF_FREQ", "4000")))
+    w.add_argument("--perf", default="perf")
+    r = sub.add_parser("report")
+    r.add_argument("run", nargs="+", help="run directories (one per boot or more)")
+    r.add_argument("--perf", default="perf")
+    r.add_argument("--qemu", default=QEMU)
+    r.add_argument("--top", type=int, default=25)
+    s = sub.add_parser("sym")
+    s.add_argument("addr", nargs="+")
+    s.add_argument("--qemu", default=QEMU)
+    args = ap.parse_args(argv)
+    if args.cmd == "watch":
+        return watch(args)
+    if args.cmd == "sym":
+        q = Symbols(args.qemu)
+        for a in args.addr:
+            n, exact = q.name(int(a, 16))
+            print(a, n, classify_name(n), "" if exact else "(approximate)")
+        return 0
+    return do_report(args)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

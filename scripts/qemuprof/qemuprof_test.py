@@ -1,0 +1,234 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0
+"""Unit tests of qemuprof.py (make qemuprof's host profile of QEMU): the
+perf script parser, the leaf-frame classification (JIT code buffer, host
+kernel, QEMU functions by name, unnamed functions by their neighbour,
+libraries), the helper-table reader on a fake image, the normalisation to
+microseconds per round trip and the paired rxe/mroce report, on canned
+samples worked out by hand."""
+
+import os
+import sys
+import unittest
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+sys.dont_write_bytecode = True   # no __pycache__ in the tree
+import qemuprof as q  # noqa: E402
+
+QEMU = "/usr/bin/qemu-system-x86_64"
+# a fake QEMU image: named functions (start, size, name), .eh_frame extents
+FUNCS = [(0x1000, 0x100, "cpu_exec"), (0x2000, 0, "helper_lookup_tb_ptr"),
+         (0x3000, 0x80, "qemu_mutex_lock_iothread_impl"), (0x4000, 0, "helper_le_ldq_mmu"),
+         (0x5000, 0x40, "tb_gen_code")]
+FDES = [(0x1000, 0x1100), (0x2000, 0x2200), (0x2300, 0x2400), (0x3000, 0x3080),
+        (0x4000, 0x4100), (0x5000, 0x5040)]
+JIT = [(0x7f0000000000, 0x7f0020000000)]
+
+SCRIPT = """\
+qemu-system-x86 100/101 10.000100:     250000 
+\t    7f0000001234 [unknown] (/tmp/perf-100.map)
+
+qemu-system-x86 100/101 10.000350:     250000 
+\t            2010 [unknown] (/usr/bin/qemu-system-x86_64)
+\t    7f0000001234 [unknown] (/tmp/perf-100.map)
+
+qemu-system-x86 100/102 10.000400:     250000 
+\t    7f0000000010 [unknown] (//anon)
+
+qemu-system-x86 100/102 10.000600:     250000 
+\tffffffff81000010 do_syscall_64 ([kernel.kallsyms])
+\t    7f1234500000 __GI___futex_wait (/usr/lib/x86_64-linux-gnu/libc.so.6)
+\t            3010 [unknown] (/usr/bin/qemu-system-x86_64)
+
+qemu-system-x86 100/102 10.000800:     250000 
+\t            2310 [unknown] (/usr/bin/qemu-system-x86_64)
+
+qemu-system-x86 100/103 10.000900:     500000 
+\t    7f1234500010 __memmove_avx_unaligned_erms (/usr/lib/x86_64-linux-gnu/libc.so.6)
+
+swapper     0/0 10.001000:     250000 
+\tffffffff81000020 pv_native_safe_halt ([kernel.kallsyms])
+
+perf 200/200 10.001100:     250000 
+\tffffffff81000030 perf_poll ([kernel.kallsyms])
+"""
+
+
+def syms():
+    return q.Symbols(QEMU, funcs=FUNCS, fdes=FDES)
+
+
+class ParseTest(unittest.TestCase):
+    def test_samples(self):
+        got = list(q.parse_script(SCRIPT.splitlines(True)))
+        self.assertEqual(len(got), 8)
+        comm, pid, tid, t, period, frames = got[1]
+        self.assertEqual((comm, pid, tid, period), ("qemu-system-x86", 100, 101, 250000))
+        self.assertAlmostEqual(t, 10.00035)
+        self.assertEqual(frames[0], (0x2010, "[unknown]", QEMU))
+        self.assertEqual(len(frames), 2)
+        self.assertEqual(got[6][:3], ("swapper", 0, 0))
+
+    def test_jit_ranges(self):
+        maps = ("55cbbc04d000-55cbbc5e4000 r-xp 00407000 fe:00 10977398   " + QEMU + "\n"
+                "7fc3a4000000-7fc3c3fff000 rwxp 00000000 00:00 0 \n"
+                "7fc3c4000000-7fc3c4001000 rwxp 00000000 00:00 0 \n"
+                "7fc3c5000000-7fc3c6000000 rw-p 00000000 00:00 0 \n")
+        self.assertEqual(q.jit_ranges(maps), [(0x7fc3a4000000, 0x7fc3c3fff000)])
+
+
+class SymbolTest(unittest.TestCase):
+    def test_names(self):
+        s = syms()
+        self.assertEqual(s.name(0x1010), ("cpu_exec", True))
+        # a helper-table name (no size): its whole FDE
+        self.assertEqual(s.name(0x21f0), ("helper_lookup_tb_ptr", True))
+        # an unnamed function after it: named by the neighbour, approximate
+        self.assertEqual(s.name(0x2310), ("~helper_lookup_tb_ptr+0x300", False))
+        # past a sized symbol, no FDE: offset from the symbol
+        self.assertEqual(s.name(0x1200), ("~cpu_exec+0x200", False))
+        self.assertEqual(s.name(0x10), ("[unknown]", False))
+
+    def test_helper_table(self):
+        # .rodata names, a 24-byte-stride table of (func, name, flags) with
+        # one entry's function bound by a symbol relocation (no relative one)
+        names = {0x9000: b"rdtsc", 0x9010: b"lookup_tb_ptr", 0x9020: b"atomic_cmpxchgl_le",
+                 0x9040: b"exported_one"}
+        data = bytearray(0xa000)
+        for a, n in names.items():
+            data[a:a + len(n) + 1] = n + b"\0"
+
+        class FakeElf:
+            def __init__(self):
+                self.data = bytes(data)
+
+            def text_range(self):
+                return 0x1000, 0x8000
+
+            def vaddr_to_off(self, a):
+                return a if 0 <= a < len(self.data) else None
+        tab = 0x8800
+        rel = {tab: 0x1100, tab + 8: 0x9000, tab + 24: 0x2000, tab + 32: 0x9010,
+               tab + 48 + 8: 0x9040, tab + 72: 0x3000, tab + 80: 0x9020,
+               # a lone pair elsewhere that is not a table entry of interest
+               0x8f00: 0x8800}
+        got = q.helper_table(FakeElf(), rel)
+        self.assertEqual(got, [(0x1100, "helper_rdtsc"), (0x2000, "helper_lookup_tb_ptr"),
+                               (0x3000, "helper_atomic_cmpxchgl_le")])
+
+
+class ClassifyTest(unittest.TestCase):
+    def test_names(self):
+        want = {"helper_lookup_tb_ptr": "tb_lookup", "qht_lookup_custom": "tb_lookup",
+                "helper_le_ldq_mmu": "softmmu", "x86_cpu_tlb_fill": "softmmu",
+                "tlb_set_page_full": "softmmu", "tb_gen_code": "translate",
+                "cpu_exec": "exec", "cpu_loop_exit_noexc": "exec",
+                "qemu_mutex_lock_iothread_impl": "io", "apic_mem_read": "io",
+                "memory_region_dispatch_write": "io", "helper_outb": "io",
+                "helper_rdtsc": "clock", "cpu_get_ticks": "clock",
+                "qemu_clock_get_ns": "clock", "helper_atomic_cmpxchgl_le": "atomic",
+                "helper_insertq_r": "helper", "helper_cc_compute_all": "helper",
+                "object_dynamic_cast_assert": "qemu", "~cpu_exec+0x40": "exec",
+                "~tb_gen_code+0x1f10": "translate"}
+        for name, cat in want.items():
+            self.assertEqual(q.classify_name(name), cat, name)
+        self.assertEqual({c for c, _ in q.CATEGORIES} - set(want.values()),
+                         {"jit", "lib", "kernel"})
+
+    def test_frames(self):
+        s = syms()
+        self.assertEqual(q.classify((0x7f0000001234, "[unknown]", "[unknown]"), JIT, s)[0], "jit")
+        self.assertEqual(q.classify((0x7f5000000000, "[unknown]", "/tmp/perf-1.map"), [], s)[0],
+                         "jit")
+        self.assertEqual(q.classify((0xffffffff81000010, "do_syscall_64", "[kernel.kallsyms]"),
+                                    JIT, s), ("kernel", "do_syscall_64", True))
+        self.assertEqual(q.classify((0x2010, "[unknown]", QEMU), JIT, s),
+                         ("tb_lookup", "helper_lookup_tb_ptr", True))
+        self.assertEqual(q.classify((0x3010, "x", QEMU), JIT, s)[0], "io")
+        self.assertEqual(q.classify((0x1, "__GI___futex_wait", "/lib/libc.so.6"), JIT, s)[0], "io")
+        self.assertEqual(q.classify((0x1, "__longjmp_chk", "/lib/libc.so.6"), JIT, s)[0], "exec")
+        self.assertEqual(q.classify((0x1, "__vdso_clock_gettime", "[vdso]"), JIT, s)[0], "clock")
+        self.assertEqual(q.classify((0x1, "g_hash_table_lookup", "/lib/libglib-2.0.so.0"), JIT,
+                                    s), ("lib", "g_hash_table_lookup (libglib-2.0.so.0)", True))
+
+
+def window(period_scale=1):
+    w = q.Window()
+    for smp in q.parse_script(SCRIPT.splitlines(True)):
+        c, p, t, ts, per, fr = smp
+        w.add((c, p, t, ts, per * period_scale, fr), 100, JIT, syms(), QEMU)
+    return w
+
+
+class WindowTest(unittest.TestCase):
+    def test_aggregate(self):
+        w = window()
+        self.assertEqual(w.samples, 8)
+        # tid 101: jit + lookup, tid 102: jit, kernel, approx; tid 103: libc
+        self.assertEqual(dict(w.ns[101]), {"jit": 250000, "tb_lookup": 250000})
+        self.assertEqual(dict(w.ns[102]), {"jit": 250000, "kernel": 250000, "tb_lookup": 250000})
+        self.assertEqual(dict(w.ns[103]), {"lib": 500000})
+        self.assertEqual(w.approx, {"tb_lookup": 250000})
+        self.assertEqual(w.other, {"idle": 250000, "perf": 250000})
+        self.assertEqual(w.threads(), {101: "vcpu0", 102: "vcpu1", 103: "other"})
+        # the kernel sample's user-space caller: the futex wait in libc
+        self.assertEqual(w.kcaller, {("do_syscall_64", "__GI___futex_wait (libc.so.6)"): 250000})
+        roles = w.by_role()
+        self.assertEqual(sum(roles["qemu"].values()), 1750000)
+
+
+def meta(drv, p0, p1, t0, t1, ok=1):
+    # 1000 iterations, 4000 packets in the run: 4 packets a round trip
+    return {"driver": drv, "ok": str(ok), "iters": "1000", "sent_run": "0 4000",
+            "sent_window": f"{p0} {p1}", "window_t": f"{t0} {t1}",
+            "perftest": "64 1000 1.0 9.0 2.00 2.50 0.1 3.0 8.0"}
+
+
+class NormTest(unittest.TestCase):
+    def test_norm(self):
+        n = q.norm(meta("rxe", 400, 2400, 1.0, 2.0), {"t_enable": 5.0, "t_disable": 7.0})
+        self.assertEqual(n, (500.0, 1.0, 2.0, 4.0))
+        self.assertIsNone(q.norm(meta("rxe", 400, 2400, 1.0, 2.0, ok=0),
+                                 {"t_enable": 5.0, "t_disable": 7.0}))
+        self.assertEqual(q.perftest_fields("64 1000 1.0 9.0 2.00 2.50 0.1 3.0 8.0")["t_avg"], 2.5)
+
+    def test_per_rt_and_report(self):
+        # boot A: rxe 500 RTs a guest second, mroce 400; host perf window 2 s
+        # against 1 guest s: us per RT = ns / 2 / RTs / 1000
+        ws = []
+        for boot in ("A", "B"):
+            for drv, rts, scale in (("rxe", 500, 1), ("mroce", 400, 2)):
+                agg = window(scale).to_json()
+                w = dict(boot=boot, col=drv + "-1", driver=drv,
+                         norm=(float(rts), 1.0, 2.0, 4.0), perftest={"t_avg": 2.0},
+                         win={"sched0": {"101": [0, 0, 0]},
+                              "sched1": {"101": [1000000, 200000, 5]}},
+                         agg=json_round(agg), meta={"ok": "1"})
+                w["v"] = q.per_rt(w)
+                ws.append(w)
+        rxe, mroce = ws[0]["v"], ws[1]["v"]
+        # rxe: tid 101's jit 250000 ns / 2 s / 500 RTs = 250 ns = 0.25 us
+        self.assertAlmostEqual(rxe[("vcpu0", "jit")], 0.25)
+        self.assertAlmostEqual(rxe[("qemu", "jit")], 0.5)
+        self.assertAlmostEqual(mroce[("qemu", "jit")], 2 * 500000 / 2 / 400 / 1000)
+        self.assertAlmostEqual(rxe[("wall",)], 2000.0)
+        self.assertAlmostEqual(rxe[("sched", "vcpu0", "wait")], 0.2)
+        self.assertAlmostEqual(rxe[("host", "idle")], 0.25)
+        pr = q.paired(ws, ("qemu", "jit"))
+        self.assertEqual([p[0] for p in pr], ["A", "B"])
+        self.assertAlmostEqual(pr[0][3], 1.25 - 0.5)
+        text = q.report(ws, top=5)
+        self.assertIn("| jit: JIT-generated code", text)
+        self.assertIn("**0.75**", text)
+        self.assertIn("`helper_lookup_tb_ptr`", text)
+        self.assertIn("4 usable windows of 4 in 2 boot(s)", text)
+
+
+def json_round(agg):
+    import json
+    return json.loads(json.dumps(agg))
+
+
+if __name__ == "__main__":
+    unittest.main()
