@@ -958,7 +958,9 @@ def do_report(args):
     for run in args.run:
         for w in analyse(run, args.perf, qsyms, args.qemu):
             if len(args.run) > 1:
-                w["boot"] = os.path.basename(os.path.normpath(run)) + "/" + w["boot"]
+                # run-DATE/bN/bootM: one label per boot across make runs
+                parts = os.path.normpath(os.path.abspath(run)).split(os.sep)[-2:]
+                w["boot"] = "/".join(parts + [w["boot"]])
             windows.append(w)
     if not windows:
         print(f"qemuprof: no windows under {' '.join(args.run)}", file=sys.stderr)
