@@ -352,6 +352,10 @@ def classify(frame, jit, qsyms, qemu_path=QEMU):
     if any(lo <= ip < hi for lo, hi in jit) or re.match(r"(/tmp/perf-\d+\.map|//anon|\[anon)", dso):
         return "jit", "[jit]", True
     base = os.path.basename(dso)
+    if base.startswith("accel-tcg-"):
+        # QEMU's TCG accelerator module: the vCPU threads' loop
+        # (mttcg_cpu_thread_fn, tcg_cpus_exec, tcg_handle_interrupt)
+        return "exec", f"{sym} ({base})", True
     if dso == "[vdso]" or LIBS_CLOCK.search(sym):
         return "clock", f"{sym} ({base})", True
     if LIBS_EXEC.search(sym):

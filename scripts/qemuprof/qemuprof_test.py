@@ -149,6 +149,8 @@ class ClassifyTest(unittest.TestCase):
         self.assertEqual(q.classify((0x1, "__GI___futex_wait", "/lib/libc.so.6"), JIT, s)[0], "io")
         self.assertEqual(q.classify((0x1, "__longjmp_chk", "/lib/libc.so.6"), JIT, s)[0], "exec")
         self.assertEqual(q.classify((0x1, "__vdso_clock_gettime", "[vdso]"), JIT, s)[0], "clock")
+        self.assertEqual(q.classify((0x1, "[unknown]", "/usr/lib/x86_64-linux-gnu/qemu/"
+                                     "accel-tcg-x86_64.so"), JIT, s)[0], "exec")
         self.assertEqual(q.classify((0x1, "g_hash_table_lookup", "/lib/libglib-2.0.so.0"), JIT,
                                     s), ("lib", "g_hash_table_lookup (libglib-2.0.so.0)", True))
 
