@@ -8,11 +8,14 @@
 # (scripts/qemuprof/qemuprof.py watch). Per column, on rdma_bench's veth
 # pair, one driver loaded at a time: one long ib_write_lat -s 64 -n
 # BENCH_QEMUPROF_ITERS; once BENCH_QEMUPROF_WARM seconds have passed after the client
-# started, the guest asks the host to start recording ($MROCE_OUT/COL.start),
-# waits for its go (COL.go), reads the devices' sent_pkts and the time,
-# sleeps BENCH_QEMUPROF_WINDOW seconds (no process but perftest's runs: a read
-# that times out on a FIFO), reads them again and asks the host to stop
-# (COL.stop; COL.done when perf has stopped). The round trips in the window
+# started, two windows: COL, where the guest asks the host to start
+# recording ($MROCE_OUT/COL.start), waits for its go (COL.go), reads the
+# devices' sent_pkts and the time, sleeps BENCH_QEMUPROF_WINDOW seconds (no
+# process but perftest's runs: a read that times out on a FIFO), reads them
+# again and asks the host to stop (COL.stop; COL.done when perf has
+# stopped); and COL-np, the same without perf (the host keeps only the
+# times and schedstat): what perf's sampling itself costs. Perf's window
+# first on odd rounds, the control's on even ones. The round trips in the window
 # are the packets sent in it over the packets a round trip sends in the
 # whole run (sent_pkts over the run / iterations: the two drivers need not
 # send as many packets per round trip). COL.meta (what ran, counters,
@@ -70,10 +73,33 @@ mark=/tmp/qemuprof.client
 # shellcheck disable=SC2317 # called through PERFTEST_BEFORE_CLIENT
 client_starts() { : > "$mark"; }
 
-# column COL DRV [PARAM...]: one driver's window.
+# window NAME PID: one window the host watches (NAME.start, NAME.go, ...,
+# NAME.stop, NAME.done); sets w_p0 w_p1 w_t0 w_t1, fails if perftest ended
+# or the host did not answer.
+window() {
+	w_p0='' w_p1='' w_t0='' w_t1=''
+	if exited "$2"; then
+		echo "qemuprof: $1: ib_write_lat ended before the window"
+		return 1
+	fi
+	host_ask "$1" start go 60 || { echo "qemuprof: $1: the host did not start"; return 1; }
+	sent w_p0
+	w_t0=$EPOCHREALTIME
+	nap "$WINDOW"
+	sent w_p1
+	w_t1=$EPOCHREALTIME
+	host_ask "$1" stop "done" 120 || { echo "qemuprof: $1: the host did not stop"; return 1; }
+	exited "$2" && { echo "qemuprof: $1: ib_write_lat ended in the window"; return 1; }
+	return 0
+}
+
+# column COL DRV ROUND [PARAM...]: one driver's run with two windows, COL
+# (perf records) and COL-np (no perf: the control, what perf itself costs),
+# in the order perf first on odd rounds, control first on even ones.
 column() {
-	local col=$1 drv=$2 pid ps pe p0 p1 t0 t1 rc=0 ok=0
-	shift 2
+	local col=$1 drv=$2 round=$3 pid ps pe rc=0 w names=() ok
+	local -A p0 p1 t0 t1 wok
+	shift 3
 	if ! bench_driver_up "$drv" "$@"; then
 		echo "qemuprof: $col: $drv did not come up"
 		bench_driver_down
@@ -86,39 +112,38 @@ column() {
 	until [ -e "$mark" ] || exited "$pid"; do nap 0.1; done
 	sent ps
 	nap "$WARM"
-	if exited "$pid"; then
-		echo "qemuprof: $col: ib_write_lat ended in the warm-up"
-		rc=1
-	elif ! host_ask "$col" start go 60; then
-		echo "qemuprof: $col: the host did not start perf"
-		rc=1
-	else
-		sent p0
-		t0=$EPOCHREALTIME
-		nap "$WINDOW"
-		sent p1
-		t1=$EPOCHREALTIME
-		exited "$pid" && { echo "qemuprof: $col: ib_write_lat ended in the window"; rc=1; }
-		host_ask "$col" stop "done" 120 || { echo "qemuprof: $col: the host did not stop perf"; rc=1; }
-	fi
+	if [ $((round % 2)) -eq 1 ]; then names=("$col" "$col-np"); else names=("$col-np" "$col"); fi
+	for w in "${names[@]}"; do
+		wok[$w]=0
+		if window "$w" "$pid"; then
+			wok[$w]=1
+		else
+			rc=1
+		fi
+		p0[$w]=$w_p0 p1[$w]=$w_p1 t0[$w]=$w_t0 t1[$w]=$w_t1
+	done
 	wait "$pid" || { echo "qemuprof: $col: ib_write_lat failed ($out/$col.client)"; rc=1; }
 	sent pe
-	[ "$rc" -eq 0 ] && ok=1
-	{
-		echo "column=$col"
-		echo "driver=$drv"
-		echo "params=$*"
-		echo "iters=$ITERS"
-		echo "sent_run=$ps $pe"
-		echo "sent_window=${p0:-} ${p1:-}"
-		echo "window_t=${t0:-} ${t1:-}"
-		echo "perftest=$(awk '$1 == 64 && NF >= 5 { print; exit }' "$out/$col.client" 2> /dev/null)"
-		echo "kernel=$(uname -r)"
-		echo "clocksource=$(cat /sys/devices/system/clocksource/clocksource0/current_clocksource)"
-		echo "ok=$ok"
-	} > "$out/$col.meta"
-	echo "qemuprof: $col ($drv${*:+ $*}): sent_pkts run $ps..$pe window ${p0:-}..${p1:-};" \
-		"perftest: $(sed -n 's/^perftest=//p' "$out/$col.meta")"
+	for w in "${names[@]}"; do
+		ok=${wok[$w]}
+		[ "$rc" -eq 0 ] || ok=0
+		{
+			echo "column=$w"
+			echo "driver=$drv"
+			echo "params=$*"
+			echo "perf=$([[ $w == *-np ]] && echo 0 || echo 1)"
+			echo "iters=$ITERS"
+			echo "sent_run=$ps $pe"
+			echo "sent_window=${p0[$w]} ${p1[$w]}"
+			echo "window_t=${t0[$w]} ${t1[$w]}"
+			echo "perftest=$(awk '$1 == 64 && NF >= 5 { print; exit }' "$out/$col.client" 2> /dev/null)"
+			echo "kernel=$(uname -r)"
+			echo "clocksource=$(cat /sys/devices/system/clocksource/clocksource0/current_clocksource)"
+			echo "ok=$ok"
+		} > "$out/$w.meta"
+		echo "qemuprof: $w ($drv${*:+ $*}): sent_pkts run $ps..$pe window ${p0[$w]}..${p1[$w]}"
+	done
+	echo "qemuprof: $col: perftest: $(awk '$1 == 64 && NF >= 5 { print; exit }' "$out/$col.client" 2> /dev/null)"
 	bench_driver_down
 	return $rc
 }
@@ -130,10 +155,10 @@ rc=0
 for ((r = 1; r <= ROUNDS; r++)); do
 	for d in $DRIVERS; do
 		case $d in
-		rxe) column "$d-$r" rxe || rc=1 ;;
+		rxe) column "$d-$r" rxe "$r" || rc=1 ;;
 		mroce)
 			# shellcheck disable=SC2086 # one word per parameter
-			column "$d-$r" mroce ${BENCH_MROCE_PARAMS:-} || rc=1 ;;
+			column "$d-$r" mroce "$r" ${BENCH_MROCE_PARAMS:-} || rc=1 ;;
 		*) echo "qemuprof: unknown driver $d (rxe mroce)"; rc=1 ;;
 		esac
 	done

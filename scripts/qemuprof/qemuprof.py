@@ -319,6 +319,9 @@ RULES = [
 ]
 RULES = [(c, re.compile(r)) for c, r in RULES]
 
+# the busy-wait loop's host code: 5 buckets of 64 bytes (320 B)
+HOT_SPAN = 5
+
 LIBS_EXEC = re.compile(r"longjmp|setjmp|sigsetjmp")
 LIBS_IO = re.compile(r"pthread_mutex|pthread_cond|futex|__lll_|pthread_spin|ppoll|poll|"
                      r"epoll|read|write|sem_")
@@ -426,6 +429,7 @@ class Window:
         self.kcaller = collections.Counter()   # (user function under a kernel sample) -> ns
         self.approx = collections.Counter()    # cat -> ns named by a neighbour
         self.other = collections.Counter()     # host: non-QEMU processes by comm, "idle"
+        self.jitb = collections.defaultdict(collections.Counter)  # tid -> 64 B bucket -> ns
         self.t = [None, None]
         self.samples = 0
 
@@ -444,6 +448,8 @@ class Window:
         self.names[(cat, name)][tid] += period
         if not exact:
             self.approx[cat] += period
+        if cat == "jit":
+            self.jitb[tid][frames[0][0] >> 6] += period
         if cat == "kernel":
             up = first_user_frame(frames[1:])
             if up:
@@ -467,9 +473,25 @@ class Window:
             out["qemu"].update(c)
         return out
 
+    def jit_hot(self, span=HOT_SPAN):
+        """{tid: ns} of each thread's JIT samples in the hottest SPAN
+        64-byte buckets of host code around its hottest one: a busy-wait
+        loop (perftest polling memory, a driver polling a CQ) is one or two
+        translated blocks chained to themselves, so its samples pile up in
+        a few hundred bytes, where the work's spread over the code buffer."""
+        out = {}
+        for tid, b in self.jitb.items():
+            if not b:
+                continue
+            top = max(b, key=b.get)
+            half = span // 2
+            out[tid] = sum(b.get(k, 0) for k in range(top - half, top + half + 1))
+        return out
+
     def to_json(self):
         roles = self.threads()
         return dict(
+            jit_hot={str(t): v for t, v in self.jit_hot().items()},
             ns={str(t): dict(c) for t, c in self.ns.items()},
             roles={str(t): r for t, r in roles.items()},
             names=[[c, n, {roles[t]: v for t, v in d.items()}] for (c, n), d in self.names.items()],
@@ -555,6 +577,10 @@ def sched_snapshot(pid):
 
 
 class Recorder:
+    """One window: perf record enabled and disabled by its control FIFO;
+    for a control window (its name ends in -np: no perf) only the times
+    and schedstat."""
+
     def __init__(self, run, bootdir, col, freq, perf):
         self.col = col
         self.dir = os.path.join(run, "qemuprof", os.path.basename(bootdir))
@@ -563,6 +589,10 @@ class Recorder:
         self.pid = find_qemu(bootdir)
         if self.pid is None:
             raise RuntimeError(f"no QEMU process for {bootdir}")
+        self.perf = not col.endswith("-np")
+        self.win = dict(col=col, pid=self.pid, freq=freq if self.perf else 0)
+        if not self.perf:
+            return
         with open(f"/proc/{self.pid}/maps") as f, open(self.base + ".maps", "w") as g:
             g.write(f.read())
         for fifo in (".ctl", ".ack"):
@@ -577,7 +607,6 @@ class Recorder:
         # read-write opens of a FIFO do not wait for the other end
         self.ctl = os.open(self.base + ".ctl", os.O_RDWR)
         self.ack = os.open(self.base + ".ack", os.O_RDWR)
-        self.win = dict(col=col, pid=self.pid, freq=freq)
 
     def command(self, what, timeout=30):
         """Send perf a control command; True once it acknowledged."""
@@ -593,15 +622,19 @@ class Recorder:
 
     def start(self):
         self.win["sched0"] = sched_snapshot(self.pid)
-        ok = self.command("enable")
+        ok = self.command("enable") if self.perf else True
         self.win["t_enable"] = time.clock_gettime(time.CLOCK_MONOTONIC)
         self.win["enable_ack"] = ok
 
     def stop(self):
-        ok = self.command("disable")
+        ok = self.command("disable") if self.perf else True
         self.win["t_disable"] = time.clock_gettime(time.CLOCK_MONOTONIC)
         self.win["sched1"] = sched_snapshot(self.pid)
         self.win["disable_ack"] = ok
+        if not self.perf:
+            with open(self.base + ".win.json", "w") as f:
+                json.dump(self.win, f)
+            return
         self.proc.send_signal(signal.SIGINT)
         try:
             self.proc.wait(120)
@@ -705,6 +738,12 @@ def analyse(run, perf, qsyms, qemu_path=QEMU):
         n = norm(meta, win)
         base = os.path.join(bdir, col)
         agg_path = base + ".agg.json"
+        if not win.get("freq") or not os.path.exists(base + ".data"):
+            # a control window: no perf, times and schedstat only
+            out.append(dict(boot=boot, col=col, driver=meta.get("driver", col.split("-")[0]),
+                            norm=n, perftest=perftest_fields(meta.get("perftest", "")),
+                            win=win, agg=None, meta=meta, control=True))
+            continue
         if os.path.exists(agg_path):
             with open(agg_path) as f:
                 agg = json.load(f)
@@ -719,7 +758,16 @@ def analyse(run, perf, qsyms, qemu_path=QEMU):
                 json.dump(agg, f)
         out.append(dict(boot=boot, col=col, driver=meta.get("driver", col.split("-")[0]),
                         norm=n, perftest=perftest_fields(meta.get("perftest", "")),
-                        win=win, agg=agg, meta=meta))
+                        win=win, agg=agg, meta=meta, control=False))
+    # a control window's threads: their roles in the perf windows of its boot
+    roles = collections.defaultdict(dict)
+    for w in out:
+        if w["agg"]:
+            roles[w["boot"]].update(w["agg"]["roles"])
+    for w in out:
+        if w["agg"] is None:
+            w["agg"] = dict(ns={}, roles=dict(roles[w["boot"]]), names=[], kcaller=[],
+                            approx={}, other={}, t=[None, None], samples=0)
     return out
 
 
@@ -739,8 +787,18 @@ def per_rt(w):
         for cat, ns in c.items():
             v[(roles[tid], cat)] += ns * k
             v[("qemu", cat)] += ns * k
+    for tid, ns in agg.get("jit_hot", {}).items():
+        v[(roles[tid], "_jit_hot")] += ns * k
+        v[("qemu", "_jit_hot")] += ns * k
     for comm, ns in agg["other"].items():
         v[("host", comm)] += ns * k
+    for role in {r for r, *_ in list(v)}:
+        if role in ("host", "wall", "sched"):
+            continue
+        tot = sum(v.get((role, c), 0.0) for c in CAT_KEYS)
+        v[(role, "_total")] = tot
+        v[(role, "_jit_rest")] = v.get((role, "jit"), 0.0) - v.get((role, "_jit_hot"), 0.0)
+        v[(role, "_less_spin")] = tot - v.get((role, "_jit_hot"), 0.0)
     v[("wall",)] = gsecs / rts * 1e6
     s0, s1 = w["win"].get("sched0", {}), w["win"].get("sched1", {})
     for tid, b in s1.items():
@@ -794,6 +852,8 @@ def fmt(x, nd=2):
 def report(windows, top=25):
     """The markdown report of analysed windows (per_rt values in w['v'])."""
     L = []
+    ctrl = [w for w in windows if w.get("v") is not None and w.get("control")]
+    windows = [w for w in windows if not w.get("control")]
     good = [w for w in windows if w.get("v") is not None]
     L.append(f"{len(good)} usable windows of {len(windows)} in "
              f"{len({w['boot'] for w in windows})} boot(s). Values: host CPU microseconds per "
@@ -802,24 +862,67 @@ def report(windows, top=25):
     L.append("")
     L.append("## Per window")
     L.append("")
-    L.append("| boot | column | RTs | pkts/RT | wall us/RT | perftest t_avg | QEMU CPU us/RT | vcpu0 "
-             "| vcpu1 | other threads | idle | other procs | vCPU run-queue wait us/RT |")
-    L.append("|---|---|---|---|---|---|---|---|---|---|---|---|---|")
+    L.append("CPU columns in us per RT. vCPU share: the two vCPU threads' CPU over twice the wall "
+             "time (1.00: both always on a host CPU). Busy-wait: JIT samples in each thread's "
+             "hottest 320 B of host code. Run-queue wait: both vCPU threads' (schedstat).")
+    L.append("")
+    L.append("| boot | column | RTs | pkts/RT | wall us/RT | perftest t_avg | QEMU CPU | vcpu0 "
+             "| vcpu1 | other threads | vCPU share | busy-wait | CPU less busy-wait | idle "
+             "| other procs | run-queue wait |")
+    L.append("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
     for w in windows:
         v = w.get("v")
         if v is None:
             L.append(f"| {w['boot']} | {w['col']} | (unusable: ok={w['meta'].get('ok')}) "
-                     "| | | | | | | | | | |")
+                     "| | | | | | | | | | | | | |")
             continue
-        role = lambda r: sum(x for k, x in v.items() if len(k) == 2 and k[0] == r)  # noqa
+
+        def role(r, what="_total"):
+            return v.get((r, what), 0.0)
+        share = (role("vcpu0") + role("vcpu1")) / (2 * v[("wall",)])
         other_procs = sum(x for k, x in v.items() if k[0] == "host" and k[1] != "idle")
         wait = v.get(("sched", "vcpu0", "wait"), 0) + v.get(("sched", "vcpu1", "wait"), 0)
         L.append(f"| {w['boot']} | {w['col']} | {w['norm'][0]:.0f} | {w['norm'][3]:.2f} "
                  f"| {fmt(v[('wall',)])} | {fmt(w['perftest'].get('t_avg'))} "
                  f"| {fmt(role('qemu'))} | {fmt(role('vcpu0'))} | {fmt(role('vcpu1'))} "
-                 f"| {fmt(role('other'))} | {fmt(v.get(('host', 'idle'), 0))} "
+                 f"| {fmt(role('other'))} | {fmt(share)} | {fmt(role('qemu', '_jit_hot'))} "
+                 f"| {fmt(role('qemu', '_less_spin'))} | {fmt(v.get(('host', 'idle'), 0))} "
                  f"| {fmt(other_procs)} | {fmt(wait)} |")
     L.append("")
+    if ctrl:
+        L.append("## What perf costs: the same run's window without perf (control)")
+        L.append("")
+        L.append("Wall us per RT, and the vCPU threads' on-CPU and run-queue wait us per RT "
+                 "(schedstat, both vCPUs), per driver; mroce/rxe: the ratio of the pooled "
+                 "per-boot means.")
+        L.append("")
+        L.append("| windows | rxe wall | mroce wall | mroce/rxe | rxe vCPU run | mroce vCPU run "
+                 "| rxe vCPU wait | mroce vCPU wait |")
+        L.append("|---|---|---|---|---|---|---|---|")
+        for what, ws in (("perf", good), ("control (no perf)", ctrl)):
+            for w in ws:
+                v = w["v"]
+                v[("sched", "vcpus", "run")] = (v.get(("sched", "vcpu0", "run"), 0.0)
+                                               + v.get(("sched", "vcpu1", "run"), 0.0))
+                v[("sched", "vcpus", "wait")] = (v.get(("sched", "vcpu0", "wait"), 0.0)
+                                                + v.get(("sched", "vcpu1", "wait"), 0.0))
+            cells = []
+            for key in (("wall",), ("sched", "vcpus", "run"), ("sched", "vcpus", "wait")):
+                pr = paired(ws, key)
+                ra = statistics.fmean([a for _, a, _, _ in pr]) if pr else float("nan")
+                rb = statistics.fmean([b for _, _, b, _ in pr]) if pr else float("nan")
+                cells.append((ra, rb))
+            (wa, wb), (ra, rb), (qa, qb) = cells
+            L.append(f"| {what} | {fmt(wa)} | {fmt(wb)} | {fmt(wb / wa if wa else float('nan'), 3)} "
+                     f"| {fmt(ra)} | {fmt(rb)} | {fmt(qa)} | {fmt(qb)} |")
+        L.append("")
+        L.append("| boot | column | RTs | wall us/RT | vCPU run | vCPU wait |")
+        L.append("|---|---|---|---|---|---|")
+        for w in ctrl:
+            v = w["v"]
+            L.append(f"| {w['boot']} | {w['col']} | {w['norm'][0]:.0f} | {fmt(v[('wall',)])} "
+                     f"| {fmt(v[('sched', 'vcpus', 'run')])} | {fmt(v[('sched', 'vcpus', 'wait')])} |")
+        L.append("")
     L.append("## rxe vs mroce by category (all QEMU threads), pooled over boots")
     L.append("")
     L.append("Per boot: the mean of its mroce windows minus the mean of its rxe windows; pooled: "
@@ -829,16 +932,14 @@ def report(windows, top=25):
     L.append("| category | rxe us/RT | mroce us/RT | mroce - rxe | 95 % | "
              + " | ".join(f"{b} diff" for b in boots) + " |")
     L.append("|---|---|---|---|---|" + "---|" * len(boots))
-    rows = [(k, d) for k, d in CATEGORIES] + [("_cpu", "total QEMU CPU"), ("_wall", "wall")]
+    rows = [(k, d) for k, d in CATEGORIES] + [
+        ("_jit_hot", "of jit: the busy-wait (each thread's hottest 320 B of JIT code)"),
+        ("_jit_rest", "of jit: the rest"),
+        ("_total", "total QEMU CPU"),
+        ("_less_spin", "QEMU CPU less the busy-wait"), ("_wall", "wall (per RT, not CPU)")]
     for k, desc in rows:
-        pr = []
         if k == "_wall":
             pr = paired(good, ("wall",))
-        elif k == "_cpu":
-            for w in good:
-                w["v"][("qemu", "_total")] = sum(x for kk, x in w["v"].items()
-                                                 if len(kk) == 2 and kk[0] == "qemu")
-            pr = paired(good, ("qemu", "_total"))
         else:
             pr = paired(good, ("qemu", k))
         m, h = mean_ci([d for _, _, _, d in pr])
@@ -853,7 +954,7 @@ def report(windows, top=25):
         L.append("")
         L.append("| category | rxe us/RT | mroce us/RT | mroce - rxe | 95 % |")
         L.append("|---|---|---|---|---|")
-        for k, _ in CATEGORIES:
+        for k in CAT_KEYS + ["_jit_hot", "_total", "_less_spin"]:
             pr = paired(good, (role, k))
             m, h = mean_ci([d for _, _, _, d in pr])
             ra = statistics.fmean([a for _, a, _, _ in pr]) if pr else float("nan")

@@ -178,6 +178,11 @@ class WindowTest(unittest.TestCase):
         self.assertEqual(w.kcaller, {("do_syscall_64", "__GI___futex_wait (libc.so.6)"): 250000})
         roles = w.by_role()
         self.assertEqual(sum(roles["qemu"].values()), 1750000)
+        # one JIT sample each: the hottest bucket holds all of it
+        self.assertEqual(w.jit_hot(), {101: 250000, 102: 250000})
+        w.jitb[101][(0x7f0000001234 >> 6) + 2] += 100
+        w.jitb[101][(0x7f0000001234 >> 6) + 3] += 1000
+        self.assertEqual(w.jit_hot()[101], 250100)
 
 
 def meta(drv, p0, p1, t0, t1, ok=1):
@@ -217,10 +222,29 @@ class NormTest(unittest.TestCase):
         self.assertAlmostEqual(rxe[("wall",)], 2000.0)
         self.assertAlmostEqual(rxe[("sched", "vcpu0", "wait")], 0.2)
         self.assertAlmostEqual(rxe[("host", "idle")], 0.25)
+        # derived: totals per role, the busy-wait and the rest
+        self.assertAlmostEqual(rxe[("qemu", "_total")], 1.75)
+        self.assertAlmostEqual(rxe[("qemu", "_jit_hot")], 0.5)
+        self.assertAlmostEqual(rxe[("qemu", "_less_spin")], 1.25)
+        self.assertAlmostEqual(rxe[("vcpu1", "_jit_rest")], 0.0)
         pr = q.paired(ws, ("qemu", "jit"))
         self.assertEqual([p[0] for p in pr], ["A", "B"])
         self.assertAlmostEqual(pr[0][3], 1.25 - 0.5)
+        # control windows (no perf): wall and schedstat only, the roles of
+        # their boot's perf windows
+        for boot in ("A", "B"):
+            for drv, rts in (("rxe", 1000), ("mroce", 900)):
+                c = dict(boot=boot, col=drv + "-1-np", driver=drv, control=True,
+                         norm=(float(rts), 1.0, 1.0, 4.0), perftest={},
+                         win={"sched0": {"101": [0, 0, 0]}, "sched1": {"101": [900000, 0, 1]}},
+                         agg=dict(ns={}, roles={"101": "vcpu0"}, names=[], kcaller=[],
+                                  approx={}, other={}), meta={"ok": "1"})
+                c["v"] = q.per_rt(c)
+                ws.append(c)
+        self.assertAlmostEqual(ws[-1]["v"][("wall",)], 1e6 / 900)
+        self.assertAlmostEqual(ws[-1]["v"][("sched", "vcpu0", "run")], 1.0)
         text = q.report(ws, top=5)
+        self.assertIn("| control (no perf) | 1000.00 | 1111.11 | 1.111 | 0.90 | 1.00 |", text)
         self.assertIn("| jit: JIT-generated code", text)
         self.assertIn("**0.75**", text)
         self.assertIn("`helper_lookup_tb_ptr`", text)
