@@ -24,7 +24,7 @@ DESTDIR ?=
 VMRUN := python3 $(TOP)/selftests/qemu/vmrun.py --kver $(KVER)
 
 .PHONY: help deps modules clean install dkms-install unit fuzz style vmtest \
-	vmtest-lockdep vmshell check demo bench bench-sim corebench insnprof
+	vmtest-lockdep vmshell check demo bench bench-sim corebench insnprof qemuprof
 
 help:
 	@echo "mroce make targets (KVER=$(KVER)):"
@@ -47,6 +47,7 @@ help:
 	@echo "  insnprof      guest kernel instructions per 64 B ib_write_lat round trip by function, rxe vs mroce"
 	@echo "                (QEMU plugin, single-threaded TCG; BENCH_MROCE_PARAMS=\"ko=A | ko=B\": two builds;"
 	@echo "                docs/testing.md); build/bench/insn_profile.md"
+	@echo "  qemuprof      host perf profile of QEMU per 64 B ib_write_lat round trip by category, rxe vs mroce (vmrun --perf)"
 	@echo "  bench-sim     simulator benchmarks (userspace/sim/bench.sh)"
 	@echo "  corebench     instructions per packet of the core (callgrind; userspace/bench/corebench.sh)"
 	@echo "  install       build for $(INSTALL_KVER), install + depmod + modprobe.d (DESTDIR=)"
@@ -92,6 +93,9 @@ bench: deps
 
 insnprof: deps
 	@$(TOP)/scripts/insnprof/run.sh $(KVER) $(VMARGS)
+
+qemuprof: deps
+	@$(TOP)/scripts/qemuprof/run.sh $(KVER) $(VMARGS)
 
 bench-sim:
 	@if [ -x $(TOP)/userspace/sim/bench.sh ]; then \

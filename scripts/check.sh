@@ -130,6 +130,8 @@ pytest_one "event census report" selftests/bench/lat_events_test.py
 # make insnprof's report (instruction and cost tables, per-vCPU phases) and
 # the plugin's phase machine (skipped without cc or QEMU's plugin header)
 pytest_one "instruction profile" scripts/insnprof/insnprof_test.py
+# make qemuprof's report (perf samples of QEMU by category, per round trip)
+pytest_one "host profile of QEMU" scripts/qemuprof/qemuprof_test.py
 if [ "$modules_rc" -eq 0 ]; then
 	python3 "$top/selftests/qemu/vmrun.py" --kver "$kver" --quiet-pass \
 		--summary "$out/vmtest.json" 2>&1 | tee "$out/vmtest.tap"
