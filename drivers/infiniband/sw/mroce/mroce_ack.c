@@ -18,8 +18,9 @@
  * recomputed once per hint period while packets arrive. The arrivals clock
  * the passes (at the end of a receive burst: mroce_ack_hint_hold() samples
  * the burst's own connection before its lock is released,
- * mroce_ack_hint_tick() the others after): no timer ticks while a device
- * is idle or answers a ping-pong.
+ * mroce_ack_hint_tick() the others after; a device with one connection
+ * runs the whole pass in that hold, mroce_ack_hint_alone()): no timer
+ * ticks while a device is idle or answers a ping-pong.
  */
 #include <linux/slab.h>
 
@@ -314,6 +315,51 @@ void mroce_ack_hint_reserve(struct mroce_dev *mdev, u32 n)
 }
 
 /*
+ * Samples @c (its peer locked) into @e over @r's period; returns the base
+ * RTT the sample used, its own or the fabric's default.
+ */
+static u32 mroce_ack_hint_sample(const struct mroce_hint_run *r,
+				 struct mroce_conn *c,
+				 struct mroce_hint_entry *e)
+{
+	u32 rtt;
+	u64 bytes;
+
+	if (r->quiet)
+		mroce_conn_rx_quiet(c);
+	/* Its own base RTT times its incast hold. */
+	rtt = c->rtt.min_rtt ? c->rtt.min_rtt : r->cfg.rtt_min;
+	bytes = mroce_conn_rx_sample(c, r->period, rtt, r->cfg.capacity,
+				     &e->demand, &e->qdelay);
+	/* What arrived, over the time that really passed. */
+	e->arrival = mroce_hint_mbps(bytes, r->elapsed);
+	e->weight = 1;
+	return rtt;
+}
+
+/*
+ * Hands @peer (locked, established, not dead) its grant @e->hint and sends
+ * the ACKs a fallen grant made due.
+ */
+static void mroce_ack_hint_grant(struct mroce_peer *peer,
+				 const struct mroce_hint_entry *e, u64 now)
+{
+	struct mroce_conn *c = &peer->conn;
+	bool push = c->hint_push;
+
+	/*
+	 * A fallen grant is pushed (a hint-only ACK if no data is due) only
+	 * to a sender it limits, or to an idle one, which would restart at
+	 * what it last heard. One sending below its new grant hears it in
+	 * its next ACK.
+	 */
+	mroce_conn_set_rx_hint(c, e->hint);
+	if (e->demand && e->demand < e->hint)
+		c->hint_push = push;
+	mroce_ack_maybe(peer, now);
+}
+
+/*
  * Samples @peer, locked by the caller, into the running pass's next entry
  * if it is established and the buffer has room.
  */
@@ -325,22 +371,13 @@ static void mroce_ack_hint_take(struct mroce_xport_dev *xd,
 	struct mroce_hint_entry *e;
 	struct mroce_hint_seen *seen;
 	u32 rtt;
-	u64 bytes;
 
 	lockdep_assert_held(&peer->lock);
 	if (r->n == xd->hint_cap || peer->dead || !mroce_conn_established(c))
 		return;
 	e = &xd->hint_buf[r->n];
 	seen = (struct mroce_hint_seen *)(xd->hint_buf + xd->hint_cap) + r->n;
-	if (r->quiet)
-		mroce_conn_rx_quiet(c);
-	/* Its own base RTT times its incast hold. */
-	rtt = c->rtt.min_rtt ? c->rtt.min_rtt : r->cfg.rtt_min;
-	bytes = mroce_conn_rx_sample(c, r->period, rtt, r->cfg.capacity,
-				     &e->demand, &e->qdelay);
-	/* What arrived, over the time that really passed. */
-	e->arrival = mroce_hint_mbps(bytes, r->elapsed);
-	e->weight = 1;
+	rtt = mroce_ack_hint_sample(r, c, e);
 	seen->peer = peer;
 	seen->hint = c->rx_hint;
 	seen->cap = c->rx_cap;
@@ -442,9 +479,7 @@ static void mroce_ack_hint_finish(struct mroce_xport_dev *xd,
 				   r->n, r->elapsed);
 	}
 	for (i = 0; i < r->n; i++) {
-		struct mroce_conn *c;
 		u32 hint = e[i].hint;
-		bool push;
 
 		/*
 		 * Only the pass moves a grant and its cap (the pass bit makes
@@ -456,23 +491,10 @@ static void mroce_ack_hint_finish(struct mroce_xport_dev *xd,
 		if (hint && hint == seen[i].hint && hint == seen[i].sent)
 			continue;
 		peer = seen[i].peer;
-		c = &peer->conn;
 		if (!mroce_peer_trylock(peer))
 			continue;	/* the next pass hands it out */
-		if (!peer->dead && mroce_conn_established(c)) {
-			/*
-			 * A fallen grant is pushed (a hint-only ACK if no
-			 * data is due) only to a sender it limits, or to an
-			 * idle one, which would restart at what it last
-			 * heard. One sending below its new grant hears it in
-			 * its next ACK.
-			 */
-			push = c->hint_push;
-			mroce_conn_set_rx_hint(c, e[i].hint);
-			if (e[i].demand && e[i].demand < e[i].hint)
-				c->hint_push = push;
-			mroce_ack_maybe(peer, r->now);
-		}
+		if (!peer->dead && mroce_conn_established(&peer->conn))
+			mroce_ack_hint_grant(peer, &e[i], r->now);
 		mroce_peer_unlock(peer);
 	}
 	rcu_read_unlock();
@@ -526,6 +548,49 @@ static enum hrtimer_restart mroce_ack_hint_timer(struct hrtimer *timer)
 	return HRTIMER_NORESTART;
 }
 
+/*
+ * The pass of a device that serves one connection, @peer, the burst's own
+ * (locked, established), run whole inside the hold the burst has: the
+ * same sample, water-fill and grant as mroce_ack_hint_start(),
+ * mroce_ack_hint_take() and mroce_ack_hint_finish() over one entry, less
+ * what only a second connection needs: no buffer (so no hint_lock; the
+ * pass bit alone orders the passes and their drain state), no walk of the
+ * peer table, and no second lock round for the grant: an ACK that a fallen
+ * grant made due is queued before the burst's unlock, which sends it. On
+ * a ping-pong this is the pass that ends a burst in the poster's tail.
+ */
+static void mroce_ack_hint_alone(struct mroce_xport_dev *xd,
+				 struct mroce_peer *peer, u64 now, u64 elapsed,
+				 bool quiet)
+{
+	struct mroce_conn *c = &peer->conn;
+	u64 period = mroce_hint_period_ns();
+	struct mroce_hint_entry e;
+	struct mroce_hint_run r;
+	bool drain;
+	u32 hint;
+
+	mroce_ack_hint_cfg(&r.cfg, 0);
+	if (!r.cfg.capacity)
+		return;
+	r.period = clamp_t(u64, elapsed, period, 2 * period);
+	r.elapsed = elapsed;
+	r.quiet = quiet;
+	/* The fabric's base RTT is the one connection's. */
+	mroce_ack_hint_cfg(&r.cfg, mroce_ack_hint_sample(&r, c, &e));
+	drain = READ_ONCE(mroce_prm.hint_drain);
+	if (!drain)
+		xd->hint_state = (struct mroce_hint_state){};
+	mroce_hint_compute(&r.cfg, drain ? &xd->hint_state : NULL, &e, 1,
+			   elapsed);
+	hint = e.hint;
+	if (c->rx_cap && hint > c->rx_cap)
+		hint = c->rx_cap;
+	if (hint && hint == c->rx_hint && hint == c->rx_hint_sent)
+		return;
+	mroce_ack_hint_grant(peer, &e, now);
+}
+
 /**
  * mroce_ack_hint_hold() - a receive burst is about to release its peer
  * @peer: the burst's connection, still locked
@@ -534,7 +599,8 @@ static enum hrtimer_restart mroce_ack_hint_timer(struct hrtimer *timer)
  * Costs a comparison until a period has passed since the last pass. Then,
  * unless the other CPU runs one, this CPU begins a pass and samples @peer
  * under the hold it is in already, rather than trylocking it again right
- * after the unlock, when the other CPU may hold it for its own receive.
+ * after the unlock, when the other CPU may hold it for its own receive. If
+ * @peer is the device's one connection, the whole pass runs here.
  *
  * Return: true if a pass began; pass it to mroce_ack_hint_tick().
  */
@@ -542,6 +608,7 @@ bool mroce_ack_hint_hold(struct mroce_peer *peer, u64 now)
 {
 	struct mroce_xport_dev *xd = &peer->mdev->xport;
 	u64 period = mroce_hint_period_ns(), last;
+	bool quiet;
 
 	lockdep_assert_held(&peer->lock);
 	if ((s64)(now - READ_ONCE(xd->hint_at)) < (s64)period ||
@@ -561,8 +628,15 @@ bool mroce_ack_hint_hold(struct mroce_peer *peer, u64 now)
 	 * (an arrival a period after a pass runs the next), so whoever sends
 	 * now starts anew, as a pass of that quiet period would have found.
 	 */
-	xd->hint_run.live = mroce_ack_hint_start(xd, now, now - last,
-						 now - last >= 2 * period);
+	quiet = now - last >= 2 * period;
+	/* Not dead: it is in the table, so the one connection it counts. */
+	if (READ_ONCE(xd->n_peers) == 1 && !peer->dead &&
+	    mroce_conn_established(&peer->conn)) {
+		xd->hint_run.live = false;
+		mroce_ack_hint_alone(xd, peer, now, now - last, quiet);
+		return true;
+	}
+	xd->hint_run.live = mroce_ack_hint_start(xd, now, now - last, quiet);
 	if (xd->hint_run.live)
 		mroce_ack_hint_take(xd, peer);
 	return true;

@@ -106,9 +106,9 @@ struct mroce_xport_dev {
 	 * the start of the period the next pass samples (written under
 	 * MROCE_HINT_PASS), and the pass's buffer (hint_cap entries, then as many
 	 * snapshots of their peers), which grows in process context under
-	 * hint_lock; the drain rate the passes learnt and the peer-table
-	 * bucket where the next pass starts its walk (hint_state, hint_bkt;
-	 * under hint_lock).
+	 * hint_lock; the drain rate the passes learnt (hint_state, under
+	 * MROCE_HINT_PASS, which every pass holds) and the peer-table bucket
+	 * where the next pass starts its walk (hint_bkt, under hint_lock).
 	 */
 	struct hrtimer		hint_timer;
 	u64			hint_at;
