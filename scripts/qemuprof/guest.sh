@@ -73,6 +73,46 @@ mark=/tmp/qemuprof.client
 # shellcheck disable=SC2317 # called through PERFTEST_BEFORE_CLIENT
 client_starts() { : > "$mark"; }
 
+# BENCH_QEMUPROF_TRACE=1: in the control windows (no perf) also count, in
+# the guest, the hrtimer and timer_list starts by callback (hist triggers on
+# timer:hrtimer_start and timer:timer_start) and the calls of
+# lapic_next_event and the IPI senders (ftrace's function profiler), from
+# the window's first sent_pkts read to its last: COL-np.trace.
+TRACE=${BENCH_QEMUPROF_TRACE:-0}
+tfs=/sys/kernel/tracing
+trace_fns="lapic_next_event native_apic_mem_write default_send_IPI_single default_send_IPI_single_phys default_send_IPI_mask_logical default_send_IPI_mask_sequence_phys x2apic_send_IPI native_smp_send_reschedule"
+trace_setup() {
+	[ -d "$tfs/events/timer" ] || mount -t tracefs nodev "$tfs" 2> /dev/null
+	[ -w "$tfs/set_ftrace_filter" ] || return 1
+	echo > "$tfs/set_ftrace_filter" 2> /dev/null
+	local f
+	for f in $trace_fns; do echo "$f" >> "$tfs/set_ftrace_filter" 2> /dev/null; done
+	# an empty filter would profile every function
+	grep -q . "$tfs/set_ftrace_filter" || return 1
+	echo 'hist:keys=function.sym:size=256:pause' > "$tfs/events/timer/hrtimer_start/trigger" &&
+		echo 'hist:keys=function.sym:size=256:pause' > "$tfs/events/timer/timer_start/trigger"
+}
+trace_on() {
+	echo 'hist:keys=function.sym:size=256:continue' > "$tfs/events/timer/hrtimer_start/trigger"
+	echo 'hist:keys=function.sym:size=256:continue' > "$tfs/events/timer/timer_start/trigger"
+	echo 1 > "$tfs/function_profile_enabled"
+}
+trace_off() {
+	echo 0 > "$tfs/function_profile_enabled"
+	echo 'hist:keys=function.sym:size=256:pause' > "$tfs/events/timer/hrtimer_start/trigger"
+	echo 'hist:keys=function.sym:size=256:pause' > "$tfs/events/timer/timer_start/trigger"
+}
+trace_collect() { # FILE
+	{
+		echo "== hrtimer_start"; cat "$tfs/events/timer/hrtimer_start/hist"
+		echo "== timer_start"; cat "$tfs/events/timer/timer_start/hist"
+		echo "== functions"; cat "$tfs"/trace_stat/function*
+	} > "$1" 2>&1
+	echo '!hist:keys=function.sym:size=256' > "$tfs/events/timer/hrtimer_start/trigger"
+	echo '!hist:keys=function.sym:size=256' > "$tfs/events/timer/timer_start/trigger"
+	echo > "$tfs/set_ftrace_filter"
+}
+
 # window NAME PID: one window the host watches (NAME.start, NAME.go, ...,
 # NAME.stop, NAME.done); sets w_p0 w_p1 w_t0 w_t1, fails if perftest ended
 # or the host did not answer.
@@ -82,13 +122,20 @@ window() {
 		echo "qemuprof: $1: ib_write_lat ended before the window"
 		return 1
 	fi
+	local tr=0
+	if [ "$TRACE" = 1 ] && [[ $1 == *-np ]]; then
+		trace_setup && tr=1 || echo "qemuprof: $1: no tracing (tracefs, function profiler)"
+	fi
 	host_ask "$1" start go 60 || { echo "qemuprof: $1: the host did not start"; return 1; }
+	[ "$tr" = 0 ] || trace_on
 	sent w_p0
 	w_t0=$EPOCHREALTIME
 	nap "$WINDOW"
 	sent w_p1
 	w_t1=$EPOCHREALTIME
+	[ "$tr" = 0 ] || trace_off
 	host_ask "$1" stop "done" 120 || { echo "qemuprof: $1: the host did not stop"; return 1; }
+	[ "$tr" = 0 ] || trace_collect "$out/$1.trace"
 	exited "$2" && { echo "qemuprof: $1: ib_write_lat ended in the window"; return 1; }
 	return 0
 }

@@ -576,6 +576,13 @@ def sched_snapshot(pid):
     return out
 
 
+# QEMUPROF_CALLGRAPH=dwarf: call chains unwound from copies of the user
+# stack (QEMU is built without frame pointers, so -g's chains stop at the
+# leaf's caller at best); costs far more per sample: use a low frequency
+CALLGRAPH = (["--call-graph", "dwarf,16384"]
+             if os.environ.get("QEMUPROF_CALLGRAPH") == "dwarf" else ["-g"])
+
+
 class Recorder:
     """One window: perf record enabled and disabled by its control FIFO;
     for a control window (its name ends in -np: no perf) only the times
@@ -600,7 +607,7 @@ class Recorder:
                 os.unlink(self.base + fifo)
             os.mkfifo(self.base + fifo)
         self.proc = subprocess.Popen(
-            [perf, "record", "-q", "-a", "-e", "cpu-clock", "-F", str(freq), "-g",
+            [perf, "record", "-q", "-a", "-e", "cpu-clock", "-F", str(freq)] + CALLGRAPH + [
              "-k", "CLOCK_MONOTONIC", "-D", "-1",
              "--control", f"fifo:{self.base}.ctl,{self.base}.ack", "-o", self.base + ".data"],
             stdout=open(self.base + ".perf.log", "w"), stderr=subprocess.STDOUT)
@@ -683,8 +690,9 @@ def watch(args):
                         rec = Recorder(args.run, boot, col, args.freq, args.perf)
                         rec.start()
                         recs[key] = rec
-                        print(f"qemuprof: {os.path.basename(boot)} {col}: perf on (qemu pid "
-                              f"{rec.pid})", flush=True)
+                        print(f"qemuprof: {os.path.basename(boot)} {col}: window on "
+                              f"({'perf' if rec.perf else 'no perf'}; qemu pid {rec.pid})",
+                              flush=True)
                         touch(os.path.join(boot, col + ".go"))
                     except (RuntimeError, OSError) as e:
                         print(f"qemuprof: {os.path.basename(boot)} {col}: {e}", flush=True)
@@ -695,7 +703,7 @@ def watch(args):
                     if rec:
                         rec.stop()
                         done.add(key)
-                        print(f"qemuprof: {os.path.basename(boot)} {key[1]}: perf off "
+                        print(f"qemuprof: {os.path.basename(boot)} {key[1]}: window off "
                               f"({rec.win['t_disable'] - rec.win['t_enable']:.2f}s)", flush=True)
                         touch(os.path.join(boot, key[1] + ".done"))
         time.sleep(0.02)
@@ -845,6 +853,39 @@ def paired(windows, key, a="rxe", b="mroce"):
     return out
 
 
+def lstsq(X, y):
+    """Least squares: the coefficients of y ~ X (rows of X: regressors),
+    by the normal equations (a handful of regressors); None if singular."""
+    n = len(X[0])
+    A = [[sum(r[i] * r[j] for r in X) for j in range(n)] for i in range(n)]
+    B = [sum(r[i] * v for r, v in zip(X, y)) for i in range(n)]
+    for i in range(n):
+        piv = max(range(i, n), key=lambda j: abs(A[j][i]))
+        A[i], A[piv], B[i], B[piv] = A[piv], A[i], B[piv], B[i]
+        if abs(A[i][i]) < 1e-12:
+            return None
+        for j in range(i + 1, n):
+            f = A[j][i] / A[i][i]
+            A[j] = [a - f * c for a, c in zip(A[j], A[i])]
+            B[j] -= f * B[i]
+    x = [0.0] * n
+    for i in reversed(range(n)):
+        x[i] = (B[i] - sum(A[i][j] * x[j] for j in range(i + 1, n))) / A[i][i]
+    return x
+
+
+def equal_wall(windows, key, b="mroce"):
+    """(a, slope per us of wall, driver b's excess) of key per RT over
+    windows: key ~ a + slope * wall + excess * [driver is b]. Under TCG a
+    window's pace swings (fast and slow modes) and both vCPUs are busy all
+    the time, so every category grows with the wall time of an RT; the
+    excess is driver b's at the same wall time. None with too few windows."""
+    X = [[1.0, w["v"][("wall",)], 1.0 if w["driver"] == b else 0.0] for w in windows]
+    if len(X) < 4 or len({r[2] for r in X}) < 2:
+        return None
+    return lstsq(X, [w["v"].get(key, 0.0) for w in windows])
+
+
 def fmt(x, nd=2):
     return "n/a" if x is None or (isinstance(x, float) and math.isnan(x)) else f"{x:.{nd}f}"
 
@@ -897,8 +938,8 @@ def report(windows, top=25):
                  "per-boot means.")
         L.append("")
         L.append("| windows | rxe wall | mroce wall | mroce/rxe | rxe vCPU run | mroce vCPU run "
-                 "| rxe vCPU wait | mroce vCPU wait |")
-        L.append("|---|---|---|---|---|---|---|---|")
+                 "| rxe vCPU wait | mroce vCPU wait | rxe other threads run | mroce other threads run |")
+        L.append("|---|---|---|---|---|---|---|---|---|---|")
         for what, ws in (("perf", good), ("control (no perf)", ctrl)):
             for w in ws:
                 v = w["v"]
@@ -907,21 +948,25 @@ def report(windows, top=25):
                 v[("sched", "vcpus", "wait")] = (v.get(("sched", "vcpu0", "wait"), 0.0)
                                                 + v.get(("sched", "vcpu1", "wait"), 0.0))
             cells = []
-            for key in (("wall",), ("sched", "vcpus", "run"), ("sched", "vcpus", "wait")):
+            for key in (("wall",), ("sched", "vcpus", "run"), ("sched", "vcpus", "wait"),
+                        ("sched", "other", "run")):
                 pr = paired(ws, key)
                 ra = statistics.fmean([a for _, a, _, _ in pr]) if pr else float("nan")
                 rb = statistics.fmean([b for _, _, b, _ in pr]) if pr else float("nan")
                 cells.append((ra, rb))
-            (wa, wb), (ra, rb), (qa, qb) = cells
+            (wa, wb), (ra, rb), (qa, qb), (oa, ob) = cells
             L.append(f"| {what} | {fmt(wa)} | {fmt(wb)} | {fmt(wb / wa if wa else float('nan'), 3)} "
-                     f"| {fmt(ra)} | {fmt(rb)} | {fmt(qa)} | {fmt(qb)} |")
+                     f"| {fmt(ra)} | {fmt(rb)} | {fmt(qa)} | {fmt(qb)} | {fmt(oa)} | {fmt(ob)} |")
         L.append("")
-        L.append("| boot | column | RTs | wall us/RT | vCPU run | vCPU wait |")
-        L.append("|---|---|---|---|---|---|")
+        L.append("| boot | column | RTs | wall us/RT | vCPU run | vCPU wait | other threads run "
+                 "| other threads wait |")
+        L.append("|---|---|---|---|---|---|---|---|")
         for w in ctrl:
             v = w["v"]
             L.append(f"| {w['boot']} | {w['col']} | {w['norm'][0]:.0f} | {fmt(v[('wall',)])} "
-                     f"| {fmt(v[('sched', 'vcpus', 'run')])} | {fmt(v[('sched', 'vcpus', 'wait')])} |")
+                     f"| {fmt(v[('sched', 'vcpus', 'run')])} | {fmt(v[('sched', 'vcpus', 'wait')])} "
+                     f"| {fmt(v.get(('sched', 'other', 'run'), 0.0))} "
+                     f"| {fmt(v.get(('sched', 'other', 'wait'), 0.0))} |")
         L.append("")
     L.append("## rxe vs mroce by category (all QEMU threads), pooled over boots")
     L.append("")
@@ -948,6 +993,27 @@ def report(windows, top=25):
         per = {bt: d for bt, _, _, d in pr}
         L.append(f"| {k.lstrip('_')}: {desc} | {fmt(ra)} | {fmt(rb)} | **{fmt(m)}** | ±{fmt(h)} | "
                  + " | ".join(fmt(per.get(b)) for b in boots) + " |")
+    L.append("")
+    L.append("## At equal wall time: mroce's excess per category (regression over windows)")
+    L.append("")
+    L.append("Each perf window's us/RT of a category ~ a + slope x (its wall us/RT) + excess x "
+             "[mroce]: the pace of a window swings (TCG's fast and slow modes, perf's own cost) "
+             "and both vCPUs stay busy, so every category grows with the wall time; the excess "
+             "compares the drivers at the same wall time. No interval: read it with the per-boot "
+             "differences above.")
+    L.append("")
+    L.append("| category | all QEMU threads: excess us/RT | slope | vcpu0 excess | vcpu1 excess |")
+    L.append("|---|---|---|---|---|")
+    for k in CAT_KEYS + ["_jit_hot", "_total", "_less_spin"]:
+        cells = []
+        for role in ("qemu", "vcpu0", "vcpu1"):
+            c = equal_wall(good, (role, k))
+            cells.append(c)
+        if cells[0] is None:
+            continue
+        L.append(f"| {k} | **{fmt(cells[0][2])}** | {fmt(cells[0][1], 3)} "
+                 f"| {fmt(cells[1][2]) if cells[1] else 'n/a'} "
+                 f"| {fmt(cells[2][2]) if cells[2] else 'n/a'} |")
     L.append("")
     for role in ("vcpu0", "vcpu1", "other"):
         L.append(f"## {role} by category (rxe vs mroce, pooled)")

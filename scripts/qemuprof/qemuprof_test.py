@@ -244,11 +244,27 @@ class NormTest(unittest.TestCase):
         self.assertAlmostEqual(ws[-1]["v"][("wall",)], 1e6 / 900)
         self.assertAlmostEqual(ws[-1]["v"][("sched", "vcpu0", "run")], 1.0)
         text = q.report(ws, top=5)
-        self.assertIn("| control (no perf) | 1000.00 | 1111.11 | 1.111 | 0.90 | 1.00 |", text)
+        self.assertIn("| control (no perf) | 1000.00 | 1111.11 | 1.111 | 0.90 | 1.00 | 0.00 | 0.00 "
+                      "| 0.00 | 0.00 |", text)
         self.assertIn("| jit: JIT-generated code", text)
         self.assertIn("**0.75**", text)
         self.assertIn("`helper_lookup_tb_ptr`", text)
         self.assertIn("4 usable windows of 4 in 2 boot(s)", text)
+
+
+class EqualWallTest(unittest.TestCase):
+    def test_recovers_excess(self):
+        # lookup = 2 + 0.1 x wall, mroce 3 more at any wall
+        ws = []
+        for drv, walls in (("rxe", (50, 70, 100)), ("mroce", (60, 90, 150))):
+            for wall in walls:
+                ws.append(dict(driver=drv, v={("wall",): float(wall), ("qemu", "tb_lookup"):
+                                              2 + 0.1 * wall + (3 if drv == "mroce" else 0)}))
+        a, slope, excess = q.equal_wall(ws, ("qemu", "tb_lookup"))
+        self.assertAlmostEqual(a, 2.0)
+        self.assertAlmostEqual(slope, 0.1)
+        self.assertAlmostEqual(excess, 3.0)
+        self.assertIsNone(q.equal_wall(ws[:3], ("qemu", "tb_lookup")))
 
 
 def json_round(agg):

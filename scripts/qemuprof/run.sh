@@ -15,7 +15,9 @@
 # guest metadata: build/qemuprof/latest). Timing matters: run it as
 # `/work/team/vmrun --perf make qemuprof` on a quiet host. Needs root
 # (perf -a) and perf. docs/testing.md, "Host profile of QEMU".
-# Knobs (environment): QEMUPROF_BOOTS (3), QEMUPROF_FREQ (4000),
+# Knobs (environment): QEMUPROF_BOOTS (3), QEMUPROF_FREQ (4000; on this
+# 2-CPU host 4 kHz slows the RT ~1.6x, 1 kHz much less: the control windows
+# measure it), QEMUPROF_CALLGRAPH (fp; dwarf: full user chains, dear),
 # BENCH_QEMUPROF_ROUNDS (2), BENCH_QEMUPROF_WINDOW (8), BENCH_QEMUPROF_WARM
 # (3), BENCH_QEMUPROF_ITERS (400000), BENCH_MROCE_PARAMS (mroce's module
 # parameters, one set), QEMUPROF_TOP (25 functions).
