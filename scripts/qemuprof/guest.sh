@@ -26,7 +26,7 @@
 require_root
 require_cmd ib_write_lat rdma
 
-ITERS=${BENCH_QEMUPROF_ITERS:-400000}
+ITERS=${BENCH_QEMUPROF_ITERS:-600000}
 WINDOW=${BENCH_QEMUPROF_WINDOW:-8}
 WARM=${BENCH_QEMUPROF_WARM:-3}
 ROUNDS=${BENCH_QEMUPROF_ROUNDS:-2}
@@ -74,43 +74,50 @@ mark=/tmp/qemuprof.client
 client_starts() { : > "$mark"; }
 
 # BENCH_QEMUPROF_TRACE=1: in the control windows (no perf) also count, in
-# the guest, the hrtimer and timer_list starts by callback (hist triggers on
-# timer:hrtimer_start and timer:timer_start) and the calls of
-# lapic_next_event and the IPI senders (ftrace's function profiler), from
-# the window's first sent_pkts read to its last: COL-np.trace.
+# the guest, from the window's first sent_pkts read to its last: hrtimer
+# and timer_list starts by callback (hist triggers on timer:hrtimer_start,
+# timer:timer_start), and LAPIC timer reprograms and reschedule IPIs by
+# kernel stack (kprobes on lapic_next_event and native_smp_send_reschedule,
+# hist keyed by stacktrace): COL-np.trace.
 TRACE=${BENCH_QEMUPROF_TRACE:-0}
 tfs=/sys/kernel/tracing
-trace_fns="lapic_next_event native_apic_mem_write default_send_IPI_single default_send_IPI_single_phys default_send_IPI_mask_logical default_send_IPI_mask_sequence_phys x2apic_send_IPI native_smp_send_reschedule"
+trace_events=(timer/hrtimer_start timer/timer_start kprobes/qp_lapic kprobes/qp_resched)
 trace_setup() {
 	[ -d "$tfs/events/timer" ] || mount -t tracefs nodev "$tfs" 2> /dev/null
-	[ -w "$tfs/set_ftrace_filter" ] || return 1
-	echo > "$tfs/set_ftrace_filter" 2> /dev/null
-	local f
-	for f in $trace_fns; do echo "$f" >> "$tfs/set_ftrace_filter" 2> /dev/null; done
-	# an empty filter would profile every function
-	grep -q . "$tfs/set_ftrace_filter" || return 1
-	echo 'hist:keys=function.sym:size=256:pause' > "$tfs/events/timer/hrtimer_start/trigger" &&
-		echo 'hist:keys=function.sym:size=256:pause' > "$tfs/events/timer/timer_start/trigger"
+	[ -w "$tfs/kprobe_events" ] || return 1
+	echo 'p:qp_lapic lapic_next_event' >> "$tfs/kprobe_events" 2> /dev/null
+	echo 'p:qp_resched native_smp_send_reschedule' >> "$tfs/kprobe_events" 2> /dev/null
+	return 0
+}
+trace_key() {
+	case $1 in
+	timer/*) echo function.sym ;;
+	*) echo stacktrace ;;
+	esac
 }
 trace_on() {
-	echo 'hist:keys=function.sym:size=256:continue' > "$tfs/events/timer/hrtimer_start/trigger"
-	echo 'hist:keys=function.sym:size=256:continue' > "$tfs/events/timer/timer_start/trigger"
-	echo 1 > "$tfs/function_profile_enabled"
+	local e
+	for e in "${trace_events[@]}"; do
+		[ -e "$tfs/events/$e/trigger" ] &&
+			echo "hist:keys=$(trace_key "$e"):size=1024" > "$tfs/events/$e/trigger"
+	done
 }
-trace_off() {
-	echo 0 > "$tfs/function_profile_enabled"
-	echo 'hist:keys=function.sym:size=256:pause' > "$tfs/events/timer/hrtimer_start/trigger"
-	echo 'hist:keys=function.sym:size=256:pause' > "$tfs/events/timer/timer_start/trigger"
+trace_off() { # FILE: snapshot the counts now
+	local e
+	for e in "${trace_events[@]}"; do
+		echo "== $e"
+		[ -e "$tfs/events/$e/hist" ] && cat "$tfs/events/$e/hist"
+	done > "$1" 2>&1
 }
-trace_collect() { # FILE
-	{
-		echo "== hrtimer_start"; cat "$tfs/events/timer/hrtimer_start/hist"
-		echo "== timer_start"; cat "$tfs/events/timer/timer_start/hist"
-		echo "== functions"; cat "$tfs"/trace_stat/function*
-	} > "$1" 2>&1
-	echo '!hist:keys=function.sym:size=256' > "$tfs/events/timer/hrtimer_start/trigger"
-	echo '!hist:keys=function.sym:size=256' > "$tfs/events/timer/timer_start/trigger"
-	echo > "$tfs/set_ftrace_filter"
+trace_collect() {
+	local e
+	for e in "${trace_events[@]}"; do
+		[ -e "$tfs/events/$e/trigger" ] &&
+			echo "!hist:keys=$(trace_key "$e"):size=1024" > "$tfs/events/$e/trigger" 2> /dev/null
+	done
+	echo '-:qp_lapic' >> "$tfs/kprobe_events" 2> /dev/null
+	echo '-:qp_resched' >> "$tfs/kprobe_events" 2> /dev/null
+	return 0
 }
 
 # window NAME PID: one window the host watches (NAME.start, NAME.go, ...,
@@ -124,7 +131,7 @@ window() {
 	fi
 	local tr=0
 	if [ "$TRACE" = 1 ] && [[ $1 == *-np ]]; then
-		trace_setup && tr=1 || echo "qemuprof: $1: no tracing (tracefs, function profiler)"
+		trace_setup && tr=1 || echo "qemuprof: $1: no tracing (tracefs, kprobes)"
 	fi
 	host_ask "$1" start go 60 || { echo "qemuprof: $1: the host did not start"; return 1; }
 	[ "$tr" = 0 ] || trace_on
@@ -133,9 +140,9 @@ window() {
 	nap "$WINDOW"
 	sent w_p1
 	w_t1=$EPOCHREALTIME
-	[ "$tr" = 0 ] || trace_off
+	[ "$tr" = 0 ] || trace_off "$out/$1.trace"
 	host_ask "$1" stop "done" 120 || { echo "qemuprof: $1: the host did not stop"; return 1; }
-	[ "$tr" = 0 ] || trace_collect "$out/$1.trace"
+	[ "$tr" = 0 ] || trace_collect
 	exited "$2" && { echo "qemuprof: $1: ib_write_lat ended in the window"; return 1; }
 	return 0
 }

@@ -1147,7 +1147,7 @@ def main(argv=None):
     sub = ap.add_subparsers(dest="cmd", required=True)
     w = sub.add_parser("watch")
     w.add_argument("run")
-    w.add_argument("--freq", type=int, default=int(os.environ.get("QEMUPROF_FREQ", "4000")))
+    w.add_argument("--freq", type=int, default=int(os.environ.get("QEMUPROF_FREQ", "1000")))
     w.add_argument("--perf", default="perf")
     r = sub.add_parser("report")
     r.add_argument("run", nargs="+", help="run directories (one per boot or more)")

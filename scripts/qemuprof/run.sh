@@ -15,11 +15,11 @@
 # guest metadata: build/qemuprof/latest). Timing matters: run it as
 # `/work/team/vmrun --perf make qemuprof` on a quiet host. Needs root
 # (perf -a) and perf. docs/testing.md, "Host profile of QEMU".
-# Knobs (environment): QEMUPROF_BOOTS (3), QEMUPROF_FREQ (4000; on this
-# 2-CPU host 4 kHz slows the RT ~1.6x, 1 kHz much less: the control windows
+# Knobs (environment): QEMUPROF_BOOTS (3), QEMUPROF_FREQ (1000; on this
+# 2-CPU host 4 kHz slows the RT ~1.6x, 1 kHz ~1.1x: the control windows
 # measure it), QEMUPROF_CALLGRAPH (fp; dwarf: full user chains, dear),
 # BENCH_QEMUPROF_ROUNDS (2), BENCH_QEMUPROF_WINDOW (8), BENCH_QEMUPROF_WARM
-# (3), BENCH_QEMUPROF_ITERS (400000), BENCH_MROCE_PARAMS (mroce's module
+# (3), BENCH_QEMUPROF_ITERS (600000), BENCH_MROCE_PARAMS (mroce's module
 # parameters, one set), QEMUPROF_TOP (25 functions).
 # Usage: run.sh KVER [vmrun.py options...]
 set -uo pipefail
@@ -58,7 +58,7 @@ done
 # take host CPU from a profiled window)
 {
 	echo "make qemuprof at $commit, $(date -u -d "@$t0" '+%F %H:%M UTC'), $(( $(date +%s) - t0 ))s;" \
-		"kernel $kver; TCG thread=multi; $boots boot(s); perf -F ${QEMUPROF_FREQ:-4000};" \
+		"kernel $kver; TCG thread=multi; $boots boot(s); perf -F ${QEMUPROF_FREQ:-1000};" \
 		"knobs: $(env | grep -E '^(BENCH_[A-Z0-9_]+|MROCE_VM_[A-Z]+|QEMUPROF_[A-Z]+)=' | sort | tr '\n' ' ')"
 	echo
 	python3 "$top/scripts/qemuprof/qemuprof.py" report --top "${QEMUPROF_TOP:-25}" "$run"/b*
