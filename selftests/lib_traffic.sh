@@ -165,6 +165,16 @@ bench_driver_up() { # bench_driver_up DRV [PARAM...]
 	[ "$1" = rxe ] || transport_ready "" dev0 > /dev/null
 }
 
+# bench_sent_pkts VAR: packets bench_driver_up's two devices sent so far
+# (their sent_pkts), read by builtins only, so that a profile window does
+# not fork a process of its own to count.
+bench_sent_pkts() {
+	local _a=0 _b=0 _hw=/sys/class/infiniband
+	read -r _a < "$_hw/dev0/ports/1/hw_counters/sent_pkts"
+	read -r _b < "$_hw/dev1/ports/1/hw_counters/sent_pkts"
+	printf -v "$1" '%s' "$((_a + _b))"
+}
+
 bench_driver_down() {
 	rdma link delete dev0 2> /dev/null
 	rdma link delete dev1 2> /dev/null

@@ -62,13 +62,6 @@ if ! host_ask probe probe ready 60; then
 	exit "$KSFT_SKIP"
 fi
 
-sent() {
-	local _a=0 _b=0 _hw=/sys/class/infiniband
-	read -r _a < "$_hw/dev0/ports/1/hw_counters/sent_pkts"
-	read -r _b < "$_hw/dev1/ports/1/hw_counters/sent_pkts"
-	printf -v "$1" '%s' "$((_a + _b))"
-}
-
 mark=/tmp/qemuprof.client
 # shellcheck disable=SC2317 # called through PERFTEST_BEFORE_CLIENT
 client_starts() { : > "$mark"; }
@@ -135,10 +128,10 @@ window() {
 	fi
 	host_ask "$1" start go 60 || { echo "qemuprof: $1: the host did not start"; return 1; }
 	[ "$tr" = 0 ] || trace_on
-	sent w_p0
+	bench_sent_pkts w_p0
 	w_t0=$EPOCHREALTIME
 	nap "$WINDOW"
-	sent w_p1
+	bench_sent_pkts w_p1
 	w_t1=$EPOCHREALTIME
 	[ "$tr" = 0 ] || trace_off "$out/$1.trace"
 	host_ask "$1" stop "done" 120 || { echo "qemuprof: $1: the host did not stop"; return 1; }
@@ -164,7 +157,7 @@ column() {
 		perftest_pair "" dev0 "" dev1 10.0.0.2 ib_write_lat -s 64 -n "$ITERS" > /dev/null &
 	pid=$!
 	until [ -e "$mark" ] || exited "$pid"; do nap 0.1; done
-	sent ps
+	bench_sent_pkts ps
 	nap "$WARM"
 	if [ $((round % 2)) -eq 1 ]; then names=("$col" "$col-np"); else names=("$col-np" "$col"); fi
 	for w in "${names[@]}"; do
@@ -177,7 +170,7 @@ column() {
 		p0[$w]=$w_p0 p1[$w]=$w_p1 t0[$w]=$w_t0 t1[$w]=$w_t1
 	done
 	wait "$pid" || { echo "qemuprof: $col: ib_write_lat failed ($out/$col.client)"; rc=1; }
-	sent pe
+	bench_sent_pkts pe
 	for w in "${names[@]}"; do
 		ok=${wok[$w]}
 		[ "$rc" -eq 0 ] || ok=0

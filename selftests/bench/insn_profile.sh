@@ -79,14 +79,6 @@ fi
 snap_collect probe
 rm -f "$out/probe.snap"
 
-# sent: packets both devices sent so far (sent_pkts), by builtins
-sent() {
-	local _a=0 _b=0 _hw=/sys/class/infiniband
-	read -r _a < "$_hw/dev0/ports/1/hw_counters/sent_pkts"
-	read -r _b < "$_hw/dev1/ports/1/hw_counters/sent_pkts"
-	printf -v "$1" '%s' "$((_a + _b))"
-}
-
 mark=/tmp/insnprof.client
 # shellcheck disable=SC2317 # called through PERFTEST_BEFORE_CLIENT
 client_starts() { : > "$mark"; }
@@ -109,9 +101,9 @@ profile() {
 		perftest_pair "" dev0 "" dev1 10.0.0.2 ib_write_lat -s 64 -n "$n" > /dev/null &
 	pid=$!
 	until [ -e "$mark" ] || exited "$pid"; do nap 0.1; done
-	sent p0
+	bench_sent_pkts p0
 	while ! exited "$pid"; do
-		sent p
+		bench_sent_pkts p
 		[ "$p" -ge $((p0 + WARM)) ] && break
 		nap 0.2
 	done
@@ -120,12 +112,12 @@ profile() {
 		if [ "$i" -gt 0 ]; then
 			while ! exited "$pid"; do
 				nap 0.5
-				sent p
+				bench_sent_pkts p
 				[ "$p" -ge $((pk[i - 1] + 2 * ITERS)) ] && break
 			done
 		fi
 		exited "$pid" && { echo "insn_profile: $col: ib_write_lat ended before window $i"; rc=1; break; }
-		sent p
+		bench_sent_pkts p
 		pk+=("$p")
 		names+=("$col-$i")
 		snap_req "$col-$i"
