@@ -388,6 +388,56 @@ static void mroce_ack_hint_take(struct mroce_xport_dev *xd,
 }
 
 /*
+ * Sets up pass @r (the pass bit held) for @elapsed ns since the last one;
+ * false if the link's capacity is not known, so no grant can be computed.
+ */
+static bool mroce_ack_hint_run_init(struct mroce_hint_run *r, u64 now,
+				    u64 elapsed, bool quiet)
+{
+	u64 period;
+
+	mroce_ack_hint_cfg(&r->cfg, 0);
+	if (!r->cfg.capacity)
+		return false;
+	/* Passes run late under load: a long gap is not all one sample. */
+	period = mroce_hint_period_ns();
+	r->period = clamp_t(u64, elapsed, period, 2 * period);
+	r->now = now;
+	r->elapsed = elapsed;
+	r->quiet = quiet;
+	r->n = 0;
+	r->rtt_min = 0;
+	return true;
+}
+
+/*
+ * Water-fills the @n sampled entries @e of pass @r, with the drain rate
+ * the passes learnt if hint_drain is set (the pass bit orders hint_state).
+ */
+static void mroce_ack_hint_water(struct mroce_xport_dev *xd,
+				 const struct mroce_hint_run *r,
+				 struct mroce_hint_entry *e, u32 n)
+{
+	bool drain = READ_ONCE(mroce_prm.hint_drain);
+
+	if (!drain)
+		xd->hint_state = (struct mroce_hint_state){};
+	mroce_hint_compute(&r->cfg, drain ? &xd->hint_state : NULL, e, n,
+			   r->elapsed);
+}
+
+/*
+ * Whether a connection that holds grant @cur, capped at @cap, and last
+ * sent @sent already has @hint: then the pass leaves it alone.
+ */
+static bool mroce_ack_hint_held(u32 hint, u32 cap, u32 cur, u32 sent)
+{
+	if (cap && hint > cap)
+		hint = cap;
+	return hint && hint == cur && hint == sent;
+}
+
+/*
  * Starts a pass (MROCE_HINT_PASS held): takes the buffer's lock and sets
  * up xd->hint_run. False if hints are off or the buffer is busy growing in
  * process context (the pass is skipped then). On true the caller samples
@@ -398,11 +448,7 @@ static void mroce_ack_hint_take(struct mroce_xport_dev *xd,
 static bool mroce_ack_hint_start(struct mroce_xport_dev *xd, u64 now,
 				 u64 elapsed, bool quiet)
 {
-	struct mroce_hint_run *r = &xd->hint_run;
-	u64 period;
-
-	mroce_ack_hint_cfg(&r->cfg, 0);
-	if (!r->cfg.capacity)
+	if (!mroce_ack_hint_run_init(&xd->hint_run, now, elapsed, quiet))
 		return false;
 	if (!spin_trylock_bh(&xd->hint_lock))
 		return false;
@@ -410,14 +456,6 @@ static bool mroce_ack_hint_start(struct mroce_xport_dev *xd, u64 now,
 		spin_unlock_bh(&xd->hint_lock);
 		return false;
 	}
-	/* Passes run late under load: a long gap is not all one sample. */
-	period = mroce_hint_period_ns();
-	r->period = clamp_t(u64, elapsed, period, 2 * period);
-	r->now = now;
-	r->elapsed = elapsed;
-	r->quiet = quiet;
-	r->n = 0;
-	r->rtt_min = 0;
 	return true;
 }
 
@@ -441,7 +479,6 @@ static void mroce_ack_hint_finish(struct mroce_xport_dev *xd,
 	struct mroce_hint_seen *seen;
 	struct mroce_peer *peer;
 	u32 i, want, met = 0, k, first, bkt;
-	bool drain = READ_ONCE(mroce_prm.hint_drain);
 
 	seen = (struct mroce_hint_seen *)(e + xd->hint_cap);
 	/*
@@ -473,22 +510,16 @@ static void mroce_ack_hint_finish(struct mroce_xport_dev *xd,
 	if (r->n) {
 		/* The fabric's base RTT is the least any connection saw. */
 		mroce_ack_hint_cfg(&r->cfg, r->rtt_min);
-		if (!drain)
-			xd->hint_state = (struct mroce_hint_state){};
-		mroce_hint_compute(&r->cfg, drain ? &xd->hint_state : NULL, e,
-				   r->n, r->elapsed);
+		mroce_ack_hint_water(xd, r, e, r->n);
 	}
 	for (i = 0; i < r->n; i++) {
-		u32 hint = e[i].hint;
-
 		/*
 		 * Only the pass moves a grant and its cap (the pass bit makes
 		 * it one at a time): what it saw still holds. A grant the peer
 		 * already has needs no second lock round.
 		 */
-		if (seen[i].cap && hint > seen[i].cap)
-			hint = seen[i].cap;
-		if (hint && hint == seen[i].hint && hint == seen[i].sent)
+		if (mroce_ack_hint_held(e[i].hint, seen[i].cap, seen[i].hint,
+					seen[i].sent))
 			continue;
 		peer = seen[i].peer;
 		if (!mroce_peer_trylock(peer))
@@ -564,29 +595,16 @@ static void mroce_ack_hint_alone(struct mroce_xport_dev *xd,
 				 bool quiet)
 {
 	struct mroce_conn *c = &peer->conn;
-	u64 period = mroce_hint_period_ns();
 	struct mroce_hint_entry e;
 	struct mroce_hint_run r;
-	bool drain;
-	u32 hint;
 
-	mroce_ack_hint_cfg(&r.cfg, 0);
-	if (!r.cfg.capacity)
+	if (!mroce_ack_hint_run_init(&r, now, elapsed, quiet))
 		return;
-	r.period = clamp_t(u64, elapsed, period, 2 * period);
-	r.elapsed = elapsed;
-	r.quiet = quiet;
 	/* The fabric's base RTT is the one connection's. */
 	mroce_ack_hint_cfg(&r.cfg, mroce_ack_hint_sample(&r, c, &e));
-	drain = READ_ONCE(mroce_prm.hint_drain);
-	if (!drain)
-		xd->hint_state = (struct mroce_hint_state){};
-	mroce_hint_compute(&r.cfg, drain ? &xd->hint_state : NULL, &e, 1,
-			   elapsed);
-	hint = e.hint;
-	if (c->rx_cap && hint > c->rx_cap)
-		hint = c->rx_cap;
-	if (hint && hint == c->rx_hint && hint == c->rx_hint_sent)
+	mroce_ack_hint_water(xd, &r, &e, 1);
+	if (mroce_ack_hint_held(e.hint, c->rx_cap, c->rx_hint,
+				c->rx_hint_sent))
 		return;
 	mroce_ack_hint_grant(peer, &e, now);
 }
