@@ -23,30 +23,11 @@ set -uo pipefail
 top=$(cd "$(dirname "$0")/../.." && pwd)
 kver=$1
 shift
-dest=$top/build/bench
-commit=$(git -C "$top" describe --always --dirty --abbrev=12 2> /dev/null || echo unknown)
+. "$top/scripts/lib_prof.sh"
 
-for w in ${BENCH_MROCE_PARAMS:-}; do
-	[[ $w == ko=* ]] || continue
-	ko=${w#ko=}
-	[[ $ko == /* ]] || ko=$top/$ko
-	[ -r "$ko" ] || { echo "insnprof: $w: no such module file" >&2; exit 1; }
-	case $ko in
-	"$top"/*) ;;
-	*) echo "insnprof: $w: the VM sees only the repository's files the same way; copy it into the tree, e.g. build/A.ko" >&2
-		exit 1 ;;
-	esac
-done
+prof_check_kos insnprof || exit 1
 so=$("$top/scripts/insnprof/build.sh") || exit 1
-echo "insnprof: commit $commit; building mroce.ko for $kver (build/modules.log)"
-"$top/scripts/build-module.sh" "$kver" > /dev/null || {
-	echo "insnprof: the module did not build (build/modules.log)" >&2
-	exit 1
-}
-run=$top/build/insnprof/run-$(date +%Y%m%d-%H%M%S)
-mkdir -p "$run" "$dest"
-ln -sfn "${run##*/}" "$top/build/insnprof/latest"
-t0=$(date +%s)
+prof_start insnprof "$kver" || exit 1
 # INSNPROF_TCG=single (default): one host thread runs both vCPUs, the
 # counts are exact and repeat (an A/A of one mroce.ko in one boot: 0.3 %
 # of kernel instructions per round trip), but a busy-polling vCPU keeps

@@ -27,21 +27,14 @@ set -uo pipefail
 top=$(cd "$(dirname "$0")/../.." && pwd)
 kver=$1
 shift
-dest=$top/build/bench
-commit=$(git -C "$top" describe --always --dirty --abbrev=12 2> /dev/null || echo unknown)
+. "$top/scripts/lib_prof.sh"
 boots=${QEMUPROF_BOOTS:-3}
 [[ $boots =~ ^[1-9][0-9]*$ ]] || { echo "qemuprof: QEMUPROF_BOOTS=$boots: a positive number" >&2; exit 1; }
 command -v perf > /dev/null || { echo "qemuprof: perf not installed" >&2; exit 1; }
 [ "$(id -u)" -eq 0 ] || { echo "qemuprof: needs root (perf record -a)" >&2; exit 1; }
-echo "qemuprof: commit $commit; building mroce.ko for $kver (build/modules.log)"
-"$top/scripts/build-module.sh" "$kver" > /dev/null || {
-	echo "qemuprof: the module did not build (build/modules.log)" >&2
-	exit 1
-}
-run=$top/build/qemuprof/run-$(date +%Y%m%d-%H%M%S)
-mkdir -p "$run/qemuprof" "$dest"
-ln -sfn "${run##*/}" "$top/build/qemuprof/latest"
-t0=$(date +%s)
+prof_check_kos qemuprof || exit 1
+prof_start qemuprof "$kver" || exit 1
+mkdir -p "$run/qemuprof"
 rc=0
 for ((b = 1; b <= boots; b++)); do
 	# one vmrun.py run per boot: its boot directory is $run/b$b/boot1
