@@ -51,8 +51,12 @@
  * "insns blocks mem16 lookups atomics tsc" in the next snapshot (mem16:
  * the block's memory accesses per run so far x 16, summed).
  *
+ * Jump cache (jc=1[,jctrace=N], session 43): QEMU's per-vCPU TB jump
+ * cache simulated, every block (kernel and user) with an exec callback;
+ * see "jc=1" below.
+ *
  * Usage: qemu-system-x86_64 -accel tcg,thread=single \
- *            -plugin file=insnprof.so,dir=/path/the/guest/writes[,phases=FILE,kallsyms=DIR]
+ *            -plugin file=insnprof.so,dir=/path/the/guest/writes[,phases=FILE,kallsyms=DIR][,jc=1[,jctrace=N]]
  */
 #include <dirent.h>
 #include <errno.h>
@@ -231,18 +235,34 @@ static int32_t rd32(const uint8_t *p)
 			 (uint32_t)p[3] << 24);
 }
 
+/* What the jump-cache simulation (jc=) needs of a block's last instruction. */
+struct jinfo {
+	uint64_t dest;		/* a direct branch's target (have_dest) */
+	uint8_t have_dest;
+	uint8_t fall;		/* the next instruction may follow (jcc, rep string) */
+	uint8_t eob;		/* JEOB_*: it leaves the block for TCG's main loop */
+	uint8_t flush;		/* JFL_*: a TLB flush (and so of the jump cache) */
+};
+
+/* How an instruction ends its block without a branch (QEMU 7.2's i386 translator) */
+#define JEOB_EXIT 1	/* back to the main loop (exit_tb 0 or an exception): a lookup */
+#define JEOB_INHIBIT 2	/* that, and the next block translated with interrupts inhibited */
+/* TLB flushes (QEMU 7.2 clears the vCPU's jump cache on a full one) */
+#define JFL_FULL 1	/* mov to cr3 or cr4 (cr4: if a paging bit changes) */
+#define JFL_PAGE 2	/* invlpg: two pages' 64-slot groups cleared; not simulated */
+
 /*
  * Decode one x86-64 instruction's legacy/REX prefixes and opcode (enough
  * for the kinds above; anything else is END_OTHER and no special). If
  * end is not NULL, the instruction is the block's last: classify how the
- * block ends. tb_page: the block's first page (TCG chains a direct jump
- * only to the page the block starts in).
+ * block ends (and, ji not NULL, fill it in). tb_page: the block's first
+ * page (TCG chains a direct jump only to the page the block starts in).
  */
 static void decode(const uint8_t *b, size_t len, uint64_t pc, uint64_t tb_page,
-		   struct special *sp, uint8_t *end)
+		   struct special *sp, uint8_t *end, struct jinfo *ji)
 {
 	size_t i = 0;
-	int lock = 0, rep = 0, kind = END_OTHER;
+	int lock = 0, rep = 0, kind = END_OTHER, eob = 0, flush = 0;
 	uint64_t next = pc + len, dest = 0;
 	int have_dest = 0, jcc = 0;
 	uint8_t op, m;
@@ -266,7 +286,24 @@ static void decode(const uint8_t *b, size_t len, uint64_t pc, uint64_t tb_page,
 		sp->atomics++;
 	if (op == 0x0f) {
 		uint8_t m2 = i + 2 < len ? b[i + 2] : 0;
+		uint8_t reg2 = (m2 >> 3) & 7;
 
+		/* the 0f instructions after which QEMU 7.2 ends the block for
+		 * its main loop: wrmsr, sysenter/sysexit, syscall, sysret, ud2,
+		 * clts, rsm, mov to a CR or DR, clac/stac, xsetbv, wrpkru,
+		 * monitor/mwait, lgdt/lidt/lmsw/invlpg, xrstor
+		 */
+		if (m == 0x30 || m == 0x34 || m == 0x35 || m == 0x05 || m == 0x07 || m == 0x0b ||
+		    m == 0x06 || m == 0xaa || m == 0x22 || m == 0x23 ||
+		    (m == 0x01 && (m2 == 0xca || m2 == 0xcb || m2 == 0xd1 || m2 == 0xef ||
+				   m2 == 0xc8 || m2 == 0xc9 || (m2 >= 0xf0 && m2 < 0xf8) ||
+				   (m2 < 0xc0 && (reg2 == 2 || reg2 == 3 || reg2 == 6 || reg2 == 7)))) ||
+		    (m == 0xae && m2 < 0xc0 && reg2 == 5))
+			eob = JEOB_EXIT;
+		if (m == 0x22 && (reg2 == 3 || reg2 == 4))
+			flush = JFL_FULL;
+		if (m == 0x01 && m2 < 0xc0 && reg2 == 7)
+			flush = JFL_PAGE;
 		if (m == 0x30) {
 			sp->wrmsr++;
 		} else if (m == 0x31) {
@@ -291,11 +328,18 @@ static void decode(const uint8_t *b, size_t len, uint64_t pc, uint64_t tb_page,
 		sp->io++;
 	} else if (op == 0xf4) {
 		sp->sys++;
+		eob = JEOB_EXIT;
+	} else if (op == 0x9d || op == 0xcc || op == 0xcd || op == 0xce || (rep && op == 0x90)) {
+		eob = JEOB_EXIT;	/* popf, int3, int, into, pause */
+	} else if (op == 0xfb || op == 0x17 || (op == 0x8e && ((m >> 3) & 7) == 2)) {
+		eob = JEOB_INHIBIT;	/* sti, pop ss, mov to ss */
 	} else if (rep && ((op >= 0xa4 && op <= 0xa7) || (op >= 0xaa && op <= 0xaf))) {
 		/* a rep string op: one iteration per block run, then a chained
 		 * jump back to itself (or on)
 		 */
 		kind = END_CHAIN;
+		dest = pc;
+		have_dest = jcc = 1;
 	} else if (op == 0xc3 || op == 0xc2 || op == 0xcb || op == 0xca || op == 0xcf) {
 		kind = END_RET;
 	} else if (op == 0xff && (((m >> 3) & 7) == 2 || ((m >> 3) & 7) == 4 ||
@@ -320,6 +364,13 @@ static void decode(const uint8_t *b, size_t len, uint64_t pc, uint64_t tb_page,
 		kind = !off ? END_CHAIN : jcc ? END_XJCC : END_XPAGE;
 	}
 	*end = (uint8_t)kind;
+	if (ji) {
+		ji->dest = dest;
+		ji->have_dest = (uint8_t)(have_dest && kind != END_RET && kind != END_INDIRECT);
+		ji->fall = (uint8_t)(jcc || kind == END_OTHER);
+		ji->eob = (uint8_t)eob;
+		ji->flush = (uint8_t)flush;
+	}
 }
 
 /* The marker a block starting at vaddr is (MK_NONE: none). Under lock. */
@@ -449,26 +500,409 @@ static void count_block(struct qemu_plugin_tb *tb, size_t n, uint64_t *insns, ui
 	}
 }
 
+/*
+ * jc=1 (session 43): QEMU 7.2's per-vCPU TB jump cache (tb_jmp_cache),
+ * simulated. QEMU finds the block to run next through that cache
+ * whenever it does not jump straight on from a chained block: after a
+ * ret/iret, an indirect jmp/call, a direct one (or a jcc edge, or the
+ * fall through at a page's end) to another page than the one its block
+ * starts on, after an instruction that leaves the block for the main loop
+ * (struct jinfo's eob), after an interrupt or exception, and into a block
+ * whose bytes span two pages (never chained to). The cache is 4096
+ * slots, direct mapped, per vCPU, indexed by jc_hash(pc); a miss costs a
+ * walk of QEMU's global hash table (qht) and refills the slot. Every
+ * block (kernel and user) gets an exec callback that classifies its entry
+ * from the block that ran before it on the same vCPU and, for a lookup,
+ * runs the simulated cache. Keyed by the start pc (and the
+ * interrupt-inhibit flag, the only block flag that changes in a kernel
+ * or user run here); the vCPU's cache is cleared on a full TLB flush
+ * (mov to cr3/cr4), as QEMU does; invlpg (clears two 64-slot groups) and
+ * QEMU's own flushes (a block invalidated: with x86's pc-relative blocks
+ * every vCPU's whole cache) are not seen (invlpg is counted).
+ * A snapshot has the counts since the previous one (not cumulative, unlike
+ * the block counters; the first holds the boot's): "jk KIND PREV_USER USER
+ * lookups misses" per kind of entry and space (1: user) of the block
+ * before and of the block looked up, "jp PC lookups misses" per pc looked
+ * up, "jx PC EVICTED_BY misses" per pair (0: an empty slot), "# jc_flushes",
+ * "# jc_invlpg".
+ * jctrace=N: also the first N lookups after each snapshot, in order, to
+ * NAME.jtrace at the next (struct jrec; jcsim.c re-simulates them).
+ */
+#define JC_BITS 12
+#define JC_SIZE (1u << JC_BITS)
+
+/*
+ * The slot of pc: the low 6 bits are pc[5:0] ^ pc[11:6] (a page's blocks
+ * share 64 slots), the high 6 bits pc[17:12] ^ pc[23:18] (pages whose
+ * numbers agree in that fold share the same 64). QEMU 7.2 softmmu,
+ * TARGET_PAGE_BITS 12 (accel/tcg/tb-hash.h, tb_jmp_cache_hash_func).
+ */
+static unsigned int jc_hash(uint64_t pc)
+{
+	unsigned int in_page = (unsigned int)((pc ^ (pc >> 6)) & 0x3f);
+	unsigned int page = (unsigned int)(((pc >> 12) ^ (pc >> 18)) & 0x3f);
+
+	return page << 6 | in_page;
+}
+
+/* Why a block is entered through a lookup (JK_NONE: a chained jump). */
+enum jc_kind {
+	JK_NONE, JK_FIRST, JK_RET, JK_IND, JK_XPAGE, JK_XJCC, JK_PAGEEND, JK_EOB, JK_TWOPAGE,
+	JK_ASYNC, N_JK
+};
+static const char *const jk_names[N_JK] = {
+	"none", "first", "ret", "indirect", "xpage", "xjcc", "pageend", "eob", "twopage", "async"
+};
+#define JK_FLUSH 0xff	/* a trace record: the vCPU's cache cleared */
+
+/* A translated block, as the simulation needs it. */
+struct jtb {
+	uint64_t pc, next, dest;	/* next: after its last instruction */
+	uint32_t n_insns;
+	uint8_t end, have_dest, fall, eob, flush, two;	/* two: spans two pages */
+	struct jtb *hnext;
+};
+
+/* A trace record (jctrace=). */
+struct jrec {
+	uint64_t pc;
+	uint8_t vcpu, kind, tag, miss;	/* kind JK_FLUSH: the cache cleared */
+	uint32_t pad;
+};
+
+struct jpc {			/* per pc looked up */
+	uint64_t pc, lookups, misses;
+	struct jpc *hnext;
+};
+
+struct jpair {			/* per (missed pc, the pc whose entry it evicted) */
+	uint64_t pc, by, misses;
+	struct jpair *hnext;
+};
+
+struct jvcpu {
+	uint64_t slot[JC_SIZE];	/* the pc cached in each slot (0: empty) */
+	uint8_t tag[JC_SIZE];	/* and its inhibit flag */
+	const struct jtb *prev;	/* the block that ran last */
+	uint8_t prev_tag;
+	uint8_t flush;		/* prev flushed the TLB: clear before the next lookup */
+};
+
+#define JHASH_BITS 18
+static int jc_on;
+static size_t jtrace_cap;
+static struct jrec *jtrace;
+static size_t jtrace_n;
+static struct jvcpu *jv[MAX_VCPUS];
+static struct jtb *jtbs[1u << JHASH_BITS];
+static struct jpc *jpcs[1u << JHASH_BITS];
+static struct jpair *jpairs[1u << JHASH_BITS];
+static uint64_t jk_stat[N_JK][2][2][2];	/* kind, prev user, user: lookups, misses */
+static uint64_t jc_flushes, jc_invlpg;
+static pthread_mutex_t jlock = PTHREAD_MUTEX_INITIALIZER;
+
+static unsigned int jh(uint64_t a, uint64_t b)
+{
+	return (unsigned int)(((a * 0x9e3779b97f4a7c15ULL) ^ (b * 0xc2b2ae3d27d4eb4fULL)) >>
+			      (64 - JHASH_BITS));
+}
+
+static void *jalloc(size_t size)
+{
+	void *p = calloc(1, size);
+
+	if (!p) {
+		fprintf(stderr, "insnprof: out of memory\n");
+		abort();
+	}
+	return p;
+}
+
+/* The shared struct jtb of a block like *t (one per distinct block). Under jlock. */
+static const struct jtb *jtb_get(const struct jtb *t)
+{
+	unsigned int h = jh(t->pc, t->next ^ t->dest ^ ((uint64_t)t->n_insns << 40));
+	struct jtb *e;
+
+	for (e = jtbs[h]; e; e = e->hnext)
+		if (e->pc == t->pc && e->next == t->next && e->dest == t->dest &&
+		    e->n_insns == t->n_insns && e->end == t->end && e->have_dest == t->have_dest &&
+		    e->fall == t->fall && e->eob == t->eob && e->flush == t->flush && e->two == t->two)
+			return e;
+	e = jalloc(sizeof(*e));
+	*e = *t;
+	e->hnext = jtbs[h];
+	jtbs[h] = e;
+	return e;
+}
+
+/* A block's struct jtb from its start, length, end and last instruction's jinfo (next, two: set). */
+static void jtb_make(struct jtb *jt, uint64_t vaddr, uint32_t n, uint8_t end,
+		     const struct jinfo *ji)
+{
+	jt->pc = vaddr;
+	jt->n_insns = n;
+	jt->end = end;
+	jt->dest = ji->have_dest ? ji->dest : 0;
+	jt->have_dest = ji->have_dest;
+	jt->fall = ji->fall;
+	jt->eob = ji->eob;
+	jt->flush = ji->flush;
+}
+
+/*
+ * How the block at pc (two: its bytes span two pages) is entered after
+ * prev ran on the same vCPU (prev_tag: prev ran with interrupts
+ * inhibited, i.e. right after a sti; NULL: nothing ran yet).
+ */
+static int jc_entry(const struct jtb *prev, int prev_tag, uint64_t pc, int two)
+{
+	uint64_t edge;
+
+	if (!prev)
+		return JK_FIRST;
+	/* after sti TCG translates one instruction and leaves the block */
+	if (prev->eob || prev_tag)
+		return JK_EOB;
+	switch (prev->end) {
+	case END_RET:
+		return JK_RET;
+	case END_INDIRECT:
+		return JK_IND;
+	case END_XPAGE:
+		return JK_XPAGE;
+	}
+	/* a chained kind (direct jump or jcc, or no branch): which edge? */
+	if (prev->have_dest && pc == prev->dest)
+		edge = prev->dest;
+	else if (prev->fall && pc == prev->next)
+		edge = prev->next;
+	else
+		return JK_ASYNC;	/* neither: an interrupt or exception came between */
+	if ((edge & PAGE_MASK_4K) != (prev->pc & PAGE_MASK_4K))
+		return prev->end == END_OTHER ? JK_PAGEEND : JK_XJCC;
+	return two ? JK_TWOPAGE : JK_NONE;
+}
+
+static void jc_count_pair(uint64_t pc, uint64_t by)
+{
+	unsigned int h = jh(pc, by);
+	struct jpair *p;
+
+	for (p = jpairs[h]; p; p = p->hnext)
+		if (p->pc == pc && p->by == by)
+			break;
+	if (!p) {
+		p = jalloc(sizeof(*p));
+		p->pc = pc;
+		p->by = by;
+		p->hnext = jpairs[h];
+		jpairs[h] = p;
+	}
+	p->misses++;
+}
+
+static void jc_trace(uint64_t pc, unsigned int vcpu, int kind, int tag, int miss)
+{
+	struct jrec *r;
+
+	if (jtrace_n >= jtrace_cap)
+		return;
+	r = &jtrace[jtrace_n++];
+	r->pc = pc;
+	r->vcpu = (uint8_t)vcpu;
+	r->kind = (uint8_t)kind;
+	r->tag = (uint8_t)tag;
+	r->miss = (uint8_t)miss;
+	r->pad = 0;
+}
+
+/*
+ * One lookup of (pc, tag) in the vCPU's simulated cache: 1 on a miss
+ * (the slot then holds pc); *by: the pc that the slot held (0: empty).
+ */
+static int jc_access(struct jvcpu *s, uint64_t pc, int tag, uint64_t *by)
+{
+	unsigned int i = jc_hash(pc);
+
+	if (s->slot[i] == pc && s->tag[i] == tag)
+		return 0;
+	*by = s->slot[i];
+	s->slot[i] = pc;
+	s->tag[i] = (uint8_t)tag;
+	return 1;
+}
+
+static void jc_clear(struct jvcpu *s)
+{
+	memset(s->slot, 0, sizeof(s->slot));
+	memset(s->tag, 0, sizeof(s->tag));
+}
+
+/* A block runs on vCPU vcpu (jc=1). */
+static void vcpu_jc_exec(unsigned int vcpu, void *udata)
+{
+	const struct jtb *t = udata;
+	struct jvcpu *s;
+	uint64_t by = 0;
+	int kind, tag, miss, pu, u;
+
+	if (vcpu >= MAX_VCPUS)
+		return;
+	s = jv[vcpu];
+	if (!s) {
+		s = jalloc(sizeof(*s));
+		jv[vcpu] = s;
+	}
+	kind = jc_entry(s->prev, s->prev_tag, t->pc, t->two);
+	tag = s->prev && !s->prev_tag && s->prev->eob == JEOB_INHIBIT;
+	pu = s->prev && s->prev->pc < KERNEL_START;
+	s->prev = t;
+	s->prev_tag = (uint8_t)tag;
+	if (s->flush || t->flush == JFL_PAGE) {
+		pthread_mutex_lock(&jlock);
+		if (s->flush) {
+			jc_clear(s);
+			jc_flushes++;
+			jc_trace(0, vcpu, JK_FLUSH, 0, 0);
+		}
+		if (t->flush == JFL_PAGE)
+			jc_invlpg++;
+		pthread_mutex_unlock(&jlock);
+		s->flush = 0;
+	}
+	s->flush = t->flush == JFL_FULL;
+	if (kind == JK_NONE)
+		return;
+	miss = jc_access(s, t->pc, tag, &by);
+	u = t->pc < KERNEL_START;
+	pthread_mutex_lock(&jlock);
+	jk_stat[kind][pu][u][0]++;
+	jk_stat[kind][pu][u][1] += miss;
+	{
+		unsigned int h = jh(t->pc, 0);
+		struct jpc *p;
+
+		for (p = jpcs[h]; p; p = p->hnext)
+			if (p->pc == t->pc)
+				break;
+		if (!p) {
+			p = jalloc(sizeof(*p));
+			p->pc = t->pc;
+			p->hnext = jpcs[h];
+			jpcs[h] = p;
+		}
+		p->lookups++;
+		p->misses += miss;
+	}
+	if (miss)
+		jc_count_pair(t->pc, by);
+	jc_trace(t->pc, vcpu, kind, tag, miss);
+	pthread_mutex_unlock(&jlock);
+}
+
+/* The jc lines of a snapshot, and the trace since the last one. */
+static void jc_snapshot(FILE *f, const char *name)
+{
+	char tmp[4096], final[4096];
+	struct jrec *tr;
+	size_t n, i;
+	int k, a, b;
+	FILE *t;
+
+	pthread_mutex_lock(&jlock);
+	fprintf(f, "# jc_flushes %" PRIu64 "\n", jc_flushes);
+	fprintf(f, "# jc_invlpg %" PRIu64 "\n", jc_invlpg);
+	for (k = 1; k < N_JK; k++)
+		for (a = 0; a < 2; a++)
+			for (b = 0; b < 2; b++)
+				if (jk_stat[k][a][b][0])
+					fprintf(f, "jk %s %d %d %" PRIu64 " %" PRIu64 "\n", jk_names[k],
+						a, b, jk_stat[k][a][b][0], jk_stat[k][a][b][1]);
+	for (i = 0; i < (1u << JHASH_BITS); i++) {
+		struct jpc *p, *pn;
+		struct jpair *q, *qn;
+
+		for (p = jpcs[i]; p; p = pn) {
+			fprintf(f, "jp %" PRIx64 " %" PRIu64 " %" PRIu64 "\n", p->pc, p->lookups,
+				p->misses);
+			pn = p->hnext;
+			free(p);
+		}
+		for (q = jpairs[i]; q; q = qn) {
+			fprintf(f, "jx %" PRIx64 " %" PRIx64 " %" PRIu64 "\n", q->pc, q->by, q->misses);
+			qn = q->hnext;
+			free(q);
+		}
+		jpcs[i] = NULL;
+		jpairs[i] = NULL;
+	}
+	memset(jk_stat, 0, sizeof(jk_stat));
+	jc_flushes = jc_invlpg = 0;
+	tr = NULL;
+	n = 0;
+	if (jtrace_cap) {
+		/* hand the buffer over; the next window records into a new one */
+		tr = jtrace;
+		n = jtrace_n;
+		jtrace = calloc(jtrace_cap, sizeof(*jtrace));
+		jtrace_n = jtrace ? 0 : jtrace_cap;
+	}
+	pthread_mutex_unlock(&jlock);
+	if (!tr)
+		return;
+	snprintf(tmp, sizeof(tmp), "%s/%s.jtrace.tmp", dir, name);
+	snprintf(final, sizeof(final), "%s/%s.jtrace", dir, name);
+	t = fopen(tmp, "wb");
+	if (t) {
+		if (fwrite(tr, sizeof(*tr), n, t) != n || fclose(t) || rename(tmp, final))
+			fprintf(stderr, "insnprof: %s: %s\n", final, strerror(errno));
+	}
+	free(tr);
+}
+
 static void vcpu_tb_trans(qemu_plugin_id_t id, struct qemu_plugin_tb *tb)
 {
 	uint64_t vaddr = qemu_plugin_tb_vaddr(tb);
 	size_t n = qemu_plugin_tb_n_insns(tb), i;
 	struct special sp = { 0 };
 	uint8_t end = END_OTHER;
+	struct jinfo ji = { 0 };
+	struct jtb jt = { 0 };
 	struct ent *e;
 
+	if (jc_on) {
+		/* every block, kernel and user: the cache is the vCPU's */
+		for (i = 0; i < n; i++) {
+			struct qemu_plugin_insn *insn = qemu_plugin_tb_get_insn(tb, i);
+			uint64_t a = qemu_plugin_insn_vaddr(insn);
+			size_t len = qemu_plugin_insn_size(insn);
+
+			decode(qemu_plugin_insn_data(insn), len, a, vaddr & PAGE_MASK_4K, &sp,
+			       i == n - 1 ? &end : NULL, i == n - 1 ? &ji : NULL);
+			if (i == n - 1) {
+				jt.next = a + len;
+				jt.two = ((a + len - 1) & PAGE_MASK_4K) != (vaddr & PAGE_MASK_4K);
+			}
+		}
+		jtb_make(&jt, vaddr, (uint32_t)n, end, &ji);
+		pthread_mutex_lock(&jlock);
+		qemu_plugin_register_vcpu_tb_exec_cb(tb, vcpu_jc_exec, QEMU_PLUGIN_CB_NO_REGS,
+						     (void *)jtb_get(&jt));
+		pthread_mutex_unlock(&jlock);
+	}
 	if (vaddr < KERNEL_START) {
 		__atomic_fetch_add(&user_tbs, 1, __ATOMIC_RELAXED);
 		if (count_user)
 			count_block(tb, n, &user_insns, &user_blocks, &user_loads, &user_stores);
 		return;
 	}
-	for (i = 0; i < n; i++) {
+	for (i = 0; !jc_on && i < n; i++) {	/* (jc=1 decoded them above) */
 		struct qemu_plugin_insn *insn = qemu_plugin_tb_get_insn(tb, i);
 
 		decode(qemu_plugin_insn_data(insn), qemu_plugin_insn_size(insn),
 		       qemu_plugin_insn_vaddr(insn), vaddr & PAGE_MASK_4K, &sp,
-		       i == n - 1 ? &end : NULL);
+		       i == n - 1 ? &end : NULL, NULL);
 	}
 	pthread_mutex_lock(&lock);
 	e = lookup(vaddr, (uint32_t)n);
@@ -568,6 +1002,8 @@ static int snapshot(const char *name)
 				(unsigned int)!!(marks[i].mark & MK_GATED), marks[i].name);
 		fprintf(f, "# halves %zu\n", nh);
 	}
+	if (jc_on)
+		jc_snapshot(f, name);
 	fprintf(f, "# columns vaddr n_insns count loads stores end atomics wrmsr tsc io sys%s\n",
 		phases_file ? " out a c1 c2" : "");
 	for (i = 0; i < n; i++) {
@@ -782,6 +1218,10 @@ QEMU_PLUGIN_EXPORT int qemu_plugin_install(qemu_plugin_id_t id,
 			phases_file = strdup(argv[i] + 7);
 		} else if (!strncmp(argv[i], "kallsyms=", 9)) {
 			kallsyms_dir = strdup(argv[i] + 9);
+		} else if (!strncmp(argv[i], "jc=", 3)) {
+			jc_on = atoi(argv[i] + 3) != 0;
+		} else if (!strncmp(argv[i], "jctrace=", 8)) {
+			jtrace_cap = strtoul(argv[i] + 8, NULL, 0);
 		} else if (!strncmp(argv[i], "user=", 5)) {
 			bool on;
 
@@ -792,7 +1232,7 @@ QEMU_PLUGIN_EXPORT int qemu_plugin_install(qemu_plugin_id_t id,
 			count_user = on;
 		} else {
 			fprintf(stderr,
-				"insnprof: unknown argument %s (dir=, poll_ms=, user=, phases=, kallsyms=)\n",
+				"insnprof: unknown argument %s (dir=, poll_ms=, user=, phases=, kallsyms=, jc=, jctrace=)\n",
 				argv[i]);
 			return -1;
 		}
@@ -800,6 +1240,17 @@ QEMU_PLUGIN_EXPORT int qemu_plugin_install(qemu_plugin_id_t id,
 	if (!dir) {
 		fprintf(stderr, "insnprof: dir= missing\n");
 		return -1;
+	}
+	if (jtrace_cap && !jc_on) {
+		fprintf(stderr, "insnprof: jctrace= needs jc=1\n");
+		return -1;
+	}
+	if (jtrace_cap) {
+		jtrace = calloc(jtrace_cap, sizeof(*jtrace));
+		if (!jtrace) {
+			fprintf(stderr, "insnprof: jctrace=%zu: out of memory\n", jtrace_cap);
+			return -1;
+		}
 	}
 	if (phases_file && (!kallsyms_dir || read_specs(phases_file))) {
 		fprintf(stderr, "insnprof: phases= needs kallsyms= and a readable marker list\n");

@@ -31,7 +31,11 @@ runs outside a half and in phases A, C1, C2 of a half round trip on the
 vCPU that ran it, and "h" lines, one per half that ended), the phases:
 per half the medians and means of each phase's instructions and blocks
 and the means of its cost proxies, side by side, per vCPU, every block by
-phase, and per phase the functions with the largest differences.
+phase, and per phase the functions with the largest differences. With
+snapshots of the plugin run with jc=1 (session 43: "jk", "jp", "jx" lines,
+counts since the previous snapshot), the simulated TB jump cache: lookups
+and misses per round trip by kind, by the regions of the missed pc and of
+the pc that evicted it, and the top conflicting pairs.
 
 Usage: insnprof.py [--top N] [--phase-top N] [--base COL] DIR
 """
@@ -207,9 +211,17 @@ class Snap:
     {value: n}})] (empty without the plugin's phases=), markers [(kind,
     vaddr, gated, name)]."""
 
+    @property
+    def has_jc(self):
+        return "jc_flushes" in self.head
+
     def __init__(self, path):
         self.counts, self.head, self.ext, self.ph = {}, {}, {}, {}
         self.halves, self.markers = [], []
+        # jc=1 (the jump-cache simulation): counts since the previous snapshot
+        self.jk = {}   # (kind, prev_user, user) -> [lookups, misses]
+        self.jp = {}   # pc -> [lookups, misses]
+        self.jx = {}   # (pc, evicted_by) -> misses
         with open(path) as f:
             for line in f:
                 if line.startswith("#"):
@@ -221,6 +233,16 @@ class Snap:
                                              parts[3] == "1", parts[4]))
                     continue
                 parts = line.split()
+                if parts[0] == "jk":
+                    self.jk[(parts[1], int(parts[2]), int(parts[3]))] = [int(parts[4]),
+                                                                        int(parts[5])]
+                    continue
+                if parts[0] == "jp":
+                    self.jp[int(parts[1], 16)] = [int(parts[2]), int(parts[3])]
+                    continue
+                if parts[0] == "jx":
+                    self.jx[(int(parts[1], 16), int(parts[2], 16))] = int(parts[3])
+                    continue
                 if parts[0] == "h":
                     v = [int(x) for x in parts[3:]]
                     n = len(HV)
@@ -320,6 +342,12 @@ class Window:
                                          dp * x[3], dp * x[5], dp if vaddr == s[2] else 0)):
                     pv[j] += add
         self.has_phases = bool(b.ph)
+        # the jump cache: the later snapshot's counts are the window's
+        self.has_jc = b.has_jc
+        self.jk, self.jp, self.jx = b.jk, b.jp, b.jx
+        self.jc_flushes = int(b.head.get("jc_flushes", 0))
+        self.jc_invlpg = int(b.head.get("jc_invlpg", 0))
+        self.syms = syms
         self.halves = b.halves
         self.markers = b.markers
         post = [k for k in self.calls if k[0] == POST]
@@ -385,6 +413,48 @@ class Column:
                         c[j] += v[j]
         self.halves = [h for w in wins for h in w.halves]
         self.markers = wins[-1].markers if wins else []
+        self.has_jc = bool(wins) and all(w.has_jc for w in wins)
+        self.jk, self.jp, self.jx = {}, {}, {}
+        for w in wins:
+            for k, v in w.jk.items():
+                c = self.jk.setdefault(k, [0, 0])
+                c[0] += v[0]
+                c[1] += v[1]
+            for k, v in w.jp.items():
+                c = self.jp.setdefault(k, [0, 0])
+                c[0] += v[0]
+                c[1] += v[1]
+            for k, v in w.jx.items():
+                self.jx[k] = self.jx.get(k, 0) + v
+        self.jc_flushes = sum(w.jc_flushes for w in wins)
+        self.jc_invlpg = sum(w.jc_invlpg for w in wins)
+        self.syms = wins[-1].syms if wins else None
+
+    def jc_total(self, what, kinds=None, prev_user=None, user=None):
+        """Simulated jump-cache lookups (what 0) or misses (1), summed over the
+        entry kinds (all), the space of the block before and of the block
+        looked up (None: either; 1 user)."""
+        return sum(v[what] for (k, pu, u), v in self.jk.items()
+                   if (kinds is None or k in kinds) and (prev_user is None or pu == prev_user)
+                   and (user is None or u == user))
+
+    def region(self, pc):
+        """The region a pc is in: user, or its kernel symbol's group."""
+        if pc == 0:
+            return "(empty slot)"
+        if pc < KERNEL_START:
+            return "user space"
+        n, m, _ = self.syms.lookup(pc)
+        return group_of(n, m)
+
+    def where(self, pc):
+        """pc as symbol+offset [module] (user space: the address)."""
+        if pc == 0:
+            return "(empty slot)"
+        if pc < KERNEL_START:
+            return f"user 0x{pc:x}"
+        n, m, a = self.syms.lookup(pc)
+        return f"{n}+0x{pc - a:x}" + (f" [{m}]" if m else "")
 
     def complete_halves(self, vcpu=None):
         """The halves that saw the copy and the completion and returned to
@@ -709,6 +779,139 @@ def phase_report(p, row, C, names, pairs, top):
             p("")
 
 
+# The plugin's jump-cache simulation (jc=1, session 43): why a block was
+# entered through a lookup of QEMU's per-vCPU tb_jmp_cache rather than a
+# chained jump (insnprof.c, enum jc_kind), as the "jk" lines name them.
+JC_KINDS = [
+    ("ret", "after a ret/iret"),
+    ("indirect", "after an indirect jmp/call"),
+    ("xpage", "after a direct jmp/call to another page"),
+    ("xjcc", "a jcc edge to another page"),
+    ("pageend", "the fall-through at a page's end"),
+    ("eob", "after an instruction that leaves the block (sti, popf, clac/stac, wrmsr, "
+            "mov cr, pause, syscall, sysret, ...)"),
+    ("twopage", "a chained edge into a block that spans two pages"),
+    ("async", "after an interrupt or exception"),
+    ("first", "a vCPU's first block"),
+]
+JC_LOOKUP_ENDS = ("ret", "indirect", "xpage")
+
+
+def jc_hash(pc):
+    """The jump-cache slot of pc (QEMU 7.2 softmmu, 4 KiB pages): pc[5:0] ^
+    pc[11:6] within the page's group of 64, pc[17:12] ^ pc[23:18] the group."""
+    return (((pc >> 12) ^ (pc >> 18)) & 0x3f) << 6 | ((pc ^ (pc >> 6)) & 0x3f)
+
+
+def jc_report(p, row, C, names, pairs, top):
+    """The simulated jump cache: lookups and misses per round trip, by kind,
+    by the regions of the missed pc and of the pc that evicted it, the top
+    conflicting pairs."""
+    def f1(x):
+        return "-" if x != x else f"{x:,.1f}"
+
+    def f2(x):
+        return "-" if x != x else f"{x:,.2f}"
+
+    def diff(a, b, f=f1):
+        d = a - b
+        return "-" if d != d else ("+" if d >= 0 else "") + f(d)
+    p("## Jump cache (simulated, QEMU 7.2's per-vCPU tb_jmp_cache)")
+    p("")
+    p("The plugin's jc=1 (scripts/insnprof/insnprof.c): every block entry on a vCPU that "
+      "QEMU resolves through the vCPU's 4096-slot, direct-mapped jump cache (rather than a "
+      "chained jump), classified from the block that ran before it, fed to a simulated "
+      "cache with QEMU's index (pc[5:0]^pc[11:6] within one of 64 groups, "
+      "pc[17:12]^pc[23:18] the group); a miss is a walk of QEMU's global TB hash table "
+      "(qht_lookup_custom). Kernel and user space share a vCPU's cache. Per round trip, "
+      "both vCPUs.")
+    p("")
+    row(["per round trip"] + names + [f"{o} - {b}" for o, b in pairs])
+    p("|---|" + "---:|" * (len(names) + len(pairs)))
+
+    def line(lab, vals, f=f1):
+        row([lab] + [f(vals[c]) for c in names] + [diff(vals[o], vals[b], f) for o, b in pairs])
+    for what, wl in ((0, "lookups"), (1, "misses")):
+        for u, ul in ((0, "kernel"), (1, "user")):
+            line(f"**{wl}, {ul} pc**", {c: C[c].per_rt(C[c].jc_total(what, user=u)) for c in names})
+        for k, lab in JC_KINDS:
+            vals = {c: C[c].per_rt(C[c].jc_total(what, (k,))) for c in names}
+            if any(v >= 0.005 for v in vals.values()):
+                line(f"{wl}: {lab}", vals, f2)
+    line("miss rate, kernel pc (%)", {c: 100.0 * C[c].jc_total(1, user=0) / C[c].jc_total(0, user=0)
+                                      if C[c].jc_total(0, user=0) else float("nan") for c in names},
+         f2)
+    line("miss rate, user pc (%)", {c: 100.0 * C[c].jc_total(1, user=1) / C[c].jc_total(0, user=1)
+                                    if C[c].jc_total(0, user=1) else float("nan") for c in names},
+         f2)
+    for u, ul in ((0, "kernel"), (1, "user")):
+        for j, wl in ((0, "looked up"), (1, "missed")):
+            line(f"distinct {ul} pcs {wl} per window (mean)",
+                 {c: statistics.mean(sum(1 for pc, v in w.jp.items() if v[j] and
+                                         (pc < KERNEL_START) == bool(u)) for w in C[c].wins)
+                  for c in names}, fmt)
+    line("kernel blocks ending ret/indirect/xpage (lookups; the cost table's TB lookups)",
+         {c: C[c].per_rt(C[c].jc_total(0, JC_LOOKUP_ENDS, prev_user=0)) for c in names}, fmt)
+    if all(C[c].has_cost for c in names):
+        line("the same from the block counters (agree but for the snapshots' timing)",
+             {c: C[c].per_rt(C[c].cost_of(None, "lookups")) for c in names}, fmt)
+    line("full TLB flushes (mov to cr3/cr4: the cache cleared)",
+         {c: C[c].per_rt(C[c].jc_flushes) for c in names}, f2)
+    line("invlpg (two 64-slot groups cleared in QEMU; not simulated)",
+         {c: C[c].per_rt(C[c].jc_invlpg) for c in names}, f2)
+    p("")
+    # misses by region of the missed pc and of the one that evicted it
+    reg = {}
+    for c in names:
+        col = C[c]
+        cache = {}
+
+        def rg(pc, col=col, cache=cache):
+            r = cache.get(pc)
+            if r is None:
+                r = cache[pc] = col.region(pc)
+            return r
+        d = {}
+        for (pc, by), n in col.jx.items():
+            k = (rg(pc), rg(by))
+            d[k] = d.get(k, 0) + n
+        reg[c] = d
+    for title, pick in (("the missed pc's region", lambda k: k[0]),
+                        ("the evicting pc's region", lambda k: k[1])):
+        p(f"### Misses per round trip by {title}")
+        p("")
+        row(["region"] + names + [f"{o} - {b}" for o, b in pairs])
+        p("|---|" + "---:|" * (len(names) + len(pairs)))
+        agg = {c: {} for c in names}
+        for c in names:
+            for k, n in reg[c].items():
+                agg[c][pick(k)] = agg[c].get(pick(k), 0) + n
+        keys = sorted({k for c in names for k in agg[c]},
+                      key=lambda k: -max(C[c].per_rt(agg[c].get(k, 0)) for c in names))
+        for k in keys:
+            line(k, {c: C[c].per_rt(agg[c].get(k, 0)) for c in names})
+        p("")
+    p(f"### Misses per round trip by region pair (missed <- evicted by), the {top} largest")
+    p("")
+    row(["missed pc's region <- evicting pc's region"] + names + [f"{o} - {b}" for o, b in pairs])
+    p("|---|" + "---:|" * (len(names) + len(pairs)))
+    keys = sorted({k for c in names for k in reg[c]},
+                  key=lambda k: -max(C[c].per_rt(reg[c].get(k, 0)) for c in names))
+    for k in keys[:top]:
+        line(f"{k[0]} <- {k[1]}", {c: C[c].per_rt(reg[c].get(k, 0)) for c in names})
+    p("")
+    for c in names:
+        col = C[c]
+        p(f"### {c}: the {top} conflicting pairs with the most misses per round trip")
+        p("")
+        p("| missed pc | evicted by | slot | misses/RT | lookups/RT of the missed pc |")
+        p("|---|---|---:|---:|---:|")
+        for (pc, by), n in sorted(col.jx.items(), key=lambda kv: (-kv[1], kv[0]))[:top]:
+            p(f"| {col.where(pc)} | {col.where(by)} | {jc_hash(pc)} | {f2(col.per_rt(n))} | "
+              f"{f2(col.per_rt(col.jp.get(pc, [0, 0])[0]))} |")
+        p("")
+
+
 def report(cols, top, base, tcg="single", phase_top=15):
     names = list(cols)
     if base not in cols:
@@ -783,6 +986,8 @@ def report(cols, top, base, tcg="single", phase_top=15):
         phase_report(p, row, C, names, pairs, phase_top)
     if all(C[c].has_cost for c in names):
         cost_report(p, row, C, names, pairs, top)
+    if all(C[c].has_jc for c in names):
+        jc_report(p, row, C, names, pairs, min(top, 25))
     # functions side by side, by the largest difference
     for o, base in pairs:
         keys = set(C[o].insns) | set(C[base].insns)

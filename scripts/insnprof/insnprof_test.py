@@ -6,9 +6,11 @@ of 100 round trips, one mroce window of 50, counts worked out by hand; and
 each block ends, atomics, wrmsr, tsc, io, sys): one rxe window of 100
 round trips, one mroce window of 50; (testdata_phase/) snapshots with the
 phase columns and halves: one rxe window of 10 round trips, one mroce
-window of 5. PhaseMachineTest builds the plugin's own phase machine
-(insnprof.c, with phases_harness.c) and checks the snapshots it writes
-(skipped without cc or QEMU's plugin header, which build.sh fetches)."""
+window of 5; (testdata_jc/) testdata_cost/ with the jump-cache lines.
+PhaseMachineTest builds the plugin's own phase machine (insnprof.c, with
+phases_harness.c) and checks the snapshots it writes, JcSimTest its
+jump-cache simulation (jcsim.c) (both skipped without cc or QEMU's plugin
+header, which build.sh fetches)."""
 
 import glob
 import os
@@ -333,6 +335,177 @@ class PhaseMachineTest(unittest.TestCase):
         self.assertEqual(self.r.ph[(0xffffffffc0101000, 7)], (1, 6, 0, 0))
         self.assertEqual(self.r.ph[(0xffffffff81e00100, 2)], (1, 2, 0, 2))
         self.assertEqual(self.r.ph[(0xffffffffc0202000, 5)], (0, 1, 1, 0))
+
+
+JC = os.path.join(HERE, "testdata_jc")
+
+
+class JcReportTest(unittest.TestCase):
+    """The jump-cache section on canned snapshots (testdata_jc/: testdata_cost/
+    with jc lines; the lines of a window's first snapshot are the interval
+    before it and never count)."""
+
+    @classmethod
+    def setUpClass(cls):
+        load_pair(cls, JC)
+        cls.text = insnprof.report(cls.cols, 10, "rxe")
+
+    def test_parse(self):
+        snap = insnprof.read_snap(os.path.join(JC, "mroce-1.snap"))
+        self.assertTrue(snap.has_jc)
+        self.assertEqual(snap.jk[("ret", 1, 1)], [300, 10])
+        self.assertEqual(snap.jp[0x401000], [300, 10])
+        self.assertEqual(snap.jx[(0xffffffffc0200010, 0)], 40)
+        # the rows still parse
+        self.assertEqual(snap.counts[(0xffffffffc0200000, 0x1e)], 310)
+        self.assertFalse(insnprof.read_snap(os.path.join(COST, "mroce-1.snap")).has_jc)
+
+    def test_totals_per_window_not_diffed(self):
+        m, r = self.mroce, self.rxe
+        self.assertEqual(m.jc_total(0, user=0), 1500)
+        self.assertEqual(m.jc_total(1, user=0), 150)
+        self.assertEqual(m.jc_total(0, user=1), 500)
+        self.assertEqual(m.jc_total(0, ("ret",)), 1300)
+        self.assertEqual(m.jc_total(0, ("ret",), prev_user=0), 1000)
+        self.assertEqual(r.jc_total(0), 2100)
+        self.assertEqual(r.jc_flushes, 0)
+        self.assertEqual(m.jc_flushes, 5)
+
+    def test_regions(self):
+        m = self.mroce
+        self.assertEqual(m.region(0xffffffffc0200010), "mroce module")
+        self.assertEqual(m.region(0xffffffff81003040), "timers and clock")
+        self.assertEqual(m.region(0x401000), "user space")
+        self.assertEqual(m.region(0), "(empty slot)")
+        self.assertEqual(m.where(0xffffffffc0200010), "mroce_tx_one+0x10 [mroce]")
+        self.assertEqual(m.where(0x401000), "user 0x401000")
+
+    def test_report(self):
+        t = self.text
+        self.assertIn("## Jump cache (simulated, QEMU 7.2's per-vCPU tb_jmp_cache)", t)
+        self.assertIn("| **lookups, kernel pc** | 21.0 | 30.0 | +9.0 |", t)
+        self.assertIn("| **misses, kernel pc** | 1.0 | 3.0 | +2.0 |", t)
+        self.assertIn("| misses: after a ret/iret | 1.00 | 2.20 | +1.20 |", t)
+        self.assertIn("| miss rate, kernel pc (%) | 4.76 | 10.00 | +5.24 |", t)
+        self.assertIn("| distinct user pcs looked up per window (mean) | 0 | 2 | +2 |", t)
+        self.assertIn("| distinct user pcs missed per window (mean) | 0 | 1 | +1 |", t)
+        self.assertIn("| kernel blocks ending ret/indirect/xpage (lookups; the cost table's TB "
+                      "lookups) | 20 | 30 | +10 |", t)
+        self.assertIn("| full TLB flushes (mov to cr3/cr4: the cache cleared) | 0.00 | 0.10 | "
+                      "+0.10 |", t)
+        self.assertIn("| mroce module <- timers and clock | 0.0 | 1.2 | +1.2 |", t)
+        self.assertIn("| timers and clock <- memset/memcpy | 1.0 | 0.0 | -1.0 |", t)
+        self.assertIn("| mroce_tx_one+0x10 [mroce] | hrtimer_interrupt+0x40 | 528 | 1.20 | 12.00 |",
+                      t)
+        self.assertIn("| user 0x401000 | mroce_tx_one+0x10 [mroce] | 1088 | 0.20 | 6.00 |", t)
+
+    def test_no_section_without_jc(self):
+        self.assertNotIn("Jump cache", insnprof.report(insnprof.load(COST), 10, "rxe"))
+
+
+def jc_slot(pc):
+    """The slot by QEMU 7.2's own expression (accel/tcg/tb-hash.h, softmmu,
+    12-bit pages), re-derived here: tmp = pc ^ (pc >> 6), then bits 11:6 of
+    the slot from tmp's 17:12, bits 5:0 from tmp's 5:0."""
+    tmp = pc ^ (pc >> 6)
+    return ((tmp >> 6) & 0xfc0) | (tmp & 0x3f)
+
+
+class JcSimTest(unittest.TestCase):
+    """The plugin's jump-cache simulation itself (insnprof.c, through
+    jcsim.c): the slot function, the entry classification on canned blocks
+    of real x86 bytes, the simulated cache, the trace and its off-line
+    re-simulation with a range moved."""
+
+    @classmethod
+    def setUpClass(cls):
+        hdr = sorted(glob.glob(os.path.join(TOP, "build/insnprof/include-*/qemu-plugin.h")))
+        if not hdr or not shutil.which("cc"):
+            raise unittest.SkipTest("no cc or QEMU plugin header (scripts/insnprof/build.sh)")
+        cls.tmp = tempfile.mkdtemp()
+        cls.exe = os.path.join(cls.tmp, "jcsim")
+        subprocess.run(["cc", "-O1", "-g", "-Wall", "-Wextra", "-Werror", "-Wno-unused-parameter",
+                        "-Wno-unused-function", "-I" + os.path.dirname(hdr[-1]), "-I" + HERE,
+                        "-o", cls.exe, os.path.join(HERE, "jcsim.c"), "-lpthread"], check=True)
+        subprocess.run([cls.exe, "machine", cls.tmp], check=True, capture_output=True)
+        cls.snap = insnprof.read_snap(os.path.join(cls.tmp, "jc-1.snap"))
+
+    @classmethod
+    def tearDownClass(cls):
+        shutil.rmtree(cls.tmp)
+
+    def jcsim(self, *args):
+        return subprocess.run([self.exe] + list(args), check=True, capture_output=True,
+                              text=True).stdout.split("\n")[:-1]
+
+    def test_slot_function(self):
+        pcs = [0xffffffff81000100, 0xffffffff81041100, 0x401000, 0xffffffffc0547f10,
+               0xffffffff8dc00000, 0x7ffff7fd0123, 0xffffffffc07d5f10, 0xfff]
+        got = [int(x) for x in self.jcsim("hash", *[f"{pc:x}" for pc in pcs])]
+        self.assertEqual(got, [jc_slot(pc) for pc in pcs])
+        self.assertEqual(got, [insnprof.jc_hash(pc) for pc in pcs])
+        # by hand: 0x100 -> 4 ^ 0 in page group 0; 65 pages on, the same slot;
+        # 0x401000: in-page 0, group 0x401 ^ 0x10 = 0x11 -> 17 * 64
+        self.assertEqual(got[:3], [4, 4, 1088])
+        # 0xfff: 0x3f ^ 0x3f = 0 in group 0
+        self.assertEqual(got[7], 0)
+        # a page's 64 slots; the same offset 64 pages on (one group bit and
+        # one fold bit flip) and 4096 pages on (bits above 23 ignored): the same slot
+        self.assertEqual(len({jc_slot(0xffffffff81000000 + i) for i in range(4096)}), 64)
+        self.assertEqual(jc_slot(0xffffffff81000123), jc_slot(0xffffffff81000123 + 4096 * 4096))
+        self.assertNotEqual(jc_slot(0xffffffff81000123), jc_slot(0xffffffff81000123 + 4096 * 64))
+
+    def test_entries_by_kind(self):
+        # jcsim.c's machine(): every block entry's kind worked out there
+        self.assertEqual(self.snap.jk, {
+            ("first", 0, 0): [1, 1], ("first", 0, 1): [1, 1],
+            ("ret", 0, 0): [4, 3], ("ret", 1, 0): [1, 1], ("ret", 1, 1): [1, 0],
+            ("indirect", 0, 0): [1, 1], ("xpage", 0, 0): [5, 4], ("eob", 0, 0): [7, 7],
+            ("twopage", 0, 0): [1, 1], ("async", 0, 0): [1, 1]})
+        self.assertEqual(self.snap.head["jc_flushes"], "1")
+
+    def test_per_pc_and_pairs(self):
+        k = 0xffffffff81000000
+        jp, jx = self.snap.jp, self.snap.jx
+        # the return site: missed cold, hit, missed after the cr3 flush
+        self.assertEqual(jp[k + 0xd], [3, 2])
+        # b's slot, taken by h 65 pages on: b evicts h
+        self.assertEqual(jx[(k + 0x100, k + 0x41100)], 1)
+        # the block after sti is another block (interrupts inhibited): the
+        # same pc's plain lookup misses, evicting it
+        self.assertEqual(jx[(k + 0x201001, k + 0x201001)], 1)
+        # a (kernel) on both vCPUs: their own caches
+        self.assertEqual(jp[k], [3, 3])
+        self.assertEqual(jp[0x401000], [2, 1])
+        self.assertEqual(sum(jx.values()), sum(v[1] for v in self.snap.jk.values()))
+
+    def test_trace_resimulates(self):
+        tr = os.path.join(self.tmp, "jc-1.jtrace")
+        self.assertEqual(os.path.getsize(tr), 16 * 23 + 16)   # 23 lookups, one flush
+        self.assertEqual(self.jcsim("sim", tr), ["23 20"])
+
+    def test_move(self):
+        # P and Q share slot 4 (65 pages apart) on vCPU 0: P Q P Q P Q, one
+        # flush, P; vCPU 1: P
+        p, q = 0xffffffff81000100, 0xffffffff81041100
+        recs = [(p, 0, 2), (q, 0, 2)] * 3 + [(0, 0, 0xff), (p, 0, 2), (p, 1, 2)]
+        tr = os.path.join(self.tmp, "pq.jtrace")
+        with open(tr, "wb") as f:
+            for pc, vcpu, kind in recs:
+                f.write(pc.to_bytes(8, "little") + bytes([vcpu, kind, 0, 0]) + bytes(4))
+        self.assertEqual(self.jcsim("sim", tr), ["8 8"])
+        # without the flush P's last lookup on vCPU 0 finds Q in the slot (a miss
+        # all the same) or, Q moved, P itself (a hit)
+        self.assertEqual(self.jcsim("sim", "-F", tr), ["8 8"])
+        self.assertEqual(self.jcsim("sim", "-F", tr, f"{q:x}:{q + 1:x}:1"), ["8 3"])
+        # Q one page on: its own slot; P cold, after the flush, on vCPU 1
+        self.assertEqual(self.jcsim("sim", tr, f"{q:x}:{q + 1:x}:1"), ["8 4"])
+        # a sweep of Q's page: it collides with P where it is, and 4096
+        # pages on (16 MiB: bits above 23 are not in the slot)
+        out = self.jcsim("sweep", tr, f"{q & ~0xfff:x}:{(q & ~0xfff) + 0x1000:x}", "-1", "2")
+        self.assertEqual(out, ["-1 8 4 1 0", "0 8 8 3 2", "1 8 4 1 0"])
+        self.assertEqual(self.jcsim("sweep", tr, f"{q & ~0xfff:x}:{(q & ~0xfff) + 0x1000:x}",
+                                    "4095", "4097"), ["4095 8 4 1 0", "4096 8 8 3 2"])
 
 
 if __name__ == "__main__":

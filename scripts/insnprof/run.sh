@@ -16,7 +16,12 @@
 # BENCH_INSNPROF_WINDOWS (2), BENCH_INSNPROF_WARM (2000 packets),
 # INSNPROF_TOP (40 functions in the tables), INSNPROF_TCG (single or multi,
 # below), INSNPROF_PHASES (1: the per-vCPU phases of a half round trip,
-# markers in scripts/insnprof/phases; 0: off, no per-block callback).
+# markers in scripts/insnprof/phases; 0: off, no per-block callback),
+# INSNPROF_JC (0; 1: simulate QEMU's per-vCPU TB jump cache, a callback
+# per block, kernel and user: its lookups and misses per round trip, what
+# evicted what), INSNPROF_JCTRACE (0; N: with INSNPROF_JC=1, also the first
+# N lookups of every window, COL-I.jtrace next to the snapshots, for
+# scripts/insnprof/jcsim.c to re-simulate, e.g. with a module moved).
 # Usage: run.sh KVER [vmrun.py options...]
 set -uo pipefail
 
@@ -50,6 +55,13 @@ case ${INSNPROF_PHASES:-1} in
 0) ;;
 *) echo "insnprof: INSNPROF_PHASES=$INSNPROF_PHASES: 1 or 0" >&2; exit 1 ;;
 esac
+case ${INSNPROF_JC:-0} in
+1) plugin+=",jc=1"
+   [[ ${INSNPROF_JCTRACE:-0} =~ ^[0-9]+$ ]] || { echo "insnprof: INSNPROF_JCTRACE=$INSNPROF_JCTRACE: a number" >&2; exit 1; }
+   [ "${INSNPROF_JCTRACE:-0}" -gt 0 ] && plugin+=",jctrace=$INSNPROF_JCTRACE" ;;
+0) ;;
+*) echo "insnprof: INSNPROF_JC=$INSNPROF_JC: 1 or 0" >&2; exit 1 ;;
+esac
 echo "insnprof: booting the VM (TCG thread=$tcg, plugin $so)"
 python3 "$top/selftests/qemu/vmrun.py" --kver "$kver" --plain --out "$run" \
 	--clock "${MROCE_VM_CLOCK:-tsc}" --tcg-thread "$tcg" --plugin "$plugin" \
@@ -61,6 +73,9 @@ if [ -z "$res" ] || ! compgen -G "$res/*.snap" > /dev/null; then
 	echo "insnprof: no snapshots in $run" >&2
 	exit 1
 fi
+# the jump-cache traces (INSNPROF_JCTRACE) land in the share, next to the
+# snapshots' first home: put them with the snapshots
+for f in "${res%/*}"/*.jtrace; do [ -f "$f" ] && mv "$f" "$res/"; done
 {
 	echo "make insnprof at $commit, $(date -u -d "@$t0" '+%F %H:%M UTC'), $(( $(date +%s) - t0 ))s;" \
 		"kernel $kver; TCG thread=$tcg; knobs: $(env | grep -E '^(BENCH_[A-Z0-9_]+|MROCE_VM_[A-Z]+|INSNPROF_[A-Z]+)=' | sort | tr '\n' ' ')"
