@@ -19,7 +19,11 @@
 # are the packets sent in it over the packets a round trip sends in the
 # whole run (sent_pkts over the run / iterations: the two drivers need not
 # send as many packets per round trip). COL.meta (what ran, counters,
-# times, perftest's result) is left in $MROCE_TEST_OUT for qemuprof.py.
+# times, perftest's result, where the module and the kernel are loaded)
+# is left in $MROCE_TEST_OUT for qemuprof.py. BENCH_QEMUPROF_UPROBES=1: the
+# windows COL-np, COL-um and COL-ul, the last two counted on the host with
+# uprobes (qemuprof.py: jump-cache misses; and TB lookups). BENCH_MROCE_PARAMS
+# with "|" between parameter sets: a mroce column per set (mroce, mroce2, ...).
 # vm-timeout: 1800
 . "$MROCE_REPO/selftests/lib.sh"
 . "$MROCE_REPO/selftests/lib_traffic.sh"
@@ -31,6 +35,7 @@ WINDOW=${BENCH_QEMUPROF_WINDOW:-8}
 WARM=${BENCH_QEMUPROF_WARM:-3}
 ROUNDS=${BENCH_QEMUPROF_ROUNDS:-2}
 DRIVERS=${BENCH_DRIVERS:-rxe mroce}
+UPROBES=${BENCH_QEMUPROF_UPROBES:-0}
 for v in "$ITERS" "$WINDOW" "$WARM" "$ROUNDS"; do
 	[[ $v =~ ^[1-9][0-9]*$ ]] || { echo "qemuprof: '$v' is not a positive number"; exit 1; }
 done
@@ -114,10 +119,10 @@ trace_collect() {
 }
 
 # window NAME PID: one window the host watches (NAME.start, NAME.go, ...,
-# NAME.stop, NAME.done); sets w_p0 w_p1 w_t0 w_t1, fails if perftest ended
+# NAME.stop, NAME.done); sets w_p0 w_p1 w_t0 w_t1 w_pa w_pb, fails if perftest ended
 # or the host did not answer.
 window() {
-	w_p0='' w_p1='' w_t0='' w_t1=''
+	w_p0='' w_p1='' w_t0='' w_t1='' w_pa='' w_pb=''
 	if exited "$2"; then
 		echo "qemuprof: $1: ib_write_lat ended before the window"
 		return 1
@@ -126,6 +131,10 @@ window() {
 	if [ "$TRACE" = 1 ] && [[ $1 == *-np ]]; then
 		trace_setup && tr=1 || echo "qemuprof: $1: no tracing (tracefs, kprobes)"
 	fi
+	# w_pa, w_pb: the packets before asking the host to start and after
+	# it stopped: the host's window lies between them (uprobes slow the
+	# guest's own steps too, so it can be much longer than the guest's)
+	bench_sent_pkts w_pa
 	host_ask "$1" start go 60 || { echo "qemuprof: $1: the host did not start"; return 1; }
 	[ "$tr" = 0 ] || trace_on
 	bench_sent_pkts w_p0
@@ -135,6 +144,7 @@ window() {
 	w_t1=$EPOCHREALTIME
 	[ "$tr" = 0 ] || trace_off "$out/$1.trace"
 	host_ask "$1" stop "done" 120 || { echo "qemuprof: $1: the host did not stop"; return 1; }
+	bench_sent_pkts w_pb
 	[ "$tr" = 0 ] || trace_collect
 	exited "$2" && { echo "qemuprof: $1: ib_write_lat ended in the window"; return 1; }
 	return 0
@@ -142,16 +152,25 @@ window() {
 
 # column COL DRV ROUND [PARAM...]: one driver's run with two windows, COL
 # (perf records) and COL-np (no perf: the control, what perf itself costs),
-# in the order perf first on odd rounds, control first on even ones.
+# in the order perf first on odd rounds, control first on even ones; with
+# BENCH_QEMUPROF_UPROBES=1 three, COL-np, COL-um (the host counts QEMU's
+# jump-cache misses and loop exits with uprobes) and COL-ul (those and
+# every TB lookup), their order turning with the round. COL's driver
+# label (the meta's driver=) is COL up to its round: mroce2-1 is mroce2.
 column() {
-	local col=$1 drv=$2 round=$3 pid ps pe rc=0 w names=() ok
-	local -A p0 p1 t0 t1 wok
+	local col=$1 drv=$2 round=$3 label=${1%-*} pid ps pe rc=0 w names=() ok modbase ktext
+	local -A p0 p1 t0 t1 pa pb wok
 	shift 3
 	if ! bench_driver_up "$drv" "$@"; then
 		echo "qemuprof: $col: $drv did not come up"
 		bench_driver_down
 		return 1
 	fi
+	# where the module and the kernel are (QEMU's jump cache is indexed
+	# by guest virtual PC: which PCs collide depends on both)
+	modbase=$(awk -v m="$([ "$drv" = rxe ] && echo rdma_rxe || echo mroce)" \
+		'$1 == m { print $1 "@" $6 }' /proc/modules)
+	ktext=$(awk '$3 == "_text" { print $1; exit }' /proc/kallsyms)
 	rm -f "$mark"
 	PERFTEST_LOG=$col PERFTEST_TIMEOUT=1500 PERFTEST_BEFORE_CLIENT=client_starts \
 		perftest_pair "" dev0 "" dev1 10.0.0.2 ib_write_lat -s 64 -n "$ITERS" > /dev/null &
@@ -159,7 +178,18 @@ column() {
 	until [ -e "$mark" ] || exited "$pid"; do nap 0.1; done
 	bench_sent_pkts ps
 	nap "$WARM"
-	if [ $((round % 2)) -eq 1 ]; then names=("$col" "$col-np"); else names=("$col-np" "$col"); fi
+	if [ "$UPROBES" = 1 ]; then
+		# the order turns with the round: np um ul, ul np um, um ul np
+		case $((round % 3)) in
+		1) names=("$col-np" "$col-um" "$col-ul") ;;
+		2) names=("$col-ul" "$col-np" "$col-um") ;;
+		0) names=("$col-um" "$col-ul" "$col-np") ;;
+		esac
+	elif [ $((round % 2)) -eq 1 ]; then
+		names=("$col" "$col-np")
+	else
+		names=("$col-np" "$col")
+	fi
 	for w in "${names[@]}"; do
 		wok[$w]=0
 		if window "$w" "$pid"; then
@@ -167,7 +197,7 @@ column() {
 		else
 			rc=1
 		fi
-		p0[$w]=$w_p0 p1[$w]=$w_p1 t0[$w]=$w_t0 t1[$w]=$w_t1
+		p0[$w]=$w_p0 p1[$w]=$w_p1 t0[$w]=$w_t0 t1[$w]=$w_t1 pa[$w]=$w_pa pb[$w]=$w_pb
 	done
 	wait "$pid" || { echo "qemuprof: $col: ib_write_lat failed ($out/$col.client)"; rc=1; }
 	bench_sent_pkts pe
@@ -176,12 +206,15 @@ column() {
 		[ "$rc" -eq 0 ] || ok=0
 		{
 			echo "column=$w"
-			echo "driver=$drv"
+			echo "driver=$label"
+			echo "modbase=$modbase"
+			echo "ktext=$ktext"
 			echo "params=$*"
-			echo "perf=$([[ $w == *-np ]] && echo 0 || echo 1)"
+			echo "perf=$([[ $w == *-n? || $w == *-u? ]] && echo 0 || echo 1)"
 			echo "iters=$ITERS"
 			echo "sent_run=$ps $pe"
 			echo "sent_window=${p0[$w]} ${p1[$w]}"
+			echo "sent_outer=${pa[$w]} ${pb[$w]}"
 			echo "window_t=${t0[$w]} ${t1[$w]}"
 			echo "perftest=$(awk '$1 == 64 && NF >= 5 { print; exit }' "$out/$col.client" 2> /dev/null)"
 			echo "kernel=$(uname -r)"
@@ -195,6 +228,9 @@ column() {
 	return $rc
 }
 
+# mroce's parameter sets ("|" between them; a set's ko=PATH: that build)
+IFS='|' read -ra psets <<< "${BENCH_MROCE_PARAMS:-}"
+[ "${#psets[@]}" -gt 0 ] || psets=("")
 echo "qemuprof: drivers $DRIVERS x $ROUNDS rounds; ib_write_lat -s 64 -n $ITERS;" \
 	"window ${WINDOW}s after ${WARM}s"
 topo_policy 1 || exit 1
@@ -204,8 +240,12 @@ for ((r = 1; r <= ROUNDS; r++)); do
 		case $d in
 		rxe) column "$d-$r" rxe "$r" || rc=1 ;;
 		mroce)
-			# shellcheck disable=SC2086 # one word per parameter
-			column "$d-$r" mroce "$r" ${BENCH_MROCE_PARAMS:-} || rc=1 ;;
+			# a column per parameter set: mroce, mroce2, ...
+			for ((i = 0; i < ${#psets[@]}; i++)); do
+				lab=mroce$([ "$i" -eq 0 ] || echo $((i + 1)))
+				# shellcheck disable=SC2086 # one word per parameter
+				column "$lab-$r" mroce "$r" ${psets[i]} || rc=1
+			done ;;
 		*) echo "qemuprof: unknown driver $d (rxe mroce)"; rc=1 ;;
 		esac
 	done

@@ -21,7 +21,10 @@ two halves:
               the ones running JIT code: vcpu0 and vcpu1 by thread id, the
               order QEMU creates them), normalised to host CPU microseconds
               per round trip; rxe against mroce per category, per boot and
-              pooled (each boot's mroce mean minus its rxe mean).
+              pooled (each boot's mroce mean minus its rxe mean). Windows
+              COL-um / COL-ul (QEMUPROF_UPROBES=1) count QEMU functions
+              with host uprobes instead (perf stat --per-thread): TB
+              lookups, jump-cache misses, translations, loop exits per RT.
 
 Symbols: Debian's qemu-system-x86_64 is stripped; its dynamic symbols name
 the exported functions, and the TCG helpers (helper_lookup_tb_ptr,
@@ -583,12 +586,114 @@ CALLGRAPH = (["--call-graph", "dwarf,16384"]
              if os.environ.get("QEMUPROF_CALLGRAPH") == "dwarf" else ["-g"])
 
 
+# QEMUPROF_UPROBES=1 (guest.sh's windows COL-um and COL-ul): counts of
+# QEMU functions by host uprobes, per thread (perf stat --per-thread -p), in
+# place of sampling. (event, function, windows): "m" in COL-um and COL-ul,
+# "l" only in COL-ul. helper_lookup_tb_ptr is every TB lookup of JIT code
+# (~3k an RT: with a uprobe hit costing ~5 us on this PVM host the RT slows
+# ~100x, hence a window of its own); qht_lookup_custom is QEMU 7.2's
+# tb_htable_lookup, reached only when the per-vCPU jump cache missed (from
+# the helper or cpu_exec's loop); tb_gen_code a translation; cpu_exec an
+# entry of the execution loop (after each exit); cpu_loop_exit* a longjmp
+# out of JIT code; helper_pause/hlt the guest's PAUSE and HLT.
+UPROBES = [
+    ("lookup", "helper_lookup_tb_ptr", "l"),
+    ("miss", "qht_lookup_custom", "m"),
+    ("gen", "tb_gen_code", "m"),
+    ("exec", "cpu_exec", "m"),
+    ("exit", "cpu_loop_exit", "m"),
+    ("exit_noexc", "cpu_loop_exit_noexc", "m"),
+    ("exit_restore", "cpu_loop_exit_restore", "m"),
+    ("exit_atomic", "cpu_loop_exit_atomic", "m"),
+    ("step_atomic", "cpu_exec_step_atomic", "m"),
+    ("pause", "helper_pause", "m"),
+    ("hlt", "helper_hlt", "m"),
+]
+UPROBE_GROUP = "qemuprof"
+UPROBE_PREFIX = "qp_"   # perf's event parser takes a bare "miss" for a cache event
+TRACEFS = "/sys/kernel/tracing"
+
+
+def uprobe_points(qemu_path=QEMU, elf=None):
+    """{event: file offset} of UPROBES' functions in the QEMU binary: the
+    exported ones from .dynsym, the helpers from QEMU's helper table; a
+    function not found is left out."""
+    if elf is None:
+        elf = Elf(qemu_path)
+    addr = {n: a for a, _, n in elf.dynsym_funcs()}
+    for a, n in helper_table(elf, elf.relative_relocs()):
+        addr.setdefault(n, a)
+    out = {}
+    for ev, fn, _ in UPROBES:
+        if fn in addr:
+            off = elf.vaddr_to_off(addr[fn])
+            if off is not None:
+                out[ev] = off
+    return out
+
+
+def uprobe_define(qemu_path=QEMU, tracefs=TRACEFS):
+    """Define the UPROBES events (group qemuprof) in tracefs; returns
+    their names. Defining costs nothing: a probe is only planted in a
+    process while a perf event of it is open (perf stat -p: that process
+    only, not other VMs)."""
+    uprobe_remove(tracefs)
+    names = []
+    for ev, off in uprobe_points(qemu_path).items():
+        tracefs_add(tracefs, f"p:{UPROBE_GROUP}/{UPROBE_PREFIX}{ev} {qemu_path}:{off:#x}")
+        names.append(ev)
+    return names
+
+
+def tracefs_add(tracefs, line):
+    """One definition line into uprobe_events: one write(2) on an O_APPEND
+    descriptor (Python's buffered append mode fails there: EINVAL)."""
+    fd = os.open(os.path.join(tracefs, "uprobe_events"), os.O_WRONLY | os.O_APPEND)
+    try:
+        os.write(fd, (line + "\n").encode())
+    finally:
+        os.close(fd)
+
+
+def uprobe_remove(tracefs=TRACEFS):
+    """Remove the qemuprof group's uprobe events (those still in use by
+    a perf process stay: EBUSY)."""
+    try:
+        with open(os.path.join(tracefs, "uprobe_events")) as f:
+            defs = [ln.split()[0] for ln in f if ln.split()]
+    except OSError:
+        return
+    for d in defs:
+        name = d.split(":", 1)[-1]
+        if name.startswith(UPROBE_GROUP + "/"):
+            try:
+                tracefs_add(tracefs, f"-:{name}")
+            except OSError as e:
+                print(f"qemuprof: could not remove uprobe {name}: {e}", file=sys.stderr)
+
+
+def window_kind(col):
+    """perf (sampling), control (-np: times and schedstat only), or
+    uprobes (-um: the miss-path probes, -ul: those and the lookup helper)."""
+    if col.endswith("-np"):
+        return "control"
+    if col.endswith("-um") or col.endswith("-ul"):
+        return "uprobes"
+    return "perf"
+
+
+def uprobe_events(col, defined):
+    """The events a -um/-ul window counts, of those defined."""
+    want = "lm" if col.endswith("-ul") else "m"
+    return [ev for ev, _, w in UPROBES if w in want and ev in defined]
+
+
 class Recorder:
     """One window: perf record enabled and disabled by its control FIFO;
     for a control window (its name ends in -np: no perf) only the times
     and schedstat."""
 
-    def __init__(self, run, bootdir, col, freq, perf):
+    def __init__(self, run, bootdir, col, freq, perf, uprobes=()):
         self.col = col
         self.dir = os.path.join(run, "qemuprof", os.path.basename(bootdir))
         os.makedirs(self.dir, exist_ok=True)
@@ -596,21 +701,34 @@ class Recorder:
         self.pid = find_qemu(bootdir)
         if self.pid is None:
             raise RuntimeError(f"no QEMU process for {bootdir}")
-        self.perf = not col.endswith("-np")
-        self.win = dict(col=col, pid=self.pid, freq=freq if self.perf else 0)
+        kind = window_kind(col)
+        self.perf = kind != "control"
+        self.win = dict(col=col, pid=self.pid, freq=freq if kind == "perf" else 0, kind=kind)
         if not self.perf:
             return
-        with open(f"/proc/{self.pid}/maps") as f, open(self.base + ".maps", "w") as g:
-            g.write(f.read())
+        if kind == "perf":
+            with open(f"/proc/{self.pid}/maps") as f, open(self.base + ".maps", "w") as g:
+                g.write(f.read())
         for fifo in (".ctl", ".ack"):
             if os.path.exists(self.base + fifo):
                 os.unlink(self.base + fifo)
             os.mkfifo(self.base + fifo)
-        self.proc = subprocess.Popen(
-            [perf, "record", "-q", "-a", "-e", "cpu-clock", "-F", str(freq)] + CALLGRAPH + [
-             "-k", "CLOCK_MONOTONIC", "-D", "-1",
-             "--control", f"fifo:{self.base}.ctl,{self.base}.ack", "-o", self.base + ".data"],
-            stdout=open(self.base + ".perf.log", "w"), stderr=subprocess.STDOUT)
+        ctl = ["-D", "-1", "--control", f"fifo:{self.base}.ctl,{self.base}.ack"]
+        if kind == "perf":
+            cmd = [perf, "record", "-q", "-a", "-e", "cpu-clock", "-F", str(freq)] + CALLGRAPH + [
+                "-k", "CLOCK_MONOTONIC"] + ctl + ["-o", self.base + ".data"]
+        else:
+            # the probes are planted in this QEMU only, from the open to
+            # perf's exit (counted only while enabled)
+            evs = uprobe_events(col, uprobes)
+            if not evs:
+                raise RuntimeError("no uprobe events defined (tracefs, root?)")
+            self.win["uprobes"] = evs
+            cmd = [perf, "stat", "-x", ",", "--per-thread", "-p", str(self.pid),
+                   "-e", ",".join(f"{UPROBE_GROUP}:{UPROBE_PREFIX}{e}" for e in evs)] + ctl + [
+                   "-o", self.base + ".stat"]
+        self.proc = subprocess.Popen(cmd, stdout=open(self.base + ".perf.log", "w"),
+                                     stderr=subprocess.STDOUT)
         # read-write opens of a FIFO do not wait for the other end
         self.ctl = os.open(self.base + ".ctl", os.O_RDWR)
         self.ack = os.open(self.base + ".ack", os.O_RDWR)
@@ -664,11 +782,14 @@ def touch(path):
 def watch(args):
     """Answer the guests' requests in RUN/boot*/ until RUN/qemuprof/stop
     appears (or SIGTERM)."""
+    # QEMU's command line names the boot directory by its real path
+    args.run = os.path.realpath(args.run)
     stop = os.path.join(args.run, "qemuprof", "stop")
     os.makedirs(os.path.dirname(stop), exist_ok=True)
     recs = {}
     done = set()
     quit_ = []
+    uprobes = None
     signal.signal(signal.SIGTERM, lambda *a: quit_.append(1))
     while not quit_ and not os.path.exists(stop):
         for boot in sorted(glob.glob(os.path.join(args.run, "boot*"))):
@@ -687,11 +808,16 @@ def watch(args):
                     if key in recs or key in done:
                         continue
                     try:
-                        rec = Recorder(args.run, boot, col, args.freq, args.perf)
+                        if window_kind(col) == "uprobes" and uprobes is None:
+                            uprobes = []     # not again if this fails
+                            uprobes = uprobe_define(args.qemu)
+                            print(f"qemuprof: uprobes {' '.join(uprobes)}", flush=True)
+                        rec = Recorder(args.run, boot, col, args.freq, args.perf,
+                                       uprobes or ())
                         rec.start()
                         recs[key] = rec
                         print(f"qemuprof: {os.path.basename(boot)} {col}: window on "
-                              f"({'perf' if rec.perf else 'no perf'}; qemu pid {rec.pid})",
+                              f"({rec.win['kind']}; qemu pid {rec.pid})",
                               flush=True)
                         touch(os.path.join(boot, col + ".go"))
                     except (RuntimeError, OSError) as e:
@@ -709,6 +835,8 @@ def watch(args):
         time.sleep(0.02)
     for rec in recs.values():
         rec.stop()
+    if uprobes is not None:
+        uprobe_remove()
     return 0
 
 
@@ -746,6 +874,16 @@ def analyse(run, perf, qsyms, qemu_path=QEMU):
         n = norm(meta, win)
         base = os.path.join(bdir, col)
         agg_path = base + ".agg.json"
+        if win.get("kind") == "uprobes":
+            counts = {}
+            if os.path.exists(base + ".stat"):
+                with open(base + ".stat") as f:
+                    counts = parse_stat(f)
+            out.append(dict(boot=boot, col=col, driver=meta.get("driver", col.split("-")[0]),
+                            norm=n, perftest=perftest_fields(meta.get("perftest", "")),
+                            win=win, agg=None, meta=meta, control=False, kind="uprobes",
+                            counts=counts))
+            continue
         if not win.get("freq") or not os.path.exists(base + ".data"):
             # a control window: no perf, times and schedstat only
             out.append(dict(boot=boot, col=col, driver=meta.get("driver", col.split("-")[0]),
@@ -777,6 +915,80 @@ def analyse(run, perf, qsyms, qemu_path=QEMU):
             w["agg"] = dict(ns={}, roles=dict(roles[w["boot"]]), names=[], kcaller=[],
                             approx={}, other={}, t=[None, None], samples=0)
     return out
+
+
+def parse_stat(lines):
+    """perf stat -x, --per-thread: {tid: {event: count}} (event without
+    its group; "<not counted>" as 0)."""
+    out = collections.defaultdict(dict)
+    for line in lines:
+        f = line.rstrip("\n").split(",")
+        if len(f) < 4 or line.startswith("#") or "-" not in f[0]:
+            continue
+        tid = f[0].rsplit("-", 1)[1]
+        try:
+            n = int(float(f[1]))
+        except ValueError:
+            n = 0
+        ev = f[3].split(":", 1)[-1]
+        out[tid][ev[len(UPROBE_PREFIX):] if ev.startswith(UPROBE_PREFIX) else ev] = n
+    return dict(out)
+
+
+def uprobe_roles(counts):
+    """{tid: role} of a uprobe window: the threads with TB lookups or
+    jump-cache misses (at least a tenth of the busiest's) are the vCPU
+    threads, vcpu0, vcpu1, ... by thread id; the rest 'other'."""
+    act = {t: c.get("lookup", 0) + c.get("miss", 0) for t, c in counts.items()}
+    top = max(act.values(), default=0)
+    vc = sorted((t for t, a in act.items() if top and a >= 0.1 * top), key=int)
+    roles = {t: f"vcpu{i}" for i, t in enumerate(vc)}
+    return {t: roles.get(t, "other") for t in counts}
+
+
+def uprobe_rt(w):
+    """A uprobe window's counts per RT: {(role, event): per RT} for roles
+    vcpu0, vcpu1, other and qemu (all threads), ("qemu", "exits") the
+    cpu_loop_exit* together, ("qemu", "ratio") misses per lookup (-ul
+    windows), ("wall",) us per RT and ("per_s", event) counts per guest
+    second; None for an unusable window."""
+    if w["norm"] is None or not w["counts"]:
+        return None      # no counts: perf stat failed (its COL.perf.log)
+    rts, gsecs, hsecs, _ = w["norm"]
+    if rts <= 0 or gsecs <= 0 or hsecs <= 0:
+        return None
+    # counted over the host's enabled time, a little longer than the
+    # guest's packet window: the rate over the host seconds, times the
+    # guest's seconds (its TSC follows the host's), over the RTs
+    k = gsecs / hsecs / rts
+    roles = uprobe_roles(w["counts"])
+    v = collections.Counter()
+    for tid, c in w["counts"].items():
+        for ev, n in c.items():
+            for role in (roles[tid], "qemu"):
+                v[(role, ev)] += n * k
+                if ev.startswith("exit"):
+                    v[(role, "exits")] += n * k
+            v[("per_s", ev)] += n / hsecs
+    if "lookup" in w["win"].get("uprobes", []) and v[("qemu", "lookup")]:
+        v[("qemu", "ratio")] = v[("qemu", "miss")] / v[("qemu", "lookup")]
+        for r in ("vcpu0", "vcpu1"):
+            if v[(r, "lookup")]:
+                v[(r, "ratio")] = v[(r, "miss")] / v[(r, "lookup")]
+    v[("wall",)] = gsecs / rts * 1e6
+    # a bound that needs no uniform rate: every count falls between the
+    # packet reads before the start and after the stop (sent_outer)
+    try:
+        pa, pb = (int(x) for x in w["meta"]["sent_outer"].split())
+        outer = (pb - pa) / w["norm"][3]
+    except (KeyError, ValueError, ZeroDivisionError):
+        outer = 0
+    if outer > 0:
+        v[("outer",)] = outer / rts
+        for tid, c in w["counts"].items():
+            for ev, n in c.items():
+                v[("qemu", ev + "@outer")] += n / outer
+    return v
 
 
 def per_rt(w):
@@ -1123,6 +1335,119 @@ def report(windows, top=25):
     return "\n".join(L)
 
 
+def drivers_of(windows):
+    """The driver labels of windows, rxe first, then mroce, mroce2, ..."""
+    return sorted({w["driver"] for w in windows}, key=lambda d: (d != "rxe", len(d), d))
+
+
+UP_COLS = [("lookup", "lookups"), ("miss", "misses"), ("ratio", "miss ratio"),
+           ("gen", "translations"), ("exec", "cpu_exec entries"), ("exits", "loop exits"),
+           ("step_atomic", "atomic steps"), ("pause", "PAUSE"), ("hlt", "HLT")]
+
+
+def report_uprobes(uwins, ctrl):
+    """The uprobe counts' part of the report: uwins the -um/-ul windows
+    (w['v'] from uprobe_rt), ctrl the control windows (w['v'] from
+    per_rt): per window, per driver and against rxe, and the module and
+    kernel bases each column ran at (guest.sh's meta)."""
+    L = ["## Uprobe counts: TB lookups and jump-cache misses per RT", ""]
+    L.append("Host uprobes on QEMU functions, counted per thread over the guest's packet window "
+             "(perf stat --per-thread): lookups = helper_lookup_tb_ptr (COL-ul windows only), "
+             "misses = qht_lookup_custom (the hash table behind the per-vCPU jump cache), "
+             "translations = tb_gen_code, loop exits = cpu_loop_exit*. Each hit costs a trap, so "
+             "a window runs slower than its control (slowdown: wall us/RT over the control "
+             "window's of the same column): time-driven work (ticks, a waiting vCPU's polling) "
+             "weighs more per RT; misses/s is per host second. Counts run from the host's "
+             "enable to its disable, a little longer than the guest's packet window: per RT is "
+             "the count's rate over the host's seconds times the guest's window over its RTs; "
+             "outer: the RTs from the packet read before the guest asked the host to start to "
+             "the one after it stopped, over the window's; misses >=: the misses over those "
+             "outer RTs (a lower bound whatever the rate did).")
+    L.append("")
+    cwall = {(w["boot"], w["col"][:-len("-np")]): w["v"][("wall",)]
+             for w in ctrl if w.get("v") is not None}
+    L.append("| boot | column | RTs | wall us/RT | slowdown | outer | lookups | misses | misses >= "
+             "| miss ratio | misses vcpu0 / vcpu1 | translations | cpu_exec | loop exits | PAUSE "
+             "| HLT | misses/s |")
+    L.append("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
+    for w in uwins:
+        v = w.get("v")
+        if v is None:
+            L.append(f"| {w['boot']} | {w['col']} | (unusable: ok={w['meta'].get('ok')}) "
+                     "| | | | | | | | | | | | | | |")
+            continue
+        cw = cwall.get((w["boot"], w["col"][:-3]))
+        slow = v[("wall",)] / cw if cw else float("nan")
+        has_l = "lookup" in w["win"].get("uprobes", [])
+        L.append(f"| {w['boot']} | {w['col']} | {w['norm'][0]:.0f} | {fmt(v[('wall',)], 1)} "
+                 f"| {fmt(slow, 2)} | {fmt(v[('outer',)] or float('nan'), 2)} "
+                 f"| {fmt(v[('qemu', 'lookup')], 1) if has_l else '-'} "
+                 f"| {fmt(v[('qemu', 'miss')], 2)} "
+                 f"| {fmt(v[('qemu', 'miss@outer')] or float('nan'), 2)} "
+                 f"| {fmt(v[('qemu', 'ratio')], 4) if has_l else '-'} "
+                 f"| {fmt(v[('vcpu0', 'miss')], 2)} / {fmt(v[('vcpu1', 'miss')], 2)} "
+                 f"| {fmt(v[('qemu', 'gen')], 3)} | {fmt(v[('qemu', 'exec')], 2)} "
+                 f"| {fmt(v[('qemu', 'exits')], 2)} | {fmt(v[('qemu', 'pause')], 2)} "
+                 f"| {fmt(v[('qemu', 'hlt')], 2)} | {fmt(v[('per_s', 'miss')], 0)} |")
+    L.append("")
+    drivers = drivers_of([w for w in uwins if w.get("v") is not None])
+    for suffix, what in (("-um", "miss-path probes only (COL-um)"),
+                         ("-ul", "with the lookup helper (COL-ul)")):
+        ws = [w for w in uwins if w.get("v") is not None and w["col"].endswith(suffix)]
+        if not ws:
+            continue
+        L.append(f"### Per driver, {what}: mean per boot, then over boots; against rxe: "
+                 "each boot's difference, mean and 95 % t interval over boots")
+        L.append("")
+        L.append("| per RT | " + " | ".join(drivers) + " | "
+                 + " | ".join(f"{d} - rxe | 95 %" for d in drivers if d != "rxe") + " |")
+        L.append("|---|" + "---|" * (len(drivers) + 2 * (len(drivers) - 1)))
+        keys = [(("qemu", k), d) for k, d in UP_COLS if suffix == "-ul" or k not in
+                ("lookup", "ratio")]
+        keys += [(("vcpu0", "miss"), "misses vcpu0"), (("vcpu1", "miss"), "misses vcpu1")]
+        if suffix == "-ul":
+            keys += [(("vcpu0", "lookup"), "lookups vcpu0"), (("vcpu1", "lookup"), "lookups vcpu1"),
+                     (("vcpu0", "ratio"), "miss ratio vcpu0"),
+                     (("vcpu1", "ratio"), "miss ratio vcpu1")]
+        keys += [(("wall",), "wall us/RT (probed)"), (("per_s", "miss"), "misses per second")]
+        for key, desc in keys:
+            nd = 4 if key[-1] == "ratio" else 2
+            means = []
+            for d in drivers:
+                byb = collections.defaultdict(list)
+                for w in ws:
+                    if w["driver"] == d:
+                        byb[w["boot"]].append(w["v"].get(key, 0.0))
+                means.append(statistics.fmean([statistics.fmean(x) for x in byb.values()])
+                             if byb else float("nan"))
+            diffs = []
+            for d in drivers:
+                if d == "rxe":
+                    continue
+                m, h = mean_ci([x for _, _, _, x in paired(ws, key, "rxe", d)])
+                diffs.append(f"{fmt(m, nd)} | ±{fmt(h, nd)}")
+            L.append(f"| {desc} | " + " | ".join(fmt(x, nd) for x in means) + " | "
+                     + " | ".join(diffs) + " |")
+        L.append("")
+    bases = [w for w in uwins + ctrl if w["meta"].get("modbase")]
+    if bases:
+        L.append("### Where each column's module and the kernel were loaded (guest, per boot)")
+        L.append("")
+        L.append("| boot | column | module base | kernel _text |")
+        L.append("|---|---|---|---|")
+        seen = set()
+        for w in sorted(bases, key=lambda w: (w["boot"], w["col"])):
+            key = (w["boot"], w["col"].rsplit("-", 1)[0] if w["col"][-3:] in
+                   ("-np", "-um", "-ul") else w["col"])
+            if key in seen:
+                continue
+            seen.add(key)
+            L.append(f"| {key[0]} | {key[1]} | {w['meta']['modbase']} "
+                     f"| {w['meta'].get('ktext', 'n/a')} |")
+        L.append("")
+    return "\n".join(L)
+
+
 def do_report(args):
     qsyms = Symbols(args.qemu)
     windows = []
@@ -1137,8 +1462,13 @@ def do_report(args):
         print(f"qemuprof: no windows under {' '.join(args.run)}", file=sys.stderr)
         return 1
     for w in windows:
-        w["v"] = per_rt(w)
-    print(report(windows, args.top))
+        w["v"] = uprobe_rt(w) if w.get("kind") == "uprobes" else per_rt(w)
+    uwins = [w for w in windows if w.get("kind") == "uprobes"]
+    rest = [w for w in windows if w.get("kind") != "uprobes"]
+    if any(not w.get("control") for w in rest):
+        print(report(rest, args.top))
+    if uwins:
+        print(report_uprobes(uwins, [w for w in rest if w.get("control")]))
     return 0
 
 
@@ -1149,6 +1479,7 @@ def main(argv=None):
     w.add_argument("run")
     w.add_argument("--freq", type=int, default=int(os.environ.get("QEMUPROF_FREQ", "1000")))
     w.add_argument("--perf", default="perf")
+    w.add_argument("--qemu", default=QEMU)
     r = sub.add_parser("report")
     r.add_argument("run", nargs="+", help="run directories (one per boot or more)")
     r.add_argument("--perf", default="perf")

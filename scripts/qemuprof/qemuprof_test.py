@@ -267,6 +267,112 @@ class EqualWallTest(unittest.TestCase):
         self.assertIsNone(q.equal_wall(ws[:3], ("qemu", "tb_lookup")))
 
 
+STAT = """\
+# started on Mon Dec  7 04:00:00 2026
+
+qemu-system-x86-101,3000,,qemuprof:lookup,8000000000,100.00,,
+qemu-system-x86-102,1000,,qemuprof:lookup,8000000000,100.00,,
+qemu-system-x86-103,0,,qemuprof:lookup,8000000000,100.00,,
+qemu-system-x86-101,300,,qemuprof:qp_miss,8000000000,100.00,,
+qemu-system-x86-102,100,,qemuprof:qp_miss,8000000000,100.00,,
+qemu-system-x86-103,<not counted>,,qemuprof:qp_miss,0,0.00,,
+qemu-system-x86-101,20,,qemuprof:exit,8000000000,100.00,,
+qemu-system-x86-103,4,,qemuprof:exit_noexc,8000000000,100.00,,
+"""
+
+
+class UprobeTest(unittest.TestCase):
+    def test_parse_stat_and_roles(self):
+        c = q.parse_stat(STAT.splitlines(True))
+        self.assertEqual(c["101"], {"lookup": 3000, "miss": 300, "exit": 20})
+        self.assertEqual(c["103"]["miss"], 0)
+        self.assertEqual(q.uprobe_roles(c), {"101": "vcpu0", "102": "vcpu1", "103": "other"})
+
+    def test_kinds_and_events(self):
+        self.assertEqual(q.window_kind("mroce-1-np"), "control")
+        self.assertEqual(q.window_kind("mroce2-1-um"), "uprobes")
+        self.assertEqual(q.window_kind("rxe-2"), "perf")
+        defined = ["lookup", "miss", "gen", "exit"]
+        self.assertEqual(q.uprobe_events("rxe-1-um", defined), ["miss", "gen", "exit"])
+        self.assertEqual(q.uprobe_events("rxe-1-ul", defined), ["lookup", "miss", "gen", "exit"])
+
+    def test_points(self):
+        class FakeElf:
+            def dynsym_funcs(self):
+                return [(0x401000, 0x40, "qht_lookup_custom"), (0x402000, 0x40, "cpu_exec")]
+
+            def relative_relocs(self):
+                return []
+
+            def vaddr_to_off(self, a):
+                return a - 0x400000
+        real = q.helper_table
+        q.helper_table = lambda elf, rel: [(0x403000, "helper_lookup_tb_ptr")]
+        try:
+            pts = q.uprobe_points(elf=FakeElf())
+        finally:
+            q.helper_table = real
+        self.assertEqual(pts, {"lookup": 0x3000, "miss": 0x1000, "exec": 0x2000})
+
+    def test_per_rt_and_report(self):
+        # 1000 RTs in 2 guest seconds; the host counted over 2.5 s (its
+        # enable before and disable after the guest's reads): a count
+        # per RT is n x 2 / 2.5 / 1000
+        def uwin(boot, drv, col, stat, rts):
+            return dict(boot=boot, col=col, driver=drv, kind="uprobes",
+                        norm=(float(rts), 2.0, 2.5, 4.0), meta={"ok": "1",
+                                                               "sent_outer": "0 8000", "modbase":
+                                                               f"{drv}@0xffffffffc0a00000",
+                                                               "ktext": "ffffffff81000000"},
+                        win={"uprobes": ["lookup", "miss", "exit", "exit_noexc"] if
+                             col.endswith("-ul") else ["miss", "exit", "exit_noexc"]},
+                        counts=q.parse_stat(stat.splitlines(True)))
+        ws, ctrl = [], []
+        for boot in ("A", "B"):
+            for drv, scale in (("rxe", 1), ("mroce", 2)):
+                # mroce: twice rxe's misses, as many lookups
+                st = STAT.replace(",300,", f",{300 * scale},").replace(",100,,", f",{100 * scale},,")
+                for suf in ("um", "ul"):
+                    ws.append(uwin(boot, drv, f"{drv}-1-{suf}", st, 1000))
+                c = dict(boot=boot, col=f"{drv}-1-np", driver=drv, control=True,
+                         norm=(20000.0, 1.0, 1.0, 4.0), perftest={}, meta={"ok": "1"},
+                         win={}, agg=dict(ns={}, roles={}, names=[], kcaller=[], approx={},
+                                          other={}))
+                ctrl.append(c)
+        for w in ws:
+            w["v"] = q.uprobe_rt(w)
+        for c in ctrl:
+            c["v"] = q.per_rt(c)
+        rxe = ws[1]["v"]                # A, rxe, -ul
+        self.assertAlmostEqual(rxe[("qemu", "lookup")], 4000 * 0.8 / 1000)
+        self.assertAlmostEqual(rxe[("vcpu0", "miss")], 300 * 0.8 / 1000)
+        self.assertAlmostEqual(rxe[("qemu", "miss")], 0.32)
+        self.assertAlmostEqual(rxe[("qemu", "ratio")], 0.1)
+        self.assertAlmostEqual(rxe[("qemu", "exits")], 24 * 0.8 / 1000)
+        self.assertAlmostEqual(rxe[("per_s", "miss")], 400 / 2.5)
+        self.assertAlmostEqual(rxe[("wall",)], 2000.0)
+        # outer: 8000 packets at 4 a RT, 2000 RTs, twice the window's
+        self.assertAlmostEqual(rxe[("outer",)], 2.0)
+        self.assertAlmostEqual(rxe[("qemu", "miss@outer")], 400 / 2000)
+        # outer: 8000 packets at 4 a RT, 2000 RTs, twice the window's
+        self.assertAlmostEqual(rxe[("outer",)], 2.0)
+        self.assertAlmostEqual(rxe[("qemu", "miss@outer")], 400 / 2000)
+        self.assertNotIn(("qemu", "ratio"), ws[0]["v"])   # -um: no lookups counted
+        self.assertIsNone(q.uprobe_rt(dict(ws[0], counts={})))   # perf stat failed
+        self.assertAlmostEqual(ws[3]["v"][("qemu", "ratio")], 0.2)
+        text = q.report_uprobes(ws, ctrl)
+        # per window: wall 2000 against the control's 50 us: 40x
+        self.assertIn("| A | mroce-1-ul | 1000 | 2000.0 | 40.00 | 2.00 | 3.2 | 0.64 | 0.40 "
+                      "| 0.2000 | 0.48 / 0.16 |", text)
+        self.assertIn("| A | rxe-1-um | 1000 | 2000.0 | 40.00 | 2.00 | - | 0.32 | 0.20 | - |", text)
+        # per driver and against rxe, both boots alike: no spread
+        self.assertIn("| misses | 0.32 | 0.64 | 0.32 | ±0.00 |", text)
+        self.assertIn("| miss ratio | 0.1000 | 0.2000 | 0.1000 | ±0.0000 |", text)
+        self.assertIn("| A | mroce-1 | mroce@0xffffffffc0a00000 | ffffffff81000000 |", text)
+        self.assertEqual(q.drivers_of([dict(driver=d) for d in ("mroce2", "mroce", "rxe")]),
+                         ["rxe", "mroce", "mroce2"])
+
+
 def json_round(agg):
     import json
     return json.loads(json.dumps(agg))

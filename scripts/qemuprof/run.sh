@@ -20,7 +20,11 @@
 # measure it), QEMUPROF_CALLGRAPH (fp; dwarf: full user chains, dear),
 # BENCH_QEMUPROF_ROUNDS (2), BENCH_QEMUPROF_WINDOW (8), BENCH_QEMUPROF_WARM
 # (3), BENCH_QEMUPROF_ITERS (600000), BENCH_MROCE_PARAMS (mroce's module
-# parameters, one set), QEMUPROF_TOP (25 functions).
+# parameter sets, "|" between them: columns mroce, mroce2, ...),
+# QEMUPROF_TOP (25 functions), QEMUPROF_UPROBES (0; 1: instead of the perf
+# window, two counted with host uprobes on QEMU's TB lookup helper, the
+# jump cache's miss path, translation and loop exits: per RT, per vCPU
+# thread; besides the control window).
 # Usage: run.sh KVER [vmrun.py options...]
 set -uo pipefail
 
@@ -33,6 +37,12 @@ boots=${QEMUPROF_BOOTS:-3}
 command -v perf > /dev/null || { echo "qemuprof: perf not installed" >&2; exit 1; }
 [ "$(id -u)" -eq 0 ] || { echo "qemuprof: needs root (perf record -a)" >&2; exit 1; }
 prof_check_kos qemuprof || exit 1
+# QEMUPROF_UPROBES=1: the windows count with uprobes instead of sampling
+case ${QEMUPROF_UPROBES:-0} in
+0) ;;
+1) export BENCH_QEMUPROF_UPROBES=1 ;;
+*) echo "qemuprof: QEMUPROF_UPROBES=$QEMUPROF_UPROBES: 0 or 1" >&2; exit 1 ;;
+esac
 prof_start qemuprof "$kver" || exit 1
 mkdir -p "$run/qemuprof"
 rc=0
