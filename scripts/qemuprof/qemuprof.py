@@ -1429,6 +1429,35 @@ def report_uprobes(uwins, ctrl):
             L.append(f"| {desc} | " + " | ".join(fmt(x, nd) for x in means) + " | "
                      + " | ".join(diffs) + " |")
         L.append("")
+    # the time-driven part grows with a window's (probed) wall time and the
+    # probes' slowdown differs per window: a line per count, common slope,
+    # a step per driver, extrapolated to zero wall = the RT's own work
+    fits = []
+    for suffix in ("-um", "-ul"):
+        ws = [w for w in uwins if w.get("v") is not None and w["col"].endswith(suffix)]
+        for d in drivers:
+            if d == "rxe":
+                continue
+            sub = [w for w in ws if w["driver"] in ("rxe", d)]
+            for key in ([("qemu", "lookup")] if suffix == "-ul" else []) + [("qemu", "miss")]:
+                c = equal_wall(sub, key, d)
+                if c is not None:
+                    fits.append((suffix, d, key[1], len(sub), c))
+    if fits:
+        L.append("### Extrapolated to zero wall time (the RT's own work, if the time-driven "
+                 "part is linear in the wall time)")
+        L.append("")
+        L.append("Per window kind, over the rxe windows and one driver's: count per RT ~ a + "
+                 "slope x (probed wall us/RT) + step x [driver]; rxe at zero wall = a, the "
+                 "driver = a + step. Few windows: read with the per-window table.")
+        L.append("")
+        L.append("| windows | count | n | rxe at zero wall | driver | driver at zero wall "
+                 "| step | slope per ms of wall |")
+        L.append("|---|---|---|---|---|---|---|---|")
+        for suffix, d, what, n, (a, slope, step) in fits:
+            L.append(f"| COL{suffix} | {what} | {n} | {fmt(a, 1)} | {d} | {fmt(a + step, 1)} "
+                     f"| {fmt(step, 1)} | {fmt(slope * 1000, 2)} |")
+        L.append("")
     bases = [w for w in uwins + ctrl if w["meta"].get("modbase")]
     if bases:
         L.append("### Where each column's module and the kernel were loaded (guest, per boot)")

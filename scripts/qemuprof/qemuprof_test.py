@@ -369,6 +369,18 @@ class UprobeTest(unittest.TestCase):
         self.assertIn("| misses | 0.32 | 0.64 | 0.32 | ±0.00 |", text)
         self.assertIn("| miss ratio | 0.1000 | 0.2000 | 0.1000 | ±0.0000 |", text)
         self.assertIn("| A | mroce-1 | mroce@0xffffffffc0a00000 | ffffffff81000000 |", text)
+        # all windows at one wall time: no fit (singular), no table
+        self.assertNotIn("zero wall", text)
+        # misses = 100 + 0.02 x wall (+30 for mroce): the fit recovers both
+        fw = []
+        for drv, walls in (("rxe", (1000.0, 5000.0)), ("mroce", (2000.0, 9000.0))):
+            for i, wall in enumerate(walls):
+                v = q.collections.Counter({("wall",): wall, ("qemu", "miss"): 100 + 0.02 * wall
+                                           + (30 if drv == "mroce" else 0)})
+                fw.append(dict(boot=str(i), col=f"{drv}-1-um", driver=drv, v=v, win={},
+                               norm=(1.0, 1.0, 1.0, 4.0), meta={}))
+        text = q.report_uprobes(fw, [])
+        self.assertIn("| COL-um | miss | 4 | 100.0 | mroce | 130.0 | 30.0 | 20.00 |", text)
         self.assertEqual(q.drivers_of([dict(driver=d) for d in ("mroce2", "mroce", "rxe")]),
                          ["rxe", "mroce", "mroce2"])
 
