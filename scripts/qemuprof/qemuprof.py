@@ -1102,6 +1102,18 @@ def fmt(x, nd=2):
     return "n/a" if x is None or (isinstance(x, float) and math.isnan(x)) else f"{x:.{nd}f}"
 
 
+def md_head(L, cols):
+    """A markdown table's header and rule lines."""
+    L.append("| " + " | ".join(cols) + " |")
+    L.append("|" + "---|" * len(cols))
+
+
+def unusable_row(w, ncols):
+    """A table row for a window without values (its ok= said why)."""
+    return (f"| {w['boot']} | {w['col']} | (unusable: ok={w['meta'].get('ok')}) |"
+            + " |" * (ncols - 3))
+
+
 def report(windows, top=25):
     """The markdown report of analysed windows (per_rt values in w['v'])."""
     L = []
@@ -1119,15 +1131,14 @@ def report(windows, top=25):
              "time (1.00: both always on a host CPU). Busy-wait: JIT samples in each thread's "
              "hottest 320 B of host code. Run-queue wait: both vCPU threads' (schedstat).")
     L.append("")
-    L.append("| boot | column | RTs | pkts/RT | wall us/RT | perftest t_avg | QEMU CPU | vcpu0 "
-             "| vcpu1 | other threads | vCPU share | busy-wait | CPU less busy-wait | idle "
-             "| other procs | run-queue wait |")
-    L.append("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
+    cols = ["boot", "column", "RTs", "pkts/RT", "wall us/RT", "perftest t_avg", "QEMU CPU",
+            "vcpu0", "vcpu1", "other threads", "vCPU share", "busy-wait", "CPU less busy-wait",
+            "idle", "other procs", "run-queue wait"]
+    md_head(L, cols)
     for w in windows:
         v = w.get("v")
         if v is None:
-            L.append(f"| {w['boot']} | {w['col']} | (unusable: ok={w['meta'].get('ok')}) "
-                     "| | | | | | | | | | | | | |")
+            L.append(unusable_row(w, len(cols)))
             continue
 
         def role(r, what="_total"):
@@ -1366,15 +1377,14 @@ def report_uprobes(uwins, ctrl):
     L.append("")
     cwall = {(w["boot"], w["col"][:-len("-np")]): w["v"][("wall",)]
              for w in ctrl if w.get("v") is not None}
-    L.append("| boot | column | RTs | wall us/RT | slowdown | outer | lookups | misses | misses >= "
-             "| miss ratio | misses vcpu0 / vcpu1 | translations | cpu_exec | loop exits | PAUSE "
-             "| HLT | misses/s |")
-    L.append("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
+    cols = ["boot", "column", "RTs", "wall us/RT", "slowdown", "outer", "lookups", "misses",
+            "misses >=", "miss ratio", "misses vcpu0 / vcpu1", "translations", "cpu_exec",
+            "loop exits", "PAUSE", "HLT", "misses/s"]
+    md_head(L, cols)
     for w in uwins:
         v = w.get("v")
         if v is None:
-            L.append(f"| {w['boot']} | {w['col']} | (unusable: ok={w['meta'].get('ok')}) "
-                     "| | | | | | | | | | | | | | |")
+            L.append(unusable_row(w, len(cols)))
             continue
         cw = cwall.get((w["boot"], w["col"][:-3]))
         slow = v[("wall",)] / cw if cw else float("nan")
