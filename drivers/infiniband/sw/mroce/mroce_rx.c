@@ -928,8 +928,19 @@ static void __mroce_rx_burst_end(struct mroce_rx_burst *bu, bool idle)
 	mroce_comp_run(peer);
 	/* What a packet at a time would have had, within reason. */
 	mroce_tx_run(peer, now, MROCE_TX_BUDGET * clamp(bu->n, 1U, 4U));
-	/* A due rate-hint pass samples this peer under this hold. */
-	hint = mroce_ack_hint_hold(peer, now);
+	/*
+	 * A due rate-hint pass samples this peer under this hold -- if the
+	 * burst received data or a PROBE. A pass reads only what those bring
+	 * (mroce_conn_rx_accept(): the arrivals of the period, the backlog
+	 * their headers advertise, the least one-way delay), and its grants
+	 * leave on the ACKs of data (or at once when one fell): after a
+	 * burst of ACKs alone nothing it reads has moved, and the next burst
+	 * with data runs the pass over the whole time since the last one. On
+	 * a ping-pong every other burst is the ACK of our own WRITE, and its
+	 * pass ran between our completion and the return to user (make
+	 * insnprof, session 43).
+	 */
+	hint = bu->data && mroce_ack_hint_hold(peer, now);
 	mroce_peer_unlock(peer);
 	mroce_ack_hint_tick(peer, hint);
 	bu->peer = NULL;
