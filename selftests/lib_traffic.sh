@@ -175,6 +175,41 @@ bench_sent_pkts() {
 	printf -v "$1" '%s' "$((_a + _b))"
 }
 
+# bench_counts NAME VALUE...: exit with "NAME: 'V' is not a positive
+# number" unless every VALUE is one (the benches' knobs).
+bench_counts() {
+	local name=$1 v
+	shift
+	for v; do
+		[[ $v =~ ^[1-9][0-9]*$ ]] || { echo "$name: '$v' is not a positive number"; exit 1; }
+	done
+}
+
+# bench_param_sets: mroce's parameter sets of BENCH_MROCE_PARAMS, split at
+# '|', into the array psets (one column each: mroce, mroce2, ...); no
+# sets is one empty set, and "a |" has an empty second one (mroce as
+# installed), which read drops.
+bench_param_sets() {
+	IFS='|' read -ra psets <<< "${BENCH_MROCE_PARAMS:-}"
+	[[ ${BENCH_MROCE_PARAMS:-} =~ \|$ ]] && psets+=("")
+	[ ${#psets[@]} -gt 0 ] || psets=("")
+}
+
+# bench_nap_init NAME: define nap SECS, a sleep without a process (a read
+# that times out on the FIFO /tmp/NAME.tick, which nobody writes), so
+# that a timed window forks nothing; plain sleep if no FIFO can be made.
+bench_nap_init() {
+	local f=/tmp/$1.tick
+	bench_tick=
+	if mkfifo "$f" 2> /dev/null || [ -p "$f" ]; then
+		exec {bench_tick}<> "$f"
+	fi
+}
+nap() {
+	if [ -n "${bench_tick:-}" ]; then read -r -t "$1" -u "$bench_tick"; else sleep "$1"; fi
+	return 0
+}
+
 bench_driver_down() {
 	rdma link delete dev0 2> /dev/null
 	rdma link delete dev1 2> /dev/null

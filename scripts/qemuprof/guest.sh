@@ -36,18 +36,11 @@ WARM=${BENCH_QEMUPROF_WARM:-3}
 ROUNDS=${BENCH_QEMUPROF_ROUNDS:-2}
 DRIVERS=${BENCH_DRIVERS:-rxe mroce}
 UPROBES=${BENCH_QEMUPROF_UPROBES:-0}
-for v in "$ITERS" "$WINDOW" "$WARM" "$ROUNDS"; do
-	[[ $v =~ ^[1-9][0-9]*$ ]] || { echo "qemuprof: '$v' is not a positive number"; exit 1; }
-done
+bench_counts qemuprof "$ITERS" "$WINDOW" "$WARM" "$ROUNDS"
 out=$MROCE_TEST_OUT
 share=$MROCE_OUT
 
-# A sleep without a process: a read that times out on a FIFO nobody writes.
-tick=/tmp/qemuprof.tick
-rm -f "$tick"
-mkfifo "$tick" || exit 1
-exec {tfd}<> "$tick"
-nap() { read -r -t "$1" -u "$tfd"; return 0; }
+bench_nap_init qemuprof
 
 # host_ask COL WHAT ANSWER [SECS]: write COL.WHAT into the share, wait for
 # the host's COL.ANSWER (builtins only).
@@ -229,8 +222,7 @@ column() {
 }
 
 # mroce's parameter sets ("|" between them; a set's ko=PATH: that build)
-IFS='|' read -ra psets <<< "${BENCH_MROCE_PARAMS:-}"
-[ "${#psets[@]}" -gt 0 ] || psets=("")
+bench_param_sets
 echo "qemuprof: drivers $DRIVERS x $ROUNDS rounds; ib_write_lat -s 64 -n $ITERS;" \
 	"window ${WINDOW}s after ${WARM}s"
 topo_policy 1 || exit 1

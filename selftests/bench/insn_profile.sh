@@ -33,22 +33,13 @@ ITERS=${BENCH_INSNPROF_ITERS:-5000}
 WINDOWS=${BENCH_INSNPROF_WINDOWS:-2}
 WARM=${BENCH_INSNPROF_WARM:-2000}
 DRIVERS=${BENCH_DRIVERS:-rxe mroce}
-for v in "$ITERS" "$WINDOWS" "$WARM"; do
-	[[ $v =~ ^[1-9][0-9]*$ ]] || { echo "insn_profile: '$v' is not a positive number"; exit 1; }
-done
+bench_counts insn_profile "$ITERS" "$WINDOWS" "$WARM"
 # mroce's parameter sets: one column each (mroce, mroce2, ...), as in rdma_bench
-IFS='|' read -ra psets <<< "${BENCH_MROCE_PARAMS:-}"
-[ ${#psets[@]} -gt 0 ] || psets=("")
-[[ ${BENCH_MROCE_PARAMS:-} =~ \|[[:space:]]*$ ]] && psets+=("")
+bench_param_sets
 out=$MROCE_TEST_OUT
 share=$MROCE_OUT
 
-# A sleep without a process: a read that times out on a FIFO nobody writes.
-tick=/tmp/insnprof.tick
-rm -f "$tick"
-mkfifo "$tick" || exit 1
-exec {tfd}<> "$tick"
-nap() { read -r -t "$1" -u "$tfd"; return 0; }
+bench_nap_init insnprof
 
 # snap_req NAME: ask the plugin for snapshot NAME (it polls the share
 # every 2 ms); snap_wait NAME [SECS]: wait for it (builtins only: no

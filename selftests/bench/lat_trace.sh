@@ -37,9 +37,7 @@ WARM=${BENCH_PROFILE_WARM:-1000}
 DRIVERS=${BENCH_DRIVERS:-rxe mroce}
 IFS='|' read -r MPARAMS _ <<< "${BENCH_MROCE_PARAMS:-}"
 out=$MROCE_TEST_OUT
-for v in "$ITERS" "$DEPTH"; do
-	[[ $v =~ ^[1-9][0-9]*$ ]] || { echo "lat_trace: '$v' is not a positive number"; exit 1; }
-done
+bench_counts lat_trace "$ITERS" "$DEPTH"
 
 T=/sys/kernel/tracing
 [ -e $T/trace ] || mount -t tracefs nodev $T 2> /dev/null

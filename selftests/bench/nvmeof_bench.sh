@@ -73,9 +73,7 @@ t0=$(date +%s)
 progress() { printf '[%4ds] %s\n' $(( $(date +%s) - t0 )) "$*"; }
 
 # Columns: rxe, and mroce once per parameter set (mroce, mroce2, ...).
-IFS='|' read -ra psets <<< "${BENCH_MROCE_PARAMS:-}"
-[[ ${BENCH_MROCE_PARAMS:-} =~ \|[[:space:]]*$ ]] && psets+=("")
-[ ${#psets[@]} -gt 0 ] || psets=("")
+bench_param_sets
 cols=()
 for drv in $DRIVERS; do
 	if [ "$drv" != mroce ]; then

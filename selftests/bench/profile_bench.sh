@@ -67,9 +67,7 @@ IFS='|' read -r MPARAMS _ <<< "${BENCH_MROCE_PARAMS:-}"
 out=$MROCE_TEST_OUT
 runs=$out/runs
 mkdir -p "$runs"
-for v in "$FREQ" "$LAT_ITERS" "$BW_ITERS"; do
-	[[ $v =~ ^[1-9][0-9]*$ ]] || { echo "profile_bench: '$v' is not a positive number"; exit 1; }
-done
+bench_counts profile_bench "$FREQ" "$LAT_ITERS" "$BW_ITERS"
 for w in $WORKLOADS; do
 	case $w in
 	lat) require_cmd ib_write_lat ;;
@@ -145,11 +143,7 @@ perf_ctl() { # perf_ctl enable|disable|ping
 }
 
 # A sleep without a process: a read that times out on a FIFO nobody writes.
-tick=/tmp/profile.tick
-rm -f "$tick"
-mkfifo "$tick" || exit 1
-exec {tfd}<> "$tick"
-nap() { read -r -t "$1" -u "$tfd"; return 0; }
+bench_nap_init profile
 
 # counters VAR: "packets both devices sent (sent_pkts), frames both veth
 # ends sent (tx_packets), reads completed by the block device whose stat

@@ -151,10 +151,7 @@ done
 
 declare -A rv note vparams cnt txp retx down place win latlog
 # mroce's parameter sets: one column each (mroce, mroce2, ...).
-IFS='|' read -ra psets <<< "${BENCH_MROCE_PARAMS:-}"
-# "a |": the second set is empty (mroce as installed), read drops it.
-[[ ${BENCH_MROCE_PARAMS:-} =~ \|[[:space:]]*$ ]] && psets+=("")
-[ ${#psets[@]} -gt 0 ] || psets=("")
+bench_param_sets
 mcols=()
 for i in "${!psets[@]}"; do
 	c=mroce
@@ -230,12 +227,7 @@ mctr_delta() {
 		for (i = 1; i <= n; i++) printf "%s%s", (i > 1 ? " " : ""), v[n + i] - v[i] }'
 }
 
-# A sleep without a process: a read that times out on a FIFO nobody writes.
-tick=
-if mkfifo /tmp/.rdma_bench_tick 2> /dev/null || [ -p /tmp/.rdma_bench_tick ]; then
-	exec {tick}<> /tmp/.rdma_bench_tick
-fi
-nap() { if [ -n "$tick" ]; then read -r -t "$1" -u "$tick"; else sleep "$1"; fi; return 0; }
+bench_nap_init .rdma_bench
 
 # mroce's counters at the end of a row's traffic, not after perftest exits:
 # its teardown (a QP destroyed while the peer's last packets are on their
