@@ -68,21 +68,9 @@ if busy "${load0%% *}" 1.5 && busy "$busy0" 0.5; then
 		"TCG results on a shared host are NOT trustworthy; run under /work/team/vmrun --perf or wait" >&2
 fi
 
-# ko=PATH in BENCH_MROCE_PARAMS: the VM sees the host's root but has its
-# own /tmp, /run, /root, ...: a module file there must be inside the tree.
-for w in ${BENCH_MROCE_PARAMS:-}; do
-	[[ $w == ko=* ]] || continue
-	ko=${w#ko=}
-	[[ $ko == /* ]] || ko=$top/$ko
-	[ -r "$ko" ] || { echo "bench: $w: no such module file" >&2; exit 1; }
-	case $ko in
-	"$top"/*) ;;
-	/tmp/* | /run/* | /var/tmp/* | /root/* | /mnt/* | /media/*)
-		echo "bench: $w: the VM cannot see $ko (its own tmpfs there); copy it into the tree, e.g. build/A.ko" >&2
-		exit 1
-		;;
-	esac
-done
+# shellcheck source=scripts/lib_prof.sh
+. "$top/scripts/lib_prof.sh"
+prof_check_kos bench || exit 1
 echo "bench: commit $commit; building mroce.ko for $kver (build/modules.log)"
 if ! "$top/scripts/build-module.sh" "$kver" > /dev/null; then
 	echo "bench: the module did not build (build/modules.log)" >&2

@@ -2,7 +2,7 @@
 # shellcheck shell=bash
 #
 # The start the host-side profile runners share (scripts/insnprof/run.sh,
-# scripts/qemuprof/run.sh); source it after setting top (the repository).
+# scripts/qemuprof/run.sh; make bench's ko= check); source it after setting top (the repository).
 #
 #   prof_start NAME KVER   sets commit (git describe of the tree), dest
 #                          (build/bench, made), t0 (now, epoch s) and run
@@ -11,9 +11,9 @@
 #                          (build/modules.log). Fails, saying so, if the
 #                          module did not build.
 #   prof_check_kos NAME    every ko=PATH word of BENCH_MROCE_PARAMS names a
-#                          readable module file inside the tree (relative:
-#                          to the tree): the VM sees the repository at the
-#                          same path, not the host's /tmp and the like.
+#                          readable module file (relative: to the tree) the
+#                          VM can see: it shares the host's root, but has
+#                          its own /tmp, /run, /root and the like.
 
 # shellcheck disable=SC2154,SC2034 # top: the caller's; commit dest t0 run: for it
 prof_start() {
@@ -41,7 +41,8 @@ prof_check_kos() {
 		[ -r "$ko" ] || { echo "$1: $w: no such module file" >&2; return 1; }
 		case $ko in
 		"$top"/*) ;;
-		*) echo "$1: $w: the VM sees only the repository's files the same way; copy it into the tree, e.g. build/A.ko" >&2
+		/tmp/* | /run/* | /var/tmp/* | /root/* | /mnt/* | /media/*)
+			echo "$1: $w: the VM cannot see $ko (its own tmpfs there); copy it into the tree, e.g. build/A.ko" >&2
 			return 1 ;;
 		esac
 	done
