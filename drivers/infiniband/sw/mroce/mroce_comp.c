@@ -22,15 +22,6 @@
 #include "mroce_counters.h"
 #include "mroce_peer.h"
 
-void mroce_comp_mark(struct mroce_peer *peer, struct mroce_qp *qp)
-{
-	struct mroce_qp_xport *xp = &qp->xport;
-
-	lockdep_assert_held(&peer->lock);
-	if (list_empty(&xp->comp_node))
-		list_add_tail(&xp->comp_node, &peer->comp_list);
-}
-
 static void mroce_comp_advance(struct mroce_qp_xport *xp, struct mroce_qp *qp)
 {
 	while (xp->sq_done != xp->sq_next &&

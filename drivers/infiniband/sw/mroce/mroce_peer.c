@@ -22,7 +22,7 @@ struct workqueue_struct *mroce_wq;
  * which receive takes in softirq (mroce_rx_req()), so every other taker
  * of the xarray's lock must keep softirqs off too (lockdep, session 37).
  */
-static DEFINE_XARRAY_FLAGS(mroce_conn_ids, XA_FLAGS_ALLOC1 | XA_FLAGS_LOCK_BH);
+DEFINE_XARRAY_FLAGS(mroce_conn_ids, XA_FLAGS_ALLOC1 | XA_FLAGS_LOCK_BH);
 static u32 mroce_conn_next;
 
 static u32 mroce_addr_hash(const struct in6_addr *a)
@@ -42,12 +42,6 @@ struct mroce_peer *mroce_peer_lookup(struct mroce_dev *mdev,
 			return peer;
 	}
 	return NULL;
-}
-
-/* Caller holds rcu_read_lock(); the peer may be dead (check under lock). */
-struct mroce_peer *mroce_peer_find_id(u32 id)
-{
-	return xa_load(&mroce_conn_ids, id);
 }
 
 static void mroce_peer_free_work(struct work_struct *work)
@@ -109,7 +103,16 @@ void mroce_peer_put(struct mroce_peer *peer)
 
 static bool mroce_peer_timer_fn(struct mroce_peer *peer, bool wheel);
 static enum hrtimer_restart mroce_peer_ack_timer(struct hrtimer *timer);
-static __always_inline unsigned int mroce_peer_handoff(struct mroce_peer *peer);
+/* What a hand-off took for this CPU to send (mroce_peer_send()). */
+struct mroce_peer_out {
+	struct sk_buff_head	q;
+	bool			data;	/* ours: ->xmitting is set for us */
+};
+
+static __always_inline unsigned int
+mroce_peer_handoff(struct mroce_peer *peer, struct mroce_peer_out *out);
+static __always_inline void mroce_peer_send(struct mroce_peer *peer,
+					    struct mroce_peer_out *out);
 static void mroce_peer_arm_tasklet(struct tasklet_struct *t);
 static void mroce_peer_tx_work(struct work_struct *work);
 static void mroce_peer_xmit_work(struct work_struct *work);
@@ -298,6 +301,7 @@ struct mroce_peer *mroce_peer_get(struct mroce_dev *mdev,
 static void mroce_peer_close(struct mroce_peer *peer, u32 reason, bool if_idle)
 {
 	struct mroce_xport_dev *xd = &peer->mdev->xport;
+	struct mroce_peer_out out;
 	unsigned int handed;
 
 	mroce_peer_lock(peer);
@@ -313,11 +317,14 @@ static void mroce_peer_close(struct mroce_peer *peer, u32 reason, bool if_idle)
 	if (mroce_conn_established(&peer->conn))
 		mroce_peer_send_hs(peer, MROCE_OP_CONN_CLOSE, reason);
 	peer->dead = true;
-	handed = mroce_peer_handoff(peer);
+	handed = mroce_peer_handoff(peer, &out);
 	mroce_peer_unlock_bare(peer);
 	/* Still ours to send: nobody else transmits for a dead peer. */
-	if (handed)
-		mroce_peer_flush(peer, true);
+	if (handed) {
+		local_bh_disable();
+		mroce_peer_send(peer, &out);
+		local_bh_enable();
+	}
 
 	spin_lock_bh(&xd->peer_lock);
 	hash_del_rcu(&peer->hnode);
@@ -369,48 +376,10 @@ void mroce_peers_close_all(struct mroce_dev *mdev)
 
 /* --------------------------------------------------------- transmit queue */
 
-static __always_inline void mroce_peer_queue(struct sk_buff_head *q,
-					     struct sk_buff *skb, u8 dst,
-					     u16 sport, u8 tos)
-{
-	struct mroce_skb_cb *cb = mroce_cb(skb);
-
-	memset(cb, 0, sizeof(*cb));
-	cb->dst = dst;
-	cb->sport = sport;
-	cb->tos = tos;
-	__skb_queue_tail(q, skb);
-}
-
-/* A data packet or PROBE, sent on @path with the core's source port. */
-void mroce_peer_queue_path(struct mroce_peer *peer, struct sk_buff *skb,
-			   u8 path, u16 sport)
-{
-	lockdep_assert_held(&peer->lock);
-	mroce_peer_queue(&peer->xmitq, skb, path, sport, INET_ECN_ECT_0);
-}
-
 /*
- * A handshake packet (both locks held): the control route, not
- * ECN-capable.
+ * The build queues' helpers (mroce_peer_queue_path(), _ctl(), _rx_ctl())
+ * are inline in mroce_peer.h.
  */
-void mroce_peer_queue_ctl(struct mroce_peer *peer, struct sk_buff *skb)
-{
-	lockdep_assert_held(&peer->lock);
-	mroce_peer_queue(&peer->ctlq, skb, MROCE_CTL_DST, peer->ctl_sport, 0);
-}
-
-/*
- * An ACK or NAK, built by the responder (rx_lock held): the control route
- * too, from the responder's own queue, which the unlock that ends the hold
- * hands over (mroce_peer_handoff() with both locks held).
- */
-void mroce_peer_queue_rx_ctl(struct mroce_peer *peer, struct sk_buff *skb)
-{
-	mroce_peer_assert_rx(peer);
-	mroce_peer_queue(&peer->rx_ctlq, skb, MROCE_CTL_DST, peer->ctl_sport,
-			 0);
-}
 
 /* Nothing of ours is on the wire: no path has a transmission outstanding. */
 bool mroce_peer_idle(const struct mroce_peer *peer)
@@ -539,17 +508,61 @@ static enum hrtimer_restart mroce_peer_ack_timer(struct hrtimer *timer)
 #define MROCE_HANDED_DATA	BIT(1)
 
 /*
+ * Take what there is to send onto @out (send_lock held): control packets
+ * always, first (data queued behind an ACK would hold up the peer's whole
+ * window), the data too when we become its sender -- see
+ * mroce_peer_flush() for who sends data from where. @own_data: the taker
+ * handed data over itself; if it is another CPU's to send, that CPU's
+ * work item is kicked.
+ */
+static __always_inline void mroce_peer_take(struct mroce_peer *peer,
+					    struct mroce_peer_out *out,
+					    bool own_data)
+{
+	lockdep_assert_held(&peer->send_lock);
+	__skb_queue_head_init(&out->q);
+	out->data = false;
+	if (!peer->xmitting && !skb_queue_empty(&peer->sendq)) {
+		if (READ_ONCE(peer->tx_cpu) == smp_processor_id() ||
+		    READ_ONCE(peer->dead)) {
+			peer->xmitting = true;
+			out->data = true;
+		} else if (own_data) {
+			queue_work_on(READ_ONCE(peer->tx_cpu), mroce_wq,
+				      &peer->xmit_work);
+		}
+	}
+	/*
+	 * While another CPU sends data, it takes our control packets too, in
+	 * its next round (it stops only with both queues empty): two CPUs
+	 * sending into one qdisc let the one that runs it dequeue the
+	 * other's data into its own backlog, and a path's packets overtake
+	 * each other (a READ responder's data and its ACKs of the READ
+	 * requests behind netem: false losses, docs/protocol.md §5.3).
+	 */
+	if (out->data || !peer->xmitting) {
+		skb_queue_splice_tail_init(&peer->sendctl, &out->q);
+		if (out->data)
+			skb_queue_splice_tail_init(&peer->sendq, &out->q);
+	}
+}
+
+/*
  * Move what this hold of both locks built to the send queues, before the
  * locks are dropped: the order of handoffs is the order of building, so
  * each path's packets stay in path PSN order. The requester's handshake
  * packets go before the responder's ACKs and NAKs of the same hold (no
  * packet needs the other order: ACKs are built only on an established
  * connection, and a CLOSE is built by a hold that marks the peer dead).
- * Returns MROCE_HANDED_* of what moved; the caller sends after unlocking
- * (mroce_peer_flush()). Inlined: every unlock runs it, mostly to find the
- * queues empty.
+ * In the same hold of send_lock, take what this CPU is to send onto @out
+ * (mroce_peer_take(): what mroce_peer_flush() would take after the
+ * unlock, one lock round fewer). Returns MROCE_HANDED_* of what moved;
+ * if any, the caller sends @out after unlocking (mroce_peer_send()),
+ * BH-disabled. Inlined: every unlock runs it, mostly to find the queues
+ * empty.
  */
-static __always_inline unsigned int mroce_peer_handoff(struct mroce_peer *peer)
+static __always_inline unsigned int
+mroce_peer_handoff(struct mroce_peer *peer, struct mroce_peer_out *out)
 {
 	unsigned int handed = 0;
 
@@ -565,86 +578,24 @@ static __always_inline unsigned int mroce_peer_handoff(struct mroce_peer *peer)
 	skb_queue_splice_tail_init(&peer->ctlq, &peer->sendctl);
 	skb_queue_splice_tail_init(&peer->rx_ctlq, &peer->sendctl);
 	skb_queue_splice_tail_init(&peer->xmitq, &peer->sendq);
+	mroce_peer_take(peer, out, handed & MROCE_HANDED_DATA);
 	spin_unlock(&peer->send_lock);
 	return handed;
 }
 
 /*
- * Take what there is to send onto @local (send_lock held): control packets
- * always, first (data queued behind an ACK would hold up the peer's whole
- * window), the data too when @data.
+ * Send what mroce_peer_take() took (peer->lock not held, BH disabled:
+ * receive waits for the whole batch); as the data's sender, then what
+ * other CPUs handed over meanwhile, until both queues are empty.
  */
-static void mroce_peer_take(struct mroce_peer *peer, struct sk_buff_head *local,
-			    bool data)
+static __always_inline void mroce_peer_send(struct mroce_peer *peer,
+					    struct mroce_peer_out *out)
 {
-	lockdep_assert_held(&peer->send_lock);
-	skb_queue_splice_tail_init(&peer->sendctl, local);
-	if (data)
-		skb_queue_splice_tail_init(&peer->sendq, local);
-}
-
-/**
- * mroce_peer_flush() - send what the holders of peer->lock handed over
- * @peer: the connection; peer->lock NOT held
- * @own_data: the caller handed over data (mroce_peer_handoff()), so the
- *	      data is its to send or to pass on to tx_cpu
- *
- * Control packets (ACKs, NAKs, handshake) have no path order to keep: they
- * leave from whichever CPU finds them, now, rather than after a work item
- * got the CPU, or a sender waits for them. Data has one sender at a time
- * (->xmitting), and while anything is in flight only on the peer's
- * transmit CPU: veth, loopback and RPS deliver through per-CPU backlogs,
- * so packets sent from two CPUs can overtake each other, and a path's
- * receiver takes a reordered PSN for a loss. A queued data packet is in
- * flight for the core already, so data leaves from tx_cpu, or from any
- * CPU once the peer is dead. An idle connection may start from any CPU
- * (mroce_tx_run() moves tx_cpu there); the ACKs then come back on that CPU
- * and keep the transmissions there. Data some other CPU handed over is
- * that CPU's to send, or to pass on to tx_cpu's work item: taking it from
- * here would send it from the wrong CPU, and a work item for it would be a
- * needless kworker wakeup (one per round trip under ib_write_lat).
- *
- * Nothing here waits for peer->lock: the send queues have their own lock,
- * held only to splice. A sender that took peer->lock again after each
- * batch spun while the other CPU built its doorbell's packet under it
- * (13 us of CPU per 64 B round trip, docs/transport.md), and then sent
- * that packet for it from the wrong CPU.
- */
-void mroce_peer_flush(struct mroce_peer *peer, bool own_data)
-{
-	struct sk_buff_head local;
 	unsigned int rounds;
-	bool data = false;
-
-	__skb_queue_head_init(&local);
-	local_bh_disable();
-	spin_lock(&peer->send_lock);
-	if (!peer->xmitting && !skb_queue_empty(&peer->sendq)) {
-		if (READ_ONCE(peer->tx_cpu) == smp_processor_id() ||
-		    READ_ONCE(peer->dead)) {
-			peer->xmitting = true;
-			data = true;
-		} else if (own_data) {
-			queue_work_on(READ_ONCE(peer->tx_cpu), mroce_wq,
-				      &peer->xmit_work);
-		}
-	}
-	/*
-	 * While another CPU sends data, it takes our control packets too, in
-	 * its next round (it stops only with both queues empty): two CPUs
-	 * sending into one qdisc let the one that runs it dequeue the
-	 * other's data into its own backlog, and a path's packets overtake
-	 * each other (a READ responder's data and its ACKs of the READ
-	 * requests behind netem: false losses, docs/protocol.md §5.3).
-	 */
-	if (data || !peer->xmitting)
-		mroce_peer_take(peer, &local, data);
-	spin_unlock(&peer->send_lock);
 
 	for (rounds = 0;; rounds++) {
-		/* Still BH-disabled: receive waits for the whole batch. */
-		mroce_net_xmit_list(peer, &local);
-		if (!data)
+		mroce_net_xmit_list(peer, &out->q);
+		if (!out->data)
 			break;
 		spin_lock(&peer->send_lock);
 		if (skb_queue_empty(&peer->sendq) &&
@@ -667,9 +618,53 @@ void mroce_peer_flush(struct mroce_peer *peer, bool own_data)
 			spin_unlock(&peer->send_lock);
 			break;
 		}
-		mroce_peer_take(peer, &local, true);
+		skb_queue_splice_tail_init(&peer->sendctl, &out->q);
+		skb_queue_splice_tail_init(&peer->sendq, &out->q);
 		spin_unlock(&peer->send_lock);
 	}
+}
+
+/**
+ * mroce_peer_flush() - send what the holders of peer->lock handed over
+ * @peer: the connection; peer->lock NOT held
+ * @own_data: the caller handed over data, so the data is its to send or
+ *	      to pass on to tx_cpu
+ *
+ * Control packets (ACKs, NAKs, handshake) have no path order to keep: they
+ * leave from whichever CPU finds them, now, rather than after a work item
+ * got the CPU, or a sender waits for them. Data has one sender at a time
+ * (->xmitting), and while anything is in flight only on the peer's
+ * transmit CPU: veth, loopback and RPS deliver through per-CPU backlogs,
+ * so packets sent from two CPUs can overtake each other, and a path's
+ * receiver takes a reordered PSN for a loss. A queued data packet is in
+ * flight for the core already, so data leaves from tx_cpu, or from any
+ * CPU once the peer is dead. An idle connection may start from any CPU
+ * (mroce_tx_run() moves tx_cpu there); the ACKs then come back on that CPU
+ * and keep the transmissions there. Data some other CPU handed over is
+ * that CPU's to send, or to pass on to tx_cpu's work item: taking it from
+ * here would send it from the wrong CPU, and a work item for it would be a
+ * needless kworker wakeup (one per round trip under ib_write_lat).
+ *
+ * Nothing here waits for peer->lock: the send queues have their own lock,
+ * held only to splice. A sender that took peer->lock again after each
+ * batch spun while the other CPU built its doorbell's packet under it
+ * (13 us of CPU per 64 B round trip, docs/transport.md), and then sent
+ * that packet for it from the wrong CPU.
+ *
+ * The unlock of both locks does the same in two steps: it takes under the
+ * send_lock hold of its hand-off (mroce_peer_handoff()), and sends after
+ * unlocking (mroce_peer_send()). This is for the rest: the ACK timer's
+ * unlock and the transmit work item.
+ */
+void mroce_peer_flush(struct mroce_peer *peer, bool own_data)
+{
+	struct mroce_peer_out out;
+
+	local_bh_disable();
+	spin_lock(&peer->send_lock);
+	mroce_peer_take(peer, &out, own_data);
+	spin_unlock(&peer->send_lock);
+	mroce_peer_send(peer, &out);
 	local_bh_enable();
 }
 
@@ -897,16 +892,37 @@ static void mroce_peer_timer_apply(struct mroce_peer *peer,
 	}
 }
 
-/* Drop peer->lock, then start or cancel the timer as decided under it. */
-static __always_inline void mroce_peer_arm_unlock(struct mroce_peer *peer,
-						  const struct mroce_peer_arm *a)
+/*
+ * Drop both locks; with @keep_bh, leave bottom halves disabled for a send
+ * that follows (mroce_peer_send(), then local_bh_enable()): one enable
+ * rather than an enable in the unlock and a disable and enable around the
+ * send.
+ */
+static __always_inline void mroce_peer_unlock_both(struct mroce_peer *peer,
+						   bool keep_bh)
 {
-	if (!a->todo) {
+	if (!keep_bh) {
 		mroce_peer_unlock_bare(peer);
 		return;
 	}
+	spin_unlock(&peer->rx_lock);
+	spin_unlock(&peer->lock);
+}
+
+/*
+ * Drop peer->lock (and rx_lock; @keep_bh: see mroce_peer_unlock_both()),
+ * then start or cancel the timer as decided under it.
+ */
+static __always_inline void mroce_peer_arm_unlock(struct mroce_peer *peer,
+						  const struct mroce_peer_arm *a,
+						  bool keep_bh)
+{
+	if (!a->todo) {
+		mroce_peer_unlock_both(peer, keep_bh);
+		return;
+	}
 	rcu_read_lock();
-	mroce_peer_unlock_bare(peer);
+	mroce_peer_unlock_both(peer, keep_bh);
 	mroce_peer_timer_apply(peer, a);
 	rcu_read_unlock();
 }
@@ -967,8 +983,9 @@ static bool mroce_peer_arm_later(struct mroce_peer *peer,
  *    so no deadline fires later for it; a burst of packets for the peer
  *    computes its deadline once.
  */
-static void __mroce_peer_unlock(struct mroce_peer *peer, bool from_tasklet)
+void __mroce_peer_unlock(struct mroce_peer *peer, bool from_tasklet)
 {
+	struct mroce_peer_out out;
 	struct mroce_peer_arm a;
 	unsigned int rounds, handed;
 	bool late, armed;
@@ -976,7 +993,7 @@ static void __mroce_peer_unlock(struct mroce_peer *peer, bool from_tasklet)
 
 	for (rounds = 0;; rounds++) {
 		WRITE_ONCE(peer->rx_data, false);
-		handed = mroce_peer_handoff(peer);
+		handed = mroce_peer_handoff(peer, &out);
 		late = false;
 		armed = true;
 		a.todo = false;
@@ -995,9 +1012,12 @@ static void __mroce_peer_unlock(struct mroce_peer *peer, bool from_tasklet)
 		if (armed && !late)
 			WRITE_ONCE(peer->arm_seq, peer->arm_seq + 1);
 		seq = peer->arm_seq;
-		mroce_peer_arm_unlock(peer, &a);
-		if (handed)
-			mroce_peer_flush(peer, handed & MROCE_HANDED_DATA);
+		/* The hand-off took what we send: BH stays off until sent. */
+		mroce_peer_arm_unlock(peer, &a, handed);
+		if (handed) {
+			mroce_peer_send(peer, &out);
+			local_bh_enable();
+		}
 		/*
 		 * A busy lock's holder arms on its way out, after what we
 		 * changed: waiting for it here kept the doorbell's system
@@ -1015,7 +1035,7 @@ static void __mroce_peer_unlock(struct mroce_peer *peer, bool from_tasklet)
 		    mroce_peer_trylock(peer)) {
 			a.todo = false;
 			mroce_peer_arm(peer, &a);
-			mroce_peer_arm_unlock(peer, &a);
+			mroce_peer_arm_unlock(peer, &a, false);
 		}
 		/*
 		 * With data in flight a doorbell's mark waits for the next
@@ -1057,11 +1077,6 @@ static void __mroce_peer_unlock(struct mroce_peer *peer, bool from_tasklet)
 	}
 }
 
-void mroce_peer_unlock(struct mroce_peer *peer)
-{
-	__mroce_peer_unlock(peer, false);
-}
-
 static void mroce_peer_arm_tasklet(struct tasklet_struct *t)
 {
 	struct mroce_peer *peer = from_tasklet(peer, t, arm_tasklet);
@@ -1078,23 +1093,10 @@ static void mroce_peer_arm_tasklet(struct tasklet_struct *t)
 }
 
 /*
- * The core counts timer events in its own statistics; the device counters
- * take their deltas around each call that can move them (peer->lock held).
- * Only the three send-side counters compared below are copied: the rest of
- * conn.stats holds the responder's receive counters too, which are
- * rx_lock's (docs/transport.md, "a responder lock", section 2).
+ * mroce_peer_stats_end()'s counting, once one of the three moved since
+ * mroce_peer_stats_begin() (both inline in mroce_peer.h).
  */
-void mroce_peer_stats_begin(struct mroce_peer *peer)
-{
-	const struct mroce_conn_stats *n = &peer->conn.stats;
-
-	lockdep_assert_held(&peer->lock);
-	peer->stats_mark.rtos = n->rtos;
-	peer->stats_mark.ptos = n->ptos;
-	peer->stats_mark.rekeys = n->rekeys;
-}
-
-void mroce_peer_stats_end(struct mroce_peer *peer)
+void __mroce_peer_stats_end(struct mroce_peer *peer)
 {
 	const struct mroce_conn_stats *n = &peer->conn.stats;
 	struct mroce_dev *mdev = peer->mdev;
@@ -1192,8 +1194,8 @@ static void mroce_peer_tx_work(struct work_struct *work)
 	mroce_peer_unlock(peer);
 }
 
-/* Put the QPs doorbells marked on the transmit list (peer->lock held). */
-void mroce_peer_take_kicks(struct mroce_peer *peer)
+/* mroce_peer_take_kicks() found a mark (mroce_peer.h). */
+void __mroce_peer_take_kicks(struct mroce_peer *peer)
 {
 	struct mroce_qp *qp;
 

@@ -368,24 +368,18 @@ struct mroce_peer *mroce_peer_get(struct mroce_dev *mdev,
 				  const struct in6_addr *raddr,
 				  const struct in6_addr *laddr, bool v6);
 void mroce_peer_put(struct mroce_peer *peer);
-struct mroce_peer *mroce_peer_find_id(u32 id);
 struct mroce_peer *mroce_peer_lookup(struct mroce_dev *mdev,
 				     const struct in6_addr *raddr);
-void mroce_peer_unlock(struct mroce_peer *peer);
+void __mroce_peer_unlock(struct mroce_peer *peer, bool from_tasklet);
 void mroce_peer_flush(struct mroce_peer *peer, bool own_data);
 bool mroce_peer_idle(const struct mroce_peer *peer);
-void mroce_peer_queue_path(struct mroce_peer *peer, struct sk_buff *skb,
-			   u8 path, u16 sport);
-void mroce_peer_queue_ctl(struct mroce_peer *peer, struct sk_buff *skb);
-void mroce_peer_queue_rx_ctl(struct mroce_peer *peer, struct sk_buff *skb);
-void mroce_peer_stats_begin(struct mroce_peer *peer);
-void mroce_peer_stats_end(struct mroce_peer *peer);
+void __mroce_peer_stats_end(struct mroce_peer *peer);
 void mroce_peer_hs_result(struct mroce_peer *peer, u32 act, u64 now);
 void mroce_peer_send_hs(struct mroce_peer *peer, u8 opcode, u32 reason);
 void mroce_peer_connect(struct mroce_peer *peer, u64 now);
 void mroce_peer_probes(struct mroce_peer *peer, u64 mask, u64 now);
 void mroce_peer_kick(struct mroce_peer *peer, struct mroce_qp *qp);
-void mroce_peer_take_kicks(struct mroce_peer *peer);
+void __mroce_peer_take_kicks(struct mroce_peer *peer);
 void mroce_peer_accept_work(struct work_struct *work);
 void mroce_peers_close_all(struct mroce_dev *mdev);
 typedef bool (*mroce_qp_pick_fn)(struct mroce_qp *qp, u64 arg,
@@ -397,7 +391,6 @@ bool mroce_peer_pick_all(struct mroce_qp *qp, u64 arg,
 extern const struct mroce_conn_ops mroce_peer_conn_ops;
 
 /* mroce_tx.c */
-void mroce_tx_queue_qp(struct mroce_peer *peer, struct mroce_qp *qp);
 void mroce_tx_run(struct mroce_peer *peer, u64 now, unsigned int budget);
 void mroce_tx_requeue_unacked(struct mroce_peer *peer, struct mroce_qp *qp);
 void mroce_tx_resend(struct mroce_qp *qp, u32 psn, u8 why, u8 path, u8 gen,
@@ -464,8 +457,143 @@ static __always_inline void mroce_peer_unlock_bare(struct mroce_peer *peer)
 		lockdep_assert_held(&(peer)->rx_lock);		\
 	} while (0)
 
+/*
+ * Small helpers of the per-packet path, inline: each call that is not
+ * costs a TB lookup at its return under TCG, and the return sites of a
+ * module's hot calls crowd its pages' jump-cache slots
+ * (docs/experiments/s43-H-jump-cache.md, s44-T-calls.md).
+ */
+
+/*
+ * End a hold of both locks: the epilogue (mroce_peer.c, "the epilogue of
+ * every entry point") -- arm, hand over, unlock, send, serve the marks.
+ */
+static inline void mroce_peer_unlock(struct mroce_peer *peer)
+{
+	__mroce_peer_unlock(peer, false);
+}
+
+/*
+ * The peer with connection id @id, or NULL. Caller holds rcu_read_lock();
+ * the peer may be dead (check under its lock).
+ */
+extern struct xarray mroce_conn_ids;
+
+static inline struct mroce_peer *mroce_peer_find_id(u32 id)
+{
+	return xa_load(&mroce_conn_ids, id);
+}
+
+static __always_inline void mroce_peer_queue(struct sk_buff_head *q,
+					     struct sk_buff *skb, u8 dst,
+					     u16 sport, u8 tos)
+{
+	struct mroce_skb_cb *cb = mroce_cb(skb);
+
+	memset(cb, 0, sizeof(*cb));
+	cb->dst = dst;
+	cb->sport = sport;
+	cb->tos = tos;
+	__skb_queue_tail(q, skb);
+}
+
+/* A data packet or PROBE, sent on @path with the core's source port. */
+static inline void mroce_peer_queue_path(struct mroce_peer *peer,
+					 struct sk_buff *skb, u8 path,
+					 u16 sport)
+{
+	lockdep_assert_held(&peer->lock);
+	mroce_peer_queue(&peer->xmitq, skb, path, sport, INET_ECN_ECT_0);
+}
+
+/*
+ * A handshake packet (both locks held): the control route, not
+ * ECN-capable.
+ */
+static inline void mroce_peer_queue_ctl(struct mroce_peer *peer,
+					struct sk_buff *skb)
+{
+	lockdep_assert_held(&peer->lock);
+	mroce_peer_queue(&peer->ctlq, skb, MROCE_CTL_DST, peer->ctl_sport, 0);
+}
+
+/*
+ * An ACK or NAK, built by the responder (rx_lock held): the control route
+ * too, from the responder's own queue, which the unlock that ends the hold
+ * hands over (mroce_peer_handoff() with both locks held).
+ */
+static inline void mroce_peer_queue_rx_ctl(struct mroce_peer *peer,
+					   struct sk_buff *skb)
+{
+	mroce_peer_assert_rx(peer);
+	mroce_peer_queue(&peer->rx_ctlq, skb, MROCE_CTL_DST, peer->ctl_sport,
+			 0);
+}
+
+/*
+ * The core counts timer events in its own statistics; the device counters
+ * take their deltas around each call that can move them (peer->lock held).
+ * Only the three send-side counters compared below are copied: the rest of
+ * conn.stats holds the responder's receive counters too, which are
+ * rx_lock's (docs/transport.md, "a responder lock", section 2).
+ */
+static inline void mroce_peer_stats_begin(struct mroce_peer *peer)
+{
+	const struct mroce_conn_stats *n = &peer->conn.stats;
+
+	lockdep_assert_held(&peer->lock);
+	peer->stats_mark.rtos = n->rtos;
+	peer->stats_mark.ptos = n->ptos;
+	peer->stats_mark.rekeys = n->rekeys;
+}
+
+/* Mostly nothing moved: the counters only when something did. */
+static inline void mroce_peer_stats_end(struct mroce_peer *peer)
+{
+	const struct mroce_conn_stats *n = &peer->conn.stats;
+	const struct mroce_peer_stats_mark *o = &peer->stats_mark;
+
+	if (n->rtos != o->rtos || n->ptos != o->ptos ||
+	    n->rekeys != o->rekeys)
+		__mroce_peer_stats_end(peer);
+}
+
+/*
+ * Put the QPs doorbells marked on the transmit list (peer->lock held). A
+ * plain load first: most runs find no mark (a waiting doorbell queues its
+ * QP itself), and the test-and-clear is a locked atomic. A mark set after
+ * the load is a doorbell whose trylock failed on our lock: the unlock
+ * looks for it past its barrier (mroce_peer.c, the epilogue).
+ */
+static inline void mroce_peer_take_kicks(struct mroce_peer *peer)
+{
+	lockdep_assert_held(&peer->lock);
+	if (mroce_peer_kick_marked(peer))
+		__mroce_peer_take_kicks(peer);
+}
+
+/* @qp has something to send (peer->lock held): on the transmit list. */
+static inline void mroce_tx_queue_qp(struct mroce_peer *peer,
+				     struct mroce_qp *qp)
+{
+	struct mroce_qp_xport *xp = &qp->xport;
+
+	lockdep_assert_held(&peer->lock);
+	if (mroce_xqp_sends(xp) && list_empty(&xp->tx_node))
+		list_add_tail(&xp->tx_node, &peer->tx_list);
+}
+
 /* mroce_comp.c (its device-level call is in mroce.h) */
-void mroce_comp_mark(struct mroce_peer *peer, struct mroce_qp *qp);
+/* @qp's acknowledgements moved: mroce_comp_run() looks at it. */
+static inline void mroce_comp_mark(struct mroce_peer *peer,
+				   struct mroce_qp *qp)
+{
+	struct mroce_qp_xport *xp = &qp->xport;
+
+	lockdep_assert_held(&peer->lock);
+	if (list_empty(&xp->comp_node))
+		list_add_tail(&xp->comp_node, &peer->comp_list);
+}
 void __mroce_comp_run(struct mroce_peer *peer);
 /*
  * Process the QPs whose acknowledgements moved since the last call. Inline

@@ -913,7 +913,8 @@ struct mroce_rx_burst {
  * if any, is not this peer's, so an ACK it owes goes now rather than at the
  * delayed-ACK deadline (mroce_ack_flush()).
  */
-static void __mroce_rx_burst_end(struct mroce_rx_burst *bu, bool idle)
+static __always_inline void mroce_rx_burst_close(struct mroce_rx_burst *bu,
+						 bool idle)
 {
 	struct mroce_peer *peer = bu->peer;
 	u64 now = bu->now;	/* a clock read is costly in a VM (HPET) */
@@ -947,6 +948,16 @@ static void __mroce_rx_burst_end(struct mroce_rx_burst *bu, bool idle)
 	bu->n = 0;
 	bu->data = false;
 	bu->cut = false;
+}
+
+/*
+ * The burst's end where a packet ends it (mroce_rx_one(): the ACK it owes,
+ * the burst's length; every packet of a ping-pong) is inlined there; the
+ * other ends call this.
+ */
+static noinline void __mroce_rx_burst_end(struct mroce_rx_burst *bu, bool idle)
+{
+	mroce_rx_burst_close(bu, idle);
 }
 
 /*
@@ -1176,7 +1187,9 @@ static u32 mroce_rx_hdr_len(struct sk_buff *skb)
  * One packet. Packets for the connection @bu holds are handled without
  * letting go of its lock; a packet for another connection, or one for a
  * slow path below (they take peer locks of their own), ends that burst
- * first. The caller holds the RCU read lock across the burst.
+ * first. The caller holds the RCU read lock across the burst, which covers
+ * the peer looked up here too (a read-side section of our own was two
+ * more calls per packet under PREEMPT_RCU; docs/experiments/s44-T-calls.md).
  */
 static void mroce_rx_one(struct sk_buff *skb, const struct mroce_rx_meta *meta,
 			 struct mroce_rx_burst *bu, struct mroce_peer *hint)
@@ -1233,7 +1246,7 @@ static void mroce_rx_one(struct sk_buff *skb, const struct mroce_rx_meta *meta,
 		break;
 	}
 
-	rcu_read_lock();
+	RCU_LOCKDEP_WARN(!rcu_read_lock_held(), "receive outside RCU");
 	/*
 	 * Steering looked it up already, or the burst holds it; a peer closed
 	 * since is ->dead, as the table's would be (same RCU section). The
@@ -1262,14 +1275,12 @@ static void mroce_rx_one(struct sk_buff *skb, const struct mroce_rx_meta *meta,
 						      pkt.c.dst_conn);
 			ib_device_put(&mdev->ibdev);
 		}
-		rcu_read_unlock();
 		goto free;
 	}
 	if (!ipv6_addr_equal(&peer->raddr, &meta->saddr)) {
 		mroce_counter_inc(peer->mdev, MROCE_CNT_RCVD_PKTS);
 		mroce_counter_add(peer->mdev, MROCE_CNT_RCVD_BYTES, skb->len);
 		mroce_counter_inc(peer->mdev, MROCE_CNT_DROP_WRONG_PEER);
-		rcu_read_unlock();
 		goto free;
 	}
 	if (peer != bu->peer) {
@@ -1277,15 +1288,13 @@ static void mroce_rx_one(struct sk_buff *skb, const struct mroce_rx_meta *meta,
 		mroce_peer_lock(peer);
 		if (peer->dead) {
 			mroce_peer_unlock_bare(peer);
-			rcu_read_unlock();
 			goto free;
 		}
 		bu->peer = peer;
 	}
 	mroce_rx_conn(peer, skb, meta, &pkt, bu);
 	if (bu->cut || bu->n >= bu->max)
-		mroce_rx_burst_end(bu, false);
-	rcu_read_unlock();
+		mroce_rx_burst_close(bu, false);
 free:
 	consume_skb(skb);
 }

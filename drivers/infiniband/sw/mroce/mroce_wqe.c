@@ -701,10 +701,8 @@ static void mroce_sq_flush_locked(struct mroce_qp *qp, u32 from,
 	mroce_sq_retire_locked(qp, ev);
 }
 
-static void mroce_sq_after(struct mroce_qp *qp, struct mroce_wq_ev *ev)
+static void __mroce_sq_after(struct mroce_qp *qp, struct mroce_wq_ev *ev)
 {
-	if (!mroce_wq_ev_owed(ev))
-		return;
 	mroce_cq_dispatch(qp->scq, &ev->cq);
 	if (ev->drained)
 		mroce_qp_event(qp, IB_EVENT_SQ_DRAINED);
@@ -712,6 +710,18 @@ static void mroce_sq_after(struct mroce_qp *qp, struct mroce_wq_ev *ev)
 		mroce_qp_error_deferred(qp);
 	else if (ev->error)
 		mroce_qp_send_error(qp);
+}
+
+/*
+ * What a pass over the SQ owes after its unlock: mostly nothing (a
+ * completion handler's dispatch, an event), so the test is inline -- a
+ * call per post, fetch and completion less.
+ */
+static __always_inline void mroce_sq_after(struct mroce_qp *qp,
+					   struct mroce_wq_ev *ev)
+{
+	if (mroce_wq_ev_owed(ev))
+		__mroce_sq_after(qp, ev);
 }
 
 /* Flush the WQEs the transport never saw; safe at any time. */
