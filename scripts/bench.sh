@@ -89,8 +89,10 @@ sampler=$!
 # drivers' clock reads cost what they cost there; vmrun.py's default, the
 # HPET, is for correctness runs (docs/testing.md). MROCE_VM_CLOCK and
 # VMARGS="--clock ..." override.
+# MROCE_VM_PIN (default 0): 1 pins each vCPU thread to a host CPU of its
+# own (vmrun.py --pin; docs/testing.md "Pinning the vCPU threads").
 python3 "$top/selftests/qemu/vmrun.py" --kver "$kver" --plain --out "$run" \
-	--clock "${MROCE_VM_CLOCK:-tsc}" "$@" "${benches[@]}"
+	--clock "${MROCE_VM_CLOCK:-tsc}" --pin "${MROCE_VM_PIN:-0}" "$@" "${benches[@]}"
 rc=$?
 kill "$sampler" 2> /dev/null
 wait "$sampler"
@@ -153,6 +155,9 @@ clock="guest clocksource ${clock:-unknown}"
 # and its user-space ASLR (vmrun.py --aslr, MROCE_VM_ASLR): 0 = off
 aslr=$(cat "$run"/boot*/randomize_va_space 2> /dev/null | sort -u | paste -sd/)
 clock+=", randomize_va_space ${aslr:-unknown}"
+# and where its vCPU threads ran (vmrun.py --pin, MROCE_VM_PIN)
+pinned=$(cat "$run"/boot*/pin.txt 2> /dev/null | sed 's/ thread [0-9]*//' | sort -u | paste -sd,)
+clock+=", vCPU threads ${pinned:-not pinned}"
 head="make bench at $commit, $(date -u -d "@$t0" '+%F %H:%M UTC'), ${secs}s; $clock; $hostline"
 for f in "$dest"/*.txt "$dest"/*.md; do
 	[ -f "$f" ] || continue

@@ -116,7 +116,7 @@ pytest_one "kernel-log parser" selftests/qemu/klog_test.py
 # booted again, not counted; a death after it still fails)
 pytest_one "VM boot loop" selftests/qemu/vmrun_test.py
 # make bench's marker of the samples that shared the host with others
-pytest_one "bench sample marker" scripts/hostload_mark_test.py
+pytest_one "host load sampler, bench sample marker" scripts/hostload_mark_test.py
 # profile_bench's report (its samples by category, per iteration)
 pytest_one "profile report" selftests/bench/profile_report_test.py
 # lat_trace's report (the gaps between traced events, per round trip)

@@ -15,7 +15,11 @@ need both host CPUs: a sample during which a build took one of them is
 slow for that reason alone (docs/testing.md), so the bench lists those
 samples on stdout (SUSPECT above 0.5 CPUs). With LOOP values, a second
 column host_loop_us: the median loop time over the same window (the host's
-CPU speed during the sample: higher = slower; lat_dist.py verdict).
+CPU speed during the sample: higher = slower; lat_dist.py verdict). With
+VWAIT values (hostload.py: the share of a second the VM's vCPU threads
+waited for a host CPU), a third column vcpu_wait: their mean over the
+seconds inside the window (~0.5: both vCPU threads on one host CPU, the
+guest's slow mode; docs/testing.md).
 """
 import csv
 import statistics
@@ -27,13 +31,16 @@ SUSPECT = 0.5
 def main():
     line = []
     loops = []
+    waits = []
     with open(sys.argv[1]) as f:
         for ln in f:
             w = ln.split()
-            if len(w) in (2, 3):
+            if len(w) in (2, 3, 4):
                 line.append((int(w[0]), float(w[1])))
-            if len(w) == 3:
+            if len(w) in (3, 4):
                 loops.append((int(w[0]), float(w[2])))
+            if len(w) == 4:
+                waits.append((int(w[0]), float(w[3])))
     for path in sys.argv[2:]:
         with open(path, newline="") as f:
             rows = list(csv.reader(f))
@@ -46,12 +53,14 @@ def main():
         head.append("host_others_cpus")
         if loops:
             head.append("host_loop_us")
+        if waits:
+            head.append("vcpu_wait")
         bad = []
         for r in rows[1:]:
             try:
                 t0, t1 = int(r[a]), int(r[b])
             except (ValueError, IndexError):
-                r.extend([""] * (2 if loops else 1))
+                r.extend([""] * (1 + bool(loops) + bool(waits)))
                 continue
             # the second ending at EPOCH covers [EPOCH - 1, EPOCH]; it
             # counts if it touches the window widened by a second each side
@@ -61,6 +70,10 @@ def main():
             if loops:
                 lv = [v for t, v in loops if t0 <= t <= t1 + 2]
                 r.append(f"{statistics.median(lv):.0f}" if lv else "")
+            if waits:
+                # inside the window only: its edges are the guest's setup
+                wv = [v for t, v in waits if t0 < t <= t1]
+                r.append(f"{statistics.mean(wv):.2f}" if wv else "")
             if m is not None and m > SUSPECT:
                 bad.append(f"{' '.join(r[:5])} ({m:.2f} CPUs)")
         with open(path, "w", newline="") as f:

@@ -75,6 +75,27 @@ class Mark(unittest.TestCase):
         self.assertEqual(lines[2].split(",")[-2:], ["0.10", "1200"])
         self.assertEqual(lines[3].split(",")[-2:], ["", ""])
 
+    def test_vcpu_wait_column_mean_inside_window(self):
+        with tempfile.TemporaryDirectory() as d:
+            tl, csvf = os.path.join(d, "tl"), os.path.join(d, "x_rounds.csv")
+            with open(tl, "w") as f:
+                # both vCPU threads on one host CPU in 1011-1012 only
+                f.writelines(f"{t} 0.1 620 {0.5 if t in (1011, 1012) else 0.02}\n"
+                             for t in range(1000, 1030))
+            with open(csvf, "w") as f:
+                f.write(HEAD + "mroce,ib_write_lat,0,0,1,42.0,1000,1004\n"
+                        "mroce,ib_write_lat,0,0,2,80.0,1010,1012\n"
+                        "tcp,iperf3,0,0,1,,,\n")
+            subprocess.run([sys.executable, os.path.join(HERE, "hostload_mark.py"), tl, csvf],
+                           capture_output=True, check=True)
+            with open(csvf) as f:
+                lines = f.read().splitlines()
+        self.assertEqual(lines[0], HEAD.strip() + ",host_others_cpus,host_loop_us,vcpu_wait")
+        self.assertEqual(lines[1].split(",")[-1], "0.02")
+        # seconds inside 1010-1012: 1011 and 1012 (the second ending at 1010 is before it)
+        self.assertEqual(lines[2].split(",")[-1], "0.50")
+        self.assertEqual(lines[3].split(",")[-3:], ["", "", ""])
+
     def test_marked_file_is_left_alone_a_second_time(self):
         with tempfile.TemporaryDirectory() as d:
             tl, csvf = os.path.join(d, "tl"), os.path.join(d, "x_rounds.csv")
@@ -87,6 +108,41 @@ class Mark(unittest.TestCase):
                                capture_output=True, check=True)
             with open(csvf) as f:
                 self.assertEqual(f.read().count("host_others_cpus"), 1)
+
+
+sys.path.insert(0, HERE)
+import hostload  # noqa: E402
+
+
+class VcpuWait(unittest.TestCase):
+    """hostload.py's VWAIT: how long the vCPU threads waited for a host CPU."""
+
+    def test_share_is_mean_over_threads_in_both_snapshots(self):
+        # thread 1 waited 0.5 s, thread 2 0.1 s of 1 s; thread 3 is new
+        w0 = {1: 10 ** 9, 2: 0}
+        w1 = {1: 15 * 10 ** 8, 2: 10 ** 8, 3: 7 * 10 ** 9}
+        self.assertAlmostEqual(hostload.wait_share(w0, w1, 1.0), 0.3)
+        self.assertAlmostEqual(hostload.wait_share(w0, w1, 2.0), 0.15)
+
+    def test_no_threads_no_share(self):
+        self.assertIsNone(hostload.wait_share({}, {5: 1}, 1.0))
+        self.assertIsNone(hostload.wait_share({5: 1}, {5: 2}, 0.0))
+
+    def test_top_others_busiest_first_new_processes_left_out(self):
+        hz = hostload.HZ
+        o0 = {1: ("a", 10), 2: ("b", 0), 4: ("d", 5)}
+        o1 = {1: ("a", 10 + hz // 2), 2: ("b", 2 * hz), 3: ("c", 5 * hz), 4: ("d", 5)}
+        self.assertEqual(hostload.top_others(o0, o1, 1.0), [(2.0, 2, "b"), (0.5, 1, "a")])
+        self.assertEqual(hostload.top_others(o0, o1, 2.0, n=1), [(1.0, 2, "b")])
+
+    def test_threads_found_by_name_in_the_tree(self):
+        # this process's own threads: none is a vCPU
+        qemus = []
+        hostload.tree_ticks(os.getpid(), -1, qemus)
+        self.assertEqual(qemus, [])
+        self.assertEqual(hostload.vcpu_wait([os.getpid()]), {})
+        self.assertTrue(hostload.VCPU_THREAD.match("CPU 1/TCG"))
+        self.assertFalse(hostload.VCPU_THREAD.match("ALL CPUs/TCG"))
 
 
 if __name__ == "__main__":

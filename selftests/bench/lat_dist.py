@@ -76,7 +76,10 @@ SLOW_FACTOR = 1.35
 METRICS = [('typ', 'lat_typical_us'), ('avg', 'lat_avg_us'),
            ('mean', 'lat_iter_mean_us'), ('p90', 'lat_iter_p90_us'),
            ('p99', 'lat_iter_p99_us'), ('max', 'lat_iter_max_us')]
-SHARES = [('>2x%', 'lat_iter_gt2x_pct'), ('>500us%', 'lat_iter_gt500us_pct')]
+SHARES = [('>2x%', 'lat_iter_gt2x_pct'), ('>500us%', 'lat_iter_gt500us_pct'),
+          # the share of the sample the vCPU threads waited for a host CPU
+          # (hostload_mark.py; ~0.5: both on one host CPU)
+          ('vwait', 'vcpu_wait')]
 
 
 def parse(lines):
@@ -505,6 +508,37 @@ def cmd_verdict(args):
     return 0
 
 
+# A sample's vCPU threads shared a host CPU when they waited for one over
+# this share of its window (vcpu_wait, hostload_mark.py): ~0.5 with both on
+# one CPU the whole sample, ~0.04 when each has its own.
+VWAIT_SHARED = 0.2
+
+
+def mode_causes(by, factor, level):
+    """Per column and row: how many samples ran slow and what the host did
+    meanwhile (host_loop_us: the host's CPUs slow; vcpu_wait: the vCPU
+    threads queued for a host CPU), the lines of cmd_ab's summary."""
+    out = []
+    for (loss, col), rr in by.items():
+        _, md = modes(rr, factor)
+        cells = []
+        for m in ('slow', 'fast'):
+            ks = [k for k in rr if md[k] == m]
+            hs = sum(1 for k in ks if level and not host_fast(rr[k], level))
+            vw = sum(1 for k in ks if (num(rr[k].get('vcpu_wait')) or 0) > VWAIT_SHARED)
+            nn = sum(1 for k in ks if not (level and not host_fast(rr[k], level))
+                     and not (num(rr[k].get('vcpu_wait')) or 0) > VWAIT_SHARED)
+            cells.append(f'{len(ks)} {m} ({hs} host slow, {vw} vCPUs waiting, {nn} neither)')
+        out.append(f'  {col} {loss}: {len(rr)} samples, ' + '; '.join(cells))
+    if not out:
+        return []
+    return ([f'guest mode per column (slow: typical > {factor:g} x the column\'s lowest; host '
+             f'slow: host_loop_us > {HOST_SLOW:g} x the run\'s fast level'
+             + (f' {level:.0f} us' if level else ', not measured')
+             + f'; vCPUs waiting: vcpu_wait > {VWAIT_SHARED:g}, a vCPU thread queued for a '
+             'host CPU; docs/testing.md):'] + out)
+
+
 def cmd_ab(args):
     by, cols = load_rounds(args.csv)
     pairs = parse_pairs(args.pair)
@@ -521,6 +555,7 @@ def cmd_ab(args):
     if not out:
         print(f'lat_dist: no ib_write_lat rounds of two columns in {args.csv}')
         return 0
+    out += mode_causes(by, args.slow_factor, host_fast_level(args.csv))
     print('\n'.join(out).rstrip())
     return 0
 

@@ -197,6 +197,30 @@ class AB(unittest.TestCase):
         self.assertIn('all 5 rounds: typ 0.950 (4/5)', text)
         self.assertNotIn('SUSPECT', text)
 
+    def test_mode_causes(self):
+        """Each column's slow and fast samples split by what the host did:
+        its CPUs slow (host_loop_us), the vCPU threads queued (vcpu_wait)."""
+        rows = []
+        # (typ, host loop us, vcpu_wait) per round of A and of B
+        a = {1: (20.0, 620, 0.04), 2: (30.0, 1150, 0.04), 3: (31.0, 630, 0.5),
+             4: (21.0, 1100, 0.3), 5: (20.5, 610, '')}
+        b = {1: (19.0, 620, 0.04), 2: (19.5, 615, 0.04), 3: (19.0, 640, 0.03),
+             4: (19.2, 600, 0.02), 5: (19.1, 610, 0.01)}
+        for col, vals in (('mroce', a), ('mroce2', b)):
+            for k, (typ, loop, vw) in vals.items():
+                rows.append(lat(col, k, typ) + [loop, vw])
+        path = rounds_csv(rows, ['host_loop_us', 'vcpu_wait'])
+        self.addCleanup(os.unlink, path)
+        out = io.StringIO()
+        with contextlib.redirect_stdout(out):
+            ld.main(['ab', path])
+        text = out.getvalue()
+        self.assertIn('fast level 600 us', text)
+        self.assertIn('  mroce 0%: 5 samples, 2 slow (1 host slow, 1 vCPUs waiting, 0 neither); '
+                      '3 fast (1 host slow, 1 vCPUs waiting, 2 neither)', text)
+        self.assertIn('  mroce2 0%: 5 samples, 0 slow (0 host slow, 0 vCPUs waiting, 0 neither); '
+                      '5 fast (0 host slow, 0 vCPUs waiting, 5 neither)', text)
+
     def test_rxe_pairs_losses_and_suspect(self):
         rows = [lat('rxe', 1, 18.0) + ['0.1'], lat('mroce', 1, 24.0) + ['0.9'],
                 lat('rxe', 2, 19.0) + [''], lat('mroce', 2, 25.0) + ['0.0'],

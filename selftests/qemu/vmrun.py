@@ -259,6 +259,70 @@ CLOCKS = {"tsc": ["tsc=reliable"], "hpet": ["clocksource=hpet"]}
 # kernel's own KASLR is unchanged.
 ASLR = {"on": [], "off": ["norandmaps"]}
 
+# --pin (make bench: $MROCE_VM_PIN): each vCPU thread of multi-threaded TCG
+# on a host CPU of its own (vCPU n on the n-th CPU this process may use),
+# set as soon as QEMU has made them, long before the guest runs a test.
+# It rules out both vCPU threads sharing one host CPU (each 50 % on a CPU,
+# 50 % in its run queue: seen in a make qemuprof boot, session 43); off by
+# default: in make bench's timed runs on a quiet host the scheduler kept
+# them apart unpinned too, and the guest's slow mode there is the host's
+# CPUs running slow (session 44, docs/testing.md). QEMU's other threads (main loop: timers, the serial console,
+# the monitor; the 9p and RCU workers) stay free: they are idle most of
+# the time, on a 2-CPU host no CPU is left for them alone, and pinned to
+# one CPU they would queue behind that CPU's vCPU while the other vCPU's
+# CPU may be idle (a vCPU in HLT sleeps in the host).
+VCPU_THREAD = re.compile(r"CPU (\d+)/TCG$")
+PIN_WAIT = 30          # s after QEMU starts to find its vCPU threads
+
+
+def vcpu_threads(pid):
+    """{vCPU index: thread id} of QEMU process pid (threads are named with
+    -name debug-threads=on: "CPU 0/TCG")."""
+    found = {}
+    try:
+        tids = os.listdir(f"/proc/{pid}/task")
+    except OSError:
+        return found
+    for tid in tids:
+        try:
+            with open(f"/proc/{pid}/task/{tid}/comm") as f:
+                m = VCPU_THREAD.match(f.read().strip())
+        except OSError:
+            continue
+        if m:
+            found[int(m.group(1))] = int(tid)
+    return found
+
+
+def pin_plan(vcpus, cpus):
+    """[(vCPU index, thread id, host CPU)]: vCPU n on the n-th of the host
+    CPUs (sorted; wrapping round when there are fewer CPUs than vCPUs), or
+    [] when there are fewer than two host CPUs (nothing to separate)."""
+    cpus = sorted(cpus)
+    if len(cpus) < 2:
+        return []
+    return [(n, vcpus[n], cpus[i % len(cpus)]) for i, n in enumerate(sorted(vcpus))]
+
+
+def pin_vcpus(pid, smp, setaffinity=os.sched_setaffinity):
+    """Pin QEMU's vCPU threads (pin_plan over this process's CPUs). Returns
+    the lines saying what was done, None while not all smp threads exist
+    yet."""
+    vcpus = vcpu_threads(pid)
+    if len(vcpus) < smp:
+        return None
+    plan = pin_plan(vcpus, os.sched_getaffinity(0))
+    if not plan:
+        return [f"not pinned: fewer than two host CPUs ({sorted(os.sched_getaffinity(0))})"]
+    out = []
+    for n, tid, cpu in plan:
+        try:
+            setaffinity(tid, {cpu})
+            out.append(f"vcpu{n} thread {tid} -> host CPU {cpu}")
+        except OSError as e:
+            out.append(f"vcpu{n} thread {tid}: not pinned ({e})")
+    return out
+
 
 def qemu_cmd(kver, initrd, outdir, args, monitor=None):
     append = " ".join([
@@ -283,6 +347,8 @@ def qemu_cmd(kver, initrd, outdir, args, monitor=None):
     thread = getattr(args, "tcg_thread", None) or "multi"
     return [
         "qemu-system-x86_64",
+        # thread names ("CPU 0/TCG"): --pin finds the vCPU threads by them
+        "-name", "mroce-test,debug-threads=on",
         "-accel", f"tcg,thread={thread},tb-size=512", "-cpu", "max",
     ] + plugin + [
         "-smp", str(args.smp), "-m", args.mem, "-machine", "pc",
@@ -446,6 +512,21 @@ class Boot:
         with open(os.path.join(self.outdir, "jit.log"), "a") as f:
             f.write(f"t={time.monotonic() - self.t_boot:.0f} {' '.join(got)}\n")
 
+    def pin(self, until):
+        """--pin: pin the vCPU threads once QEMU has made them (pin_vcpus);
+        what was done into BOOT/pin.txt and the log. Returns the deadline
+        to keep trying, None once done or given up."""
+        done = pin_vcpus(self.proc.pid, self.args.smp)
+        if done is None and time.monotonic() < until:
+            return until
+        if done is None:
+            done = [f"not pinned: {self.args.smp} vCPU threads not found in {PIN_WAIT}s "
+                    f"(found {vcpu_threads(self.proc.pid)})"]
+        with open(os.path.join(self.outdir, "pin.txt"), "w") as f:
+            f.writelines(ln + "\n" for ln in done)
+        log(("" if self.args.plain else "# ") + "vmrun: pin: " + "; ".join(done))
+        return None
+
     def dump_stacks(self):
         """Before the VM is killed for making no progress: ask the guest
         kernel for the backtraces of all CPUs (SysRq l, by NMI, so a CPU
@@ -497,6 +578,7 @@ class Boot:
         self.deadline = time.monotonic() + BOOT_BUDGET
         self.t_boot = time.monotonic()
         jit_next = self.t_boot + self.args.jit_log if self.args.jit_log > 0 else None
+        pin_until = self.t_boot + PIN_WAIT if getattr(self.args, "pin", "off") == "on" else None
         self.buf = b""
         timed_out = False
         try:
@@ -506,8 +588,10 @@ class Boot:
                     timed_out = True
                     self.dump_stacks()
                     break
-                if self.pump(min(left, 1.0)) < 0:
+                if self.pump(min(left, 0.2 if pin_until else 1.0)) < 0:
                     break
+                if pin_until is not None:
+                    pin_until = self.pin(pin_until)
                 if jit_next is not None and time.monotonic() >= jit_next:
                     self.jit_sample()
                     jit_next += self.args.jit_log
@@ -637,6 +721,9 @@ def main():
                     default=float(os.environ.get("MROCE_VM_JIT_LOG") or 0),
                     help="every SECS, QEMU's translation statistics (info jit) into "
                          "BOOT/jit.log (default $MROCE_VM_JIT_LOG, else off)")
+    ap.add_argument("--pin", default=os.environ.get("MROCE_VM_PIN") or "off",
+                    help="on (1) or off (0): each vCPU thread on a host CPU of its own "
+                         "(timed runs; default $MROCE_VM_PIN, else off)")
     ap.add_argument("--tcg-thread", choices=["multi", "single"], default="multi",
                     help="TCG threading: multi (a host thread per vCPU, default) or "
                          "single (one for all: exact plugin inline counters)")
@@ -646,6 +733,13 @@ def main():
     ap.add_argument("--plain", action="store_true",
                     help="print the scripts' output as is, no TAP (demo, benchmarks)")
     args = ap.parse_args()
+    pin = {"1": "on", "on": "on", "0": "off", "off": "off"}.get(args.pin)
+    if pin is None:
+        sys.exit(f"vmrun: --pin / MROCE_VM_PIN {args.pin}: 1 (on) or 0 (off)")
+    args.pin = pin
+    if args.pin == "on" and args.tcg_thread == "single":
+        log("vmrun: --pin: single-threaded TCG has one thread for all vCPUs, not pinned")
+        args.pin = "off"
     if args.ko:
         global KO
         KO = os.path.abspath(args.ko)

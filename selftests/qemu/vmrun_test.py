@@ -9,6 +9,8 @@ import os
 import re
 import sys
 import tempfile
+import threading
+import time
 import types
 import unittest
 
@@ -217,6 +219,65 @@ class KernelImageTest(unittest.TestCase):
         self.assertEqual(image, "/cache/obj/bzImage")
         self.assertIn("MROCE_MODROOT=/cache/mods", append)
         self.assertEqual(vmrun.moddir("K"), "/cache/mods/lib/modules/K")
+
+
+class PinTest(unittest.TestCase):
+    """--pin (MROCE_VM_PIN): each vCPU thread on a host CPU of its own."""
+
+    def test_plan_one_vcpu_per_cpu(self):
+        self.assertEqual(vmrun.pin_plan({1: 202, 0: 201}, {3, 1}),
+                         [(0, 201, 1), (1, 202, 3)])
+
+    def test_plan_wraps_with_more_vcpus_than_cpus(self):
+        self.assertEqual(vmrun.pin_plan({0: 10, 1: 11, 2: 12}, {0, 1}),
+                         [(0, 10, 0), (1, 11, 1), (2, 12, 0)])
+
+    def test_plan_one_cpu_pins_nothing(self):
+        self.assertEqual(vmrun.pin_plan({0: 10, 1: 11}, {0}), [])
+
+    def test_threads_found_by_name_and_pinned(self):
+        """Two threads of this process named as QEMU names its vCPU
+        threads (and one not): pin_vcpus finds and pins exactly those."""
+        named, stop = {}, threading.Event()
+
+        def worker(name):
+            tid = threading.get_native_id()
+            with open(f"/proc/self/task/{tid}/comm", "w") as f:
+                f.write(name)
+            named[name] = tid
+            stop.wait(10)
+
+        threads = [threading.Thread(target=worker, args=(n,))
+                   for n in ("CPU 0/TCG", "CPU 1/TCG", "worker")]
+        for t in threads:
+            t.start()
+        try:
+            while len(named) < 3:
+                time.sleep(0.01)
+            self.assertEqual(vmrun.vcpu_threads(os.getpid()),
+                             {0: named["CPU 0/TCG"], 1: named["CPU 1/TCG"]})
+            calls = []
+            self.assertIsNone(vmrun.pin_vcpus(os.getpid(), 3, lambda t, c: calls.append((t, c))))
+            self.assertEqual(calls, [])
+            done = vmrun.pin_vcpus(os.getpid(), 2, lambda t, c: calls.append((t, c)))
+            cpus = sorted(os.sched_getaffinity(0))
+            if len(cpus) < 2:
+                self.assertEqual(calls, [])
+                self.assertIn("not pinned", done[0])
+                return
+            self.assertEqual(calls, [(named["CPU 0/TCG"], {cpus[0]}),
+                                     (named["CPU 1/TCG"], {cpus[1]})])
+            self.assertEqual(done[1], f"vcpu1 thread {named['CPU 1/TCG']} -> host CPU {cpus[1]}")
+        finally:
+            stop.set()
+            for t in threads:
+                t.join()
+
+    def test_qemu_names_its_threads(self):
+        args = types.SimpleNamespace(shell=False, clock="hpet", aslr="off", append="",
+                                     smp=2, mem="2G", plugin=None, tcg_thread=None)
+        cmd = vmrun.qemu_cmd("K", "initrd", "/out", args)
+        self.assertIn("debug-threads=on", cmd[cmd.index("-name") + 1])
 
 
 class DeclaredTests(unittest.TestCase):
