@@ -13,6 +13,9 @@ import unittest
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 HEAD = "driver,test,loss_pct,netem,round,lat_typical_us,t_start,t_end\n"
+WINDOWS = ["mroce,ib_write_lat,0,0,1,42.0,1000,1004\n",
+           "mroce,ib_write_lat,0,0,2,80.0,1010,1012\n",
+           "tcp,iperf3,0,0,1,,,\n"]
 
 
 class Mark(unittest.TestCase):
@@ -20,7 +23,7 @@ class Mark(unittest.TestCase):
         with tempfile.TemporaryDirectory() as d:
             tl, csvf = os.path.join(d, "tl"), os.path.join(d, "x_rounds.csv")
             with open(tl, "w") as f:
-                f.writelines(f"{t} {o}\n" for t, o in timeline)
+                f.writelines(" ".join(map(str, cols)) + "\n" for cols in timeline)
             with open(csvf, "w") as f:
                 f.write(HEAD + "".join(rows))
             out = subprocess.run([sys.executable, os.path.join(HERE, "hostload_mark.py"),
@@ -56,19 +59,8 @@ class Mark(unittest.TestCase):
         self.assertIn("no sample shared the host", out)
 
     def test_loop_column_median_over_window(self):
-        with tempfile.TemporaryDirectory() as d:
-            tl, csvf = os.path.join(d, "tl"), os.path.join(d, "x_rounds.csv")
-            with open(tl, "w") as f:
-                f.writelines(f"{t} 0.1 {1200 if 1011 <= t <= 1013 else 620}\n"
-                             for t in range(1000, 1030))
-            with open(csvf, "w") as f:
-                f.write(HEAD + "mroce,ib_write_lat,0,0,1,42.0,1000,1004\n"
-                        "mroce,ib_write_lat,0,0,2,80.0,1010,1012\n"
-                        "tcp,iperf3,0,0,1,,,\n")
-            subprocess.run([sys.executable, os.path.join(HERE, "hostload_mark.py"), tl, csvf],
-                           capture_output=True, check=True)
-            with open(csvf) as f:
-                lines = f.read().splitlines()
+        _, lines = self.run_mark([(t, 0.1, 1200 if 1011 <= t <= 1013 else 620)
+                                  for t in range(1000, 1030)], WINDOWS)
         self.assertEqual(lines[0], HEAD.strip() + ",host_others_cpus,host_loop_us")
         self.assertEqual(lines[1].split(",")[-2:], ["0.10", "620"])
         # seconds 1010-1014: 620 1200 1200 1200 620
@@ -76,20 +68,9 @@ class Mark(unittest.TestCase):
         self.assertEqual(lines[3].split(",")[-2:], ["", ""])
 
     def test_vcpu_wait_column_mean_inside_window(self):
-        with tempfile.TemporaryDirectory() as d:
-            tl, csvf = os.path.join(d, "tl"), os.path.join(d, "x_rounds.csv")
-            with open(tl, "w") as f:
-                # both vCPU threads on one host CPU in 1011-1012 only
-                f.writelines(f"{t} 0.1 620 {0.5 if t in (1011, 1012) else 0.02}\n"
-                             for t in range(1000, 1030))
-            with open(csvf, "w") as f:
-                f.write(HEAD + "mroce,ib_write_lat,0,0,1,42.0,1000,1004\n"
-                        "mroce,ib_write_lat,0,0,2,80.0,1010,1012\n"
-                        "tcp,iperf3,0,0,1,,,\n")
-            subprocess.run([sys.executable, os.path.join(HERE, "hostload_mark.py"), tl, csvf],
-                           capture_output=True, check=True)
-            with open(csvf) as f:
-                lines = f.read().splitlines()
+        # both vCPU threads on one host CPU in 1011-1012 only
+        _, lines = self.run_mark([(t, 0.1, 620, 0.5 if t in (1011, 1012) else 0.02)
+                                  for t in range(1000, 1030)], WINDOWS)
         self.assertEqual(lines[0], HEAD.strip() + ",host_others_cpus,host_loop_us,vcpu_wait")
         self.assertEqual(lines[1].split(",")[-1], "0.02")
         # seconds inside 1010-1012: 1011 and 1012 (the second ending at 1010 is before it)
