@@ -121,26 +121,38 @@ def top_others(o0, o1, secs, n=3):
     return sorted(used, reverse=True)[:n]
 
 
-VCPU_THREAD = re.compile(r"CPU \d+/TCG$")
+VCPU_THREAD = re.compile(r"CPU (\d+)/TCG$")
+
+
+def vcpu_threads(pid):
+    """{vCPU index: thread id} of QEMU process pid (threads are named with
+    -name debug-threads=on: "CPU 0/TCG"); vmrun.py's --pin uses it too."""
+    found = {}
+    try:
+        tids = os.listdir(f"/proc/{pid}/task")
+    except OSError:
+        return found
+    for tid in tids:
+        try:
+            with open(f"/proc/{pid}/task/{tid}/comm") as f:
+                m = VCPU_THREAD.match(f.read().strip())
+        except OSError:
+            continue
+        if m:
+            found[int(m.group(1))] = int(tid)
+    return found
 
 
 def vcpu_wait(pids):
-    """{tid: ns waited in a host run queue so far} of the vCPU threads
-    ("CPU n/TCG": QEMU's -name debug-threads=on) of the QEMUs pids
-    (/proc/PID/task/TID/schedstat: on-CPU ns, run-queue wait ns, slices)."""
+    """{tid: ns waited in a host run queue so far} of the vCPU threads of
+    the QEMUs pids (/proc/PID/task/TID/schedstat: on-CPU ns, run-queue
+    wait ns, slices)."""
     out = {}
     for pid in pids:
-        try:
-            tids = os.listdir(f"/proc/{pid}/task")
-        except OSError:
-            continue
-        for tid in tids:
+        for tid in vcpu_threads(pid).values():
             try:
-                with open(f"/proc/{pid}/task/{tid}/comm") as f:
-                    if not VCPU_THREAD.match(f.read().strip()):
-                        continue
                 with open(f"/proc/{pid}/task/{tid}/schedstat") as f:
-                    out[int(tid)] = int(f.read().split()[1])
+                    out[tid] = int(f.read().split()[1])
             except (OSError, IndexError, ValueError):
                 continue
     return out

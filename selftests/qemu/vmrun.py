@@ -35,7 +35,10 @@ import tempfile
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+# the host-load sampler knows how QEMU names its vCPU threads
+sys.path.append(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "scripts"))
 import klog  # noqa: E402
+from hostload import vcpu_threads  # noqa: E402
 
 REPO = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 SELFTESTS = os.path.join(REPO, "selftests")
@@ -271,27 +274,7 @@ ASLR = {"on": [], "off": ["norandmaps"]}
 # the time, on a 2-CPU host no CPU is left for them alone, and pinned to
 # one CPU they would queue behind that CPU's vCPU while the other vCPU's
 # CPU may be idle (a vCPU in HLT sleeps in the host).
-VCPU_THREAD = re.compile(r"CPU (\d+)/TCG$")
 PIN_WAIT = 30          # s after QEMU starts to find its vCPU threads
-
-
-def vcpu_threads(pid):
-    """{vCPU index: thread id} of QEMU process pid (threads are named with
-    -name debug-threads=on: "CPU 0/TCG")."""
-    found = {}
-    try:
-        tids = os.listdir(f"/proc/{pid}/task")
-    except OSError:
-        return found
-    for tid in tids:
-        try:
-            with open(f"/proc/{pid}/task/{tid}/comm") as f:
-                m = VCPU_THREAD.match(f.read().strip())
-        except OSError:
-            continue
-        if m:
-            found[int(m.group(1))] = int(tid)
-    return found
 
 
 def pin_plan(vcpus, cpus):
