@@ -75,7 +75,7 @@ static void mroce_peer_free_work(struct work_struct *work)
 	/* Set under peer->lock by holders that found ->dead false. */
 	del_timer_sync(&peer->wd_timer);
 	/*
-	 * Started under rx_lock by holders that found ->dead false, i.e.
+	 * Started under peer->lock by holders that found ->dead false, i.e.
 	 * before the hold above, or by its own callback's retry, which
 	 * hrtimer_cancel() waits for and then cancels; a callback that finds
 	 * ->dead does nothing.
@@ -190,7 +190,6 @@ static struct mroce_peer *mroce_peer_alloc(struct mroce_dev *mdev,
 						   MROCE_SPORT_MAX);
 	refcount_set(&peer->ref, 1);
 	spin_lock_init(&peer->lock);
-	spin_lock_init(&peer->rx_lock);
 	/* BH: erased under the peer locks (mroce_xport.c). */
 	xa_init_flags(&peer->qp_xa, XA_FLAGS_LOCK_BH);
 	INIT_LIST_HEAD(&peer->qps);
@@ -396,7 +395,7 @@ bool mroce_peer_idle(const struct mroce_peer *peer)
 /* ------------------------------------------------ the responder's timer */
 
 /*
- * The ACK timer's callback found rx_lock taken, or acknowledges again after
+ * The ACK timer's callback found peer->lock taken, or acknowledges again after
  * an ACK that found no memory: this much later.
  */
 #define MROCE_PEER_ACK_RETRY_NS		(20 * NSEC_PER_USEC)
@@ -405,23 +404,23 @@ bool mroce_peer_idle(const struct mroce_peer *peer)
  * The responder's own timer, for the core's receive-side deadline
  * (mroce_conn_ack_deadline(): an ACK deferred for ack_every or ack_delay,
  * or at once for a fallen grant the hint pass could not push for want of
- * memory), rx_lock held. The peer timer covers the send side only.
+ * memory), peer->lock held. The peer timer covers the send side only.
  *
- * Started here, under rx_lock, not after the unlock as the peer timer is
+ * Started here, under the lock, not after the unlock as the peer timer is
  * (mroce_peer_timer_apply()): that move paid because the peer timer moved
  * at nearly every unlock of a ping-pong; this one is started only when an
  * ACK is deferred -- never on the ping-pong, whose every last packet
  * carries AR and is acknowledged in its own hold -- and only when its
  * deadline comes before the expiry already standing. Only the free work
  * cancels it: an ACK sent before the expiry leaves it queued, and the
- * expiry, finding nothing due, costs one rx_lock round and starts it again
+ * expiry, finding nothing due, costs one lock round and starts it again
  * at the next deferred ACK's deadline, if any: on bulk traffic at most one
  * expiry per delayed-ACK interval, where a cancel per sent ACK and a start
  * per deferred one would reprogram the CPU's timer twice per ACK. Under the
  * lock the starts are ordered by the lock itself (no sequence to check
  * again after the unlock), and none comes after the free work's cancel:
- * ->dead is checked here, under rx_lock, and the free work sets it with
- * both locks before it cancels.
+ * ->dead is checked here, under the lock, and the free work sets it with
+ * the lock held before it cancels.
  *
  * ack_timer_at is the expiry last started (U64_MAX once the callback ran
  * under the lock); the timer is queued at or before it, or its callback is
@@ -445,36 +444,18 @@ static __always_inline void mroce_peer_ack_arm(struct mroce_peer *peer)
 }
 
 /*
- * End a hold of rx_lock alone (the ACK timer's): arm, hand the ACKs and
- * NAKs built to the send queues, unlock, send them. No peer->lock work
- * can be pending: nothing of the requester's runs under rx_lock alone.
- */
-static void mroce_peer_rx_unlock(struct mroce_peer *peer)
-{
-	bool handed;
-
-	mroce_peer_assert_rx(peer);
-	mroce_peer_ack_arm(peer);
-	handed = !skb_queue_empty(&peer->rx_ctlq);
-	if (handed) {
-		spin_lock(&peer->send_lock);
-		skb_queue_splice_tail_init(&peer->rx_ctlq, &peer->sendctl);
-		spin_unlock(&peer->send_lock);
-	}
-	spin_unlock_bh(&peer->rx_lock);
-	if (handed)
-		mroce_peer_flush(peer, false);
-}
-
-/*
- * The delayed-ACK deadline passed (or a pushed grant is due): under rx_lock
- * alone, which excludes all responder work since every other holder takes
- * both locks. A busy lock's holder is another CPU's (this is softirq, and
- * every holder disables BH): come back a little later rather than spin --
- * its hold may end with the ACK anyway (a receive's epilogue sends what is
- * due). ack_timer_at keeps the expiry that fired, which is past: a
- * holder's arm meanwhile starts nothing for a later deadline, and the
- * retry's callback arms for it.
+ * The delayed-ACK deadline passed (or a pushed grant is due): under
+ * peer->lock, ended by the epilogue like every hold (a doorbell may have
+ * found the lock taken and left its mark). Until session 45 the callback
+ * took a responder lock alone, rx_lock, which every other holder took
+ * after peer->lock: one lock round more per hold, for the one hold that
+ * is off the ping-pong (docs/transport.md, "a responder lock"). A busy
+ * lock's holder is another CPU's (this is softirq, and every holder
+ * disables BH): come back a little later rather than spin -- its hold may
+ * end with the ACK anyway (a receive's epilogue sends what is due).
+ * ack_timer_at keeps the expiry that fired, which is past: a holder's arm
+ * meanwhile starts nothing for a later deadline, and the retry's callback
+ * arms for it.
  */
 static enum hrtimer_restart mroce_peer_ack_timer(struct hrtimer *timer)
 {
@@ -482,7 +463,7 @@ static enum hrtimer_restart mroce_peer_ack_timer(struct hrtimer *timer)
 					       ack_timer);
 	u64 now;
 
-	if (!spin_trylock_bh(&peer->rx_lock)) {
+	if (!mroce_peer_trylock(peer)) {
 		if (!READ_ONCE(peer->dead))
 			hrtimer_start(timer,
 				      ktime_add_ns(ktime_get(),
@@ -491,7 +472,7 @@ static enum hrtimer_restart mroce_peer_ack_timer(struct hrtimer *timer)
 		return HRTIMER_NORESTART;
 	}
 	if (peer->dead) {
-		spin_unlock_bh(&peer->rx_lock);
+		mroce_peer_unlock_bare(peer);
 		return HRTIMER_NORESTART;
 	}
 	now = mroce_now();
@@ -499,7 +480,7 @@ static enum hrtimer_restart mroce_peer_ack_timer(struct hrtimer *timer)
 	peer->ack_floor = now + MROCE_PEER_ACK_RETRY_NS;
 	if (mroce_conn_on_ack_timer(&peer->conn, now))
 		mroce_ack_maybe(peer, now);
-	mroce_peer_rx_unlock(peer);
+	mroce_peer_unlock(peer);
 	return HRTIMER_NORESTART;
 }
 
@@ -548,7 +529,7 @@ static __always_inline void mroce_peer_take(struct mroce_peer *peer,
 }
 
 /*
- * Move what this hold of both locks built to the send queues, before the
+ * Move what this hold of peer->lock built to the send queues, before the
  * locks are dropped: the order of handoffs is the order of building, so
  * each path's packets stay in path PSN order. The requester's handshake
  * packets go before the responder's ACKs and NAKs of the same hold (no
@@ -651,10 +632,9 @@ static __always_inline void mroce_peer_send(struct mroce_peer *peer,
  * (13 us of CPU per 64 B round trip, docs/transport.md), and then sent
  * that packet for it from the wrong CPU.
  *
- * The unlock of both locks does the same in two steps: it takes under the
+ * The unlock of peer->lock does the same in two steps: it takes under the
  * send_lock hold of its hand-off (mroce_peer_handoff()), and sends after
- * unlocking (mroce_peer_send()). This is for the rest: the ACK timer's
- * unlock and the transmit work item.
+ * unlocking (mroce_peer_send()). This is for the transmit work item.
  */
 void mroce_peer_flush(struct mroce_peer *peer, bool own_data)
 {
@@ -893,24 +873,23 @@ static void mroce_peer_timer_apply(struct mroce_peer *peer,
 }
 
 /*
- * Drop both locks; with @keep_bh, leave bottom halves disabled for a send
+ * Drop peer->lock; with @keep_bh, leave bottom halves disabled for a send
  * that follows (mroce_peer_send(), then local_bh_enable()): one enable
  * rather than an enable in the unlock and a disable and enable around the
  * send.
  */
-static __always_inline void mroce_peer_unlock_both(struct mroce_peer *peer,
+static __always_inline void mroce_peer_unlock_held(struct mroce_peer *peer,
 						   bool keep_bh)
 {
 	if (!keep_bh) {
 		mroce_peer_unlock_bare(peer);
 		return;
 	}
-	spin_unlock(&peer->rx_lock);
 	spin_unlock(&peer->lock);
 }
 
 /*
- * Drop peer->lock (and rx_lock; @keep_bh: see mroce_peer_unlock_both()),
+ * Drop peer->lock (@keep_bh: see mroce_peer_unlock_held()),
  * then start or cancel the timer as decided under it.
  */
 static __always_inline void mroce_peer_arm_unlock(struct mroce_peer *peer,
@@ -918,11 +897,11 @@ static __always_inline void mroce_peer_arm_unlock(struct mroce_peer *peer,
 						  bool keep_bh)
 {
 	if (!a->todo) {
-		mroce_peer_unlock_both(peer, keep_bh);
+		mroce_peer_unlock_held(peer, keep_bh);
 		return;
 	}
 	rcu_read_lock();
-	mroce_peer_unlock_both(peer, keep_bh);
+	mroce_peer_unlock_held(peer, keep_bh);
 	mroce_peer_timer_apply(peer, a);
 	rcu_read_unlock();
 }
@@ -1518,8 +1497,8 @@ static void mroce_peer_acked(void *ctx, u64 cookie, u32 len, u8 path)
 		return;
 	/*
 	 * Requester side; the responder sets it too (mroce_rx_stream()),
-	 * under rx_lock: both store the same nonce, once, and its readers
-	 * hold both locks. The cmpxchg annotates that race.
+	 * both under peer->lock: they store the same nonce, once. The
+	 * cmpxchg is from when the responder held a lock of its own.
 	 */
 	if (!READ_ONCE(xp->bound_nonce))
 		cmpxchg64(&xp->bound_nonce, 0, peer->conn.hs.remote.nonce);

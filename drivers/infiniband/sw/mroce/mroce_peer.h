@@ -29,17 +29,20 @@
  *                             it), the attached QPs' transport state
  *                             (struct mroce_qp_xport, the ->xport of their
  *                             WQEs), the transmit and completion lists and
- *                             the transmit queue. The data path calls the
- *                             verbs helpers (mroce_sq_*, mroce_rq_*, copy
- *                             and MR helpers) with it held, as
- *                             mroce_verbs.h allows; they take qp->state_lock,
- *                             queue locks, mr->lock and cq->lock inside it.
- *   peer->rx_lock             (BH) the responder's share of the above
- *                             (docs/transport.md, "a responder lock"):
- *                             taken right after peer->lock by every holder
- *                             but the ACK timer's callback, which takes it
- *                             alone (mroce_peer_rx_unlock()); its own
- *                             control queue, rx_ctlq, and ACK timer.
+ *                             the transmit queue, and the responder's share
+ *                             (its control queue rx_ctlq and ACK timer;
+ *                             mroce_peer_assert_rx() names it). The data
+ *                             path calls the verbs helpers (mroce_sq_*,
+ *                             mroce_rq_*, copy and MR helpers) with it held,
+ *                             as mroce_verbs.h allows; they take
+ *                             qp->state_lock, queue locks, mr->lock and
+ *                             cq->lock inside it. The responder had a lock
+ *                             of its own, peer->rx_lock, taken right after
+ *                             this one by every holder but the ACK timer's
+ *                             callback; since session 45 the callback takes
+ *                             this one and rx_lock is gone (one lock round
+ *                             per hold fewer; docs/transport.md, "a
+ *                             responder lock").
  *   3. peer->send_lock        (BH) the send queues and peer->xmitting;
  *                             innermost, held for a splice only.
  *
@@ -56,7 +59,7 @@
  *               core's send side (or an RNR hold, or pacing) asks for;
  *               softirq
  *   ACK timer   the responder's soft hrtimer for the delayed-ACK deadline
- *               (mroce_peer_ack_arm()); softirq, rx_lock alone
+ *               (mroce_peer_ack_arm()); softirq, peer->lock by trylock
  *   hints       the receiver rate hints (mroce_ack.c): one pass per hint
  *               period, run by the receive burst that ends a period
  *               after the last (softirq; peer->lock by trylock only);
@@ -71,7 +74,7 @@
  *               with received data (mroce_peer_kick_waits())
  * All of them build packets under peer->lock onto the peer's build queues
  * (data and PROBEs on peer->xmitq, handshake packets on peer->ctlq; ACKs
- * and NAKs, built by the responder, on peer->rx_ctlq under rx_lock), hand
+ * and NAKs, built by the responder, on peer->rx_ctlq), hand
  * them to the send queues before dropping it, and send after
  * (mroce_peer_flush()). The send queues have a lock of their own,
  * held only to splice: a sender never waits for a holder of peer->lock
@@ -215,8 +218,7 @@ struct mroce_peer {
 	struct net		*net;
 	u16			ctl_sport;
 
-	spinlock_t		lock;		/* the requester (outer) */
-	spinlock_t		rx_lock;	/* the responder (inner) */
+	spinlock_t		lock;		/* everything but send_lock's */
 	bool			dead;
 	unsigned long		kick_pending;	/* bit 0: a QP has ->kicked */
 	bool			rx_data;	/* the holder received data */
@@ -234,9 +236,9 @@ struct mroce_peer {
 	struct list_head	comp_list;	/* QPs with completions to check */
 	struct sk_buff_head	xmitq;		/* built: data and PROBEs, path order */
 	struct sk_buff_head	ctlq;		/* built: handshake packets */
-	/* the responder's (rx_lock): ACKs and NAKs it built */
+	/* the responder's: ACKs and NAKs it built */
 	struct sk_buff_head	rx_ctlq;
-	/* its delayed-ACK timer (mroce_peer_ack_arm()), also rx_lock's */
+	/* its delayed-ACK timer (mroce_peer_ack_arm()) */
 	u64			ack_timer_at;	/* last start, U64_MAX = none */
 	u64			ack_floor;	/* no expiry before */
 	spinlock_t		send_lock;	/* the three below */
@@ -408,54 +410,34 @@ bool mroce_rx_atomic_exec(struct mroce_peer *peer, struct mroce_qp *qp,
 			  struct mroce_rdreq *rd);
 
 /*
- * The two connection locks (docs/transport.md, "a responder lock apart
- * from the requester's"): peer->lock is the requester's, peer->rx_lock the
- * responder's, always taken after peer->lock and dropped before it. For
- * now every holder takes both (the assertions name which side each
- * function belongs to) except the ACK timer's callback, which takes
- * rx_lock alone (mroce_peer_ack_timer()): that excludes all responder work
- * because everybody else holds both. Receives taking rx_lock alone were
- * prototyped and dropped: they removed the wait, not the latency
- * (docs/experiments/s37-H-rxsplit-proto.md).
+ * The connection lock. The responder had one of its own (docs/transport.md,
+ * "a responder lock apart from the requester's"), taken right after
+ * peer->lock by every holder but the ACK timer's callback: two lock rounds
+ * per hold, and a trylock that had to spin on the inner one. Since the
+ * callback takes peer->lock too (mroce_peer_ack_timer()) there is one. The
+ * two assertions still name which side's state a function touches; both
+ * check peer->lock.
  */
 static __always_inline void mroce_peer_lock(struct mroce_peer *peer)
 {
 	spin_lock_bh(&peer->lock);
-	spin_lock(&peer->rx_lock);
 }
 
-/*
- * rx_lock by trylock too: a kick may trylock this peer from under another
- * peer's hold (a completion handler posting), and lockdep reports a second
- * rx_lock taken by spin_lock there as recursion. With peer->lock ours, the
- * only other holder can be the ACK timer's callback (rx_lock alone), which
- * waits for nothing and holds it for one ACK: spin on the trylock, which
- * lockdep does not count as an acquisition until it succeeds.
- */
 static __always_inline bool mroce_peer_trylock(struct mroce_peer *peer)
 {
-	if (!spin_trylock_bh(&peer->lock))
-		return false;
-	while (unlikely(!spin_trylock(&peer->rx_lock)))
-		cpu_relax();
-	return true;
+	return spin_trylock_bh(&peer->lock);
 }
 
 /* Without the epilogue: dead peers, and holds that changed nothing. */
 static __always_inline void mroce_peer_unlock_bare(struct mroce_peer *peer)
 {
-	spin_unlock(&peer->rx_lock);
 	spin_unlock_bh(&peer->lock);
 }
 
-/* The responder's state: rx_lock. */
-#define mroce_peer_assert_rx(peer)	lockdep_assert_held(&(peer)->rx_lock)
-/* State of both sides (QP failure, handshake, attach/detach): both. */
-#define mroce_peer_assert_both(peer)				\
-	do {							\
-		lockdep_assert_held(&(peer)->lock);		\
-		lockdep_assert_held(&(peer)->rx_lock);		\
-	} while (0)
+/* The responder's state. */
+#define mroce_peer_assert_rx(peer)	lockdep_assert_held(&(peer)->lock)
+/* State of both sides (QP failure, handshake, attach/detach). */
+#define mroce_peer_assert_both(peer)	lockdep_assert_held(&(peer)->lock)
 
 /*
  * Small helpers of the per-packet path, inline: each call that is not
@@ -465,7 +447,7 @@ static __always_inline void mroce_peer_unlock_bare(struct mroce_peer *peer)
  */
 
 /*
- * End a hold of both locks: the epilogue (mroce_peer.c, "the epilogue of
+ * End a hold of peer->lock: the epilogue (mroce_peer.c, "the epilogue of
  * every entry point") -- arm, hand over, unlock, send, serve the marks.
  */
 static inline void mroce_peer_unlock(struct mroce_peer *peer)
@@ -507,7 +489,7 @@ static inline void mroce_peer_queue_path(struct mroce_peer *peer,
 }
 
 /*
- * A handshake packet (both locks held): the control route, not
+ * A handshake packet (peer->lock held): the control route, not
  * ECN-capable.
  */
 static inline void mroce_peer_queue_ctl(struct mroce_peer *peer,
@@ -518,9 +500,9 @@ static inline void mroce_peer_queue_ctl(struct mroce_peer *peer,
 }
 
 /*
- * An ACK or NAK, built by the responder (rx_lock held): the control route
- * too, from the responder's own queue, which the unlock that ends the hold
- * hands over (mroce_peer_handoff() with both locks held).
+ * An ACK or NAK, built by the responder (peer->lock held): the control
+ * route too, from the responder's own queue, which the unlock that ends the
+ * hold hands over after the handshake packets (mroce_peer_handoff()).
  */
 static inline void mroce_peer_queue_rx_ctl(struct mroce_peer *peer,
 					   struct sk_buff *skb)
@@ -534,8 +516,9 @@ static inline void mroce_peer_queue_rx_ctl(struct mroce_peer *peer,
  * The core counts timer events in its own statistics; the device counters
  * take their deltas around each call that can move them (peer->lock held).
  * Only the three send-side counters compared below are copied: the rest of
- * conn.stats holds the responder's receive counters too, which are
- * rx_lock's (docs/transport.md, "a responder lock", section 2).
+ * conn.stats holds the responder's receive counters too, which the ACK
+ * timer's callback moves without these (docs/transport.md, "a responder
+ * lock", section 2).
  */
 static inline void mroce_peer_stats_begin(struct mroce_peer *peer)
 {
