@@ -2147,6 +2147,101 @@ static void test_rkey_after_dereg(const char *peer)
 }
 
 /*
+ * With a transport: deregister an MR while WRITEs into it are in flight.
+ * The responder's rkey cache holds a pin on the MR (warmed by WRITEs that
+ * complete first), and places each packet through it with only a
+ * generation check, inside the receive path's RCU read-side section;
+ * dereg_mr bumps the generation and waits for those sections before it
+ * lets the pages go. So each WRITE either lands or fails with
+ * REM_ACCESS_ERR (the WRITEs behind a failed one are flushed), and once
+ * dereg_mr returned nothing more is written into the (still mapped)
+ * buffer. Several rounds, each on a fresh pair, so that the dereg falls at
+ * different points of the placement.
+ */
+static void test_dereg_under_traffic(const char *peer)
+{
+	enum { LEN = 12000, WIN = 8, ROUNDS = 12 };
+	static char sbuf[WIN][LEN], rbuf[LEN], snap[LEN];
+	int r, i, warm_ok = 0, landed = 0, refused = 0, flushed = 0;
+	int other = 0, missing = 0, changed = 0;
+	const char *bad_st = NULL;
+	struct ibv_mr *smr, *rmr;
+	struct ibv_send_wr wr, *bad;
+	struct ibv_sge sge;
+	struct rc_pair p;
+	struct ibv_wc wc;
+
+	for (r = 0; r < ROUNDS; r++) {
+		rc_pair_open(&p, peer, WIN, 1, "dereg under traffic");
+		rmr = ibv_reg_mr(p.pd2, rbuf, LEN, IBV_ACCESS_LOCAL_WRITE |
+				 IBV_ACCESS_REMOTE_WRITE);
+		smr = ibv_reg_mr(pd, sbuf, sizeof(sbuf), IBV_ACCESS_LOCAL_WRITE);
+		if (!rmr || !smr)
+			die("dereg under traffic: MRs");
+		for (i = 0; i < 2 * WIN; i++) {
+			fill_msg(sbuf[i % WIN], LEN, r * 2 * WIN + i);
+			sge = (struct ibv_sge){ (uintptr_t)sbuf[i % WIN], LEN,
+						smr->lkey };
+			memset(&wr, 0, sizeof(wr));
+			wr.wr_id = i;
+			wr.sg_list = &sge;
+			wr.num_sge = 1;
+			wr.opcode = IBV_WR_RDMA_WRITE;
+			wr.send_flags = IBV_SEND_SIGNALED;
+			wr.wr.rdma.remote_addr = (uintptr_t)rbuf;
+			wr.wr.rdma.rkey = rmr->rkey;
+			if (ibv_post_send(p.qp, &wr, &bad))
+				die("dereg under traffic: post");
+			if (i != WIN - 1)
+				continue;
+			/* The first window lands: the rkey cache is warm. */
+			for (; warm_ok < (r + 1) * WIN; warm_ok++)
+				if (poll_one(p.cq, &wc, 10000) != 1 ||
+				    wc.status != IBV_WC_SUCCESS)
+					break;
+		}
+		/* The second is in flight now. */
+		if (ibv_dereg_mr(rmr))
+			die("dereg under traffic: dereg_mr");
+		memcpy(snap, rbuf, LEN);
+		for (i = 0; i < WIN; i++) {
+			if (poll_one(p.cq, &wc, 10000) != 1) {
+				missing++;
+				continue;
+			}
+			if (wc.status == IBV_WC_SUCCESS) {
+				landed++;
+			} else if (wc.status == IBV_WC_REM_ACCESS_ERR) {
+				refused++;
+			} else if (wc.status == IBV_WC_WR_FLUSH_ERR) {
+				flushed++;
+			} else {
+				other++;
+				if (!bad_st)
+					bad_st = ibv_wc_status_str(wc.status);
+			}
+		}
+		usleep(20000);
+		if (memcmp(snap, rbuf, LEN))
+			changed++;
+		rc_pair_close(&p, smr, NULL);
+	}
+	CHECK(warm_ok == ROUNDS * WIN,
+	      "dereg under traffic: %d rounds of %d %d B WRITEs into an MR, all land (%d ok)",
+	      ROUNDS, WIN, LEN, warm_ok);
+	CHECK(!missing && !other,
+	      "dereg under traffic: %d more each, the MR deregistered while they fly: each lands, fails with REM_ACCESS_ERR or is flushed (%d landed, %d refused, %d flushed, %d other, first other: %s, %d without completion)",
+	      WIN, landed, refused, flushed, other, bad_st ? bad_st : "none",
+	      missing);
+	CHECK(refused > 0,
+	      "dereg under traffic: the responder refused a WRITE into the deregistered MR (%d times in %d rounds)",
+	      refused, ROUNDS);
+	CHECK(!changed,
+	      "dereg under traffic: nothing written into the buffer once dereg_mr returned (%d of %d rounds changed)",
+	      changed, ROUNDS);
+}
+
+/*
  * With a transport, run by mroce_verbs.sh with netem losing packets from the
  * responder: WRITEs of several packets each with a deregistered rkey, each on
  * a fresh pair, must all fail with IBV_WC_REM_ACCESS_ERR. The responder's QP
@@ -2434,6 +2529,7 @@ int main(int argc, char **argv)
 		test_one_deep(argv[3]);
 		test_sge_past_mr(argv[3]);
 		test_rkey_after_dereg(argv[3]);
+		test_dereg_under_traffic(argv[3]);
 		test_cq_overflow_counted(argv[1], argv[3]);
 		test_send_to_destroyed_qp(argv[3]);
 	}

@@ -375,10 +375,11 @@ struct mroce_mr_view {
 	u32		npages;
 };
 
-static int mroce_mr_chunk(const struct mroce_mr *mr,
-			  const struct mroce_mr_view *v, u64 iova, u64 len,
-			  struct page **page, unsigned int *off,
-			  unsigned int *chunk)
+static __always_inline int mroce_mr_chunk(const struct mroce_mr *mr,
+					  const struct mroce_mr_view *v,
+					  u64 iova, u64 len,
+					  struct page **page, unsigned int *off,
+					  unsigned int *chunk)
 {
 	u64 pos = iova - v->iova + v->offset;
 	unsigned long kva;
@@ -417,7 +418,8 @@ static int mroce_mr_chunk(const struct mroce_mr *mr,
 	return 0;
 }
 
-static void mroce_mr_view(const struct mroce_mr *mr, struct mroce_mr_view *v)
+static __always_inline void mroce_mr_view(const struct mroce_mr *mr,
+					  struct mroce_mr_view *v)
 {
 	v->iova = mr->iova;
 	v->length = mr->length;
@@ -431,7 +433,8 @@ static void mroce_mr_view(const struct mroce_mr *mr, struct mroce_mr_view *v)
  * checked. Every change of valid bumps gen (REG_MR needs an invalid MR), so
  * a matching gen means still valid, and not deregistered: no lock needed.
  */
-static bool mroce_mr_gen_ok(const struct mroce_mr *mr, u32 gen)
+static __always_inline bool mroce_mr_gen_ok(const struct mroce_mr *mr,
+					    u32 gen)
 {
 	return READ_ONCE(mr->gen) == gen;
 }
@@ -442,8 +445,9 @@ static bool mroce_mr_gen_ok(const struct mroce_mr *mr, u32 gen)
  * the MR was invalidated, re-registered or deregistered since generation
  * *@gen.
  */
-static bool mroce_mr_snapshot(struct mroce_mr *mr, const u32 *gen,
-			      struct mroce_mr_view *v)
+static __always_inline bool mroce_mr_snapshot(struct mroce_mr *mr,
+					      const u32 *gen,
+					      struct mroce_mr_view *v)
 {
 	unsigned int seq;
 	bool ok;
@@ -460,10 +464,15 @@ static bool mroce_mr_snapshot(struct mroce_mr *mr, const u32 *gen,
 	return ok;
 }
 
-/* Visit [iova, iova + len) through a view; the range is checked here. */
-static int mroce_mr_walk_view(struct mroce_mr *mr,
-			      const struct mroce_mr_view *v, u64 iova, u64 len,
-			      mroce_chunk_fn fn, void *priv)
+/*
+ * Visit [iova, iova + len) through a view; the range is checked here.
+ * Inline, so that a caller with a constant @fn calls (or inlines) it
+ * directly instead of through a retpoline.
+ */
+static __always_inline int mroce_mr_walk_view(struct mroce_mr *mr,
+					      const struct mroce_mr_view *v,
+					      u64 iova, u64 len,
+					      mroce_chunk_fn fn, void *priv)
 {
 	unsigned int off, chunk;
 	struct page *page;
@@ -597,6 +606,15 @@ void mroce_mr_unpin(struct mroce_mr_pin *pin)
 	pin->mr = NULL;
 }
 
+static __always_inline bool
+__mroce_mr_pin_covers(const struct mroce_mr_pin *pin, u32 key, int access,
+		      u64 iova, u64 len)
+{
+	return pin->mr && pin->key == key && !(access & ~pin->access) &&
+	       iova >= pin->iova && len <= pin->len &&
+	       iova - pin->iova <= pin->len - len;
+}
+
 /**
  * mroce_mr_pin_covers() - whether a pin already checked this access
  * @pin: the pin (may be empty)
@@ -611,9 +629,95 @@ void mroce_mr_unpin(struct mroce_mr_pin *pin)
 bool mroce_mr_pin_covers(const struct mroce_mr_pin *pin, u32 key, int access,
 			 u64 iova, u64 len)
 {
-	return pin->mr && pin->key == key && !(access & ~pin->access) &&
-	       iova >= pin->iova && len <= pin->len &&
-	       iova - pin->iova <= pin->len - len;
+	return __mroce_mr_pin_covers(pin, key, access, iova, len);
+}
+
+/* Copy actors the pin paths below inline (mroce_chunk_fn). */
+static __always_inline int __mroce_chunk_from_mr(void *priv, struct page *page,
+						 unsigned int off,
+						 unsigned int len)
+{
+	struct mroce_copy *c = priv;
+
+	memcpy_from_page(c->dst, page, off, len);
+	c->dst += len;
+	return 0;
+}
+
+static __always_inline int __mroce_chunk_skb_to_mr(void *priv,
+						   struct page *page,
+						   unsigned int off,
+						   unsigned int len)
+{
+	struct mroce_copy *c = priv;
+	void *kaddr = kmap_local_page(page);
+	int err = 0;
+
+	/* A small packet's payload is in the head: skb_copy_bits() would. */
+	if (likely(c->skb_off >= 0 &&
+		   c->skb_off + len <= skb_headlen(c->skb)))
+		memcpy(kaddr + off, c->skb->data + c->skb_off, len);
+	else
+		err = skb_copy_bits(c->skb, c->skb_off, kaddr + off, len);
+	kunmap_local(kaddr);
+	if (err)
+		return -EFAULT;
+	flush_dcache_page(page);
+	c->skb_off += len;
+	return 0;
+}
+
+/*
+ * The RCU read-side section a pin's use needs (mroce_mr_pin_walk()).
+ * Receive and the transmit paths run with bottom halves or preemption
+ * disabled, which is one already: since the RCU flavours were
+ * consolidated, synchronize_rcu() and synchronize_rcu_expedited() wait for
+ * such sections too, so dereg_mr's wait covers them. Only a preemptible
+ * caller takes rcu_read_lock(), which under PREEMPT_RCU is a call each way.
+ */
+static __always_inline bool mroce_mr_read_begin(void)
+{
+	if (!preemptible())
+		return false;
+	rcu_read_lock();
+	return true;
+}
+
+static __always_inline void mroce_mr_read_end(bool locked)
+{
+	if (locked)
+		rcu_read_unlock();
+}
+
+/* mroce_mr_pin_walk(), inline for callers with a constant @fn. */
+static __always_inline int __mroce_mr_pin_walk(struct mroce_mr_pin *pin,
+					       u64 iova, u64 len,
+					       mroce_chunk_fn fn, void *priv,
+					       enum mroce_mr_err *why)
+{
+	struct mroce_mr *mr = pin->mr;
+	struct mroce_mr_view v;
+	bool locked;
+	int err;
+
+	*why = MROCE_MR_OK;
+	if (unlikely(!mr || iova < pin->iova || len > pin->len ||
+		     iova - pin->iova > pin->len - len)) {
+		*why = MROCE_MR_BOUNDS;
+		return -EFAULT;
+	}
+	locked = mroce_mr_read_begin();
+	if (likely(mroce_mr_snapshot(mr, &pin->gen, &v))) {
+		err = mroce_mr_walk_view(mr, &v, iova, len, fn, priv);
+		if (unlikely(err == -EFAULT))
+			*why = MROCE_MR_BOUNDS;
+	} else {
+		*why = READ_ONCE(mr->dead) ? MROCE_MR_NO_KEY :
+					     MROCE_MR_INVALID;
+		err = -ESTALE;
+	}
+	mroce_mr_read_end(locked);
+	return err;
 }
 
 /**
@@ -641,31 +745,10 @@ bool mroce_mr_pin_covers(const struct mroce_mr_pin *pin, u32 key, int access,
 int mroce_mr_pin_walk(struct mroce_mr_pin *pin, u64 iova, u64 len,
 		      mroce_chunk_fn fn, void *priv, enum mroce_mr_err *why)
 {
-	struct mroce_mr *mr = pin->mr;
 	enum mroce_mr_err dummy;
-	struct mroce_mr_view v;
-	int err;
 
-	if (!why)
-		why = &dummy;
-	*why = MROCE_MR_OK;
-	if (!mr || iova < pin->iova || len > pin->len ||
-	    iova - pin->iova > pin->len - len) {
-		*why = MROCE_MR_BOUNDS;
-		return -EFAULT;
-	}
-	rcu_read_lock();
-	if (mroce_mr_snapshot(mr, &pin->gen, &v)) {
-		err = mroce_mr_walk_view(mr, &v, iova, len, fn, priv);
-		if (err == -EFAULT)
-			*why = MROCE_MR_BOUNDS;
-	} else {
-		*why = READ_ONCE(mr->dead) ? MROCE_MR_NO_KEY :
-					     MROCE_MR_INVALID;
-		err = -ESTALE;
-	}
-	rcu_read_unlock();
-	return err;
+	return __mroce_mr_pin_walk(pin, iova, len, fn, priv,
+				   why ? why : &dummy);
 }
 
 /* Copy @len bytes at @iova out of a pinned range into @dst. */
@@ -673,9 +756,10 @@ int mroce_mr_pin_copy_from(struct mroce_mr_pin *pin, u64 iova, void *dst,
 			   u32 len)
 {
 	struct mroce_copy c = { .dst = dst };
+	enum mroce_mr_err why;
 
-	return mroce_mr_pin_walk(pin, iova, len, mroce_chunk_from_mr, &c,
-				 NULL);
+	return __mroce_mr_pin_walk(pin, iova, len, __mroce_chunk_from_mr, &c,
+				   &why);
 }
 
 /*
@@ -685,6 +769,30 @@ int mroce_mr_pin_copy_from(struct mroce_mr_pin *pin, u64 iova, void *dst,
 bool mroce_mr_pin_is_user(const struct mroce_mr_pin *pin)
 {
 	return pin->mr && pin->mr->type == MROCE_MR_USER;
+}
+
+/* A miss of the rkey cache: look the key up and pin the whole MR. */
+static noinline int mroce_rkey_repin(struct mroce_qp *qp,
+				     struct mroce_mr_pin *pin, u32 rkey,
+				     int access, u64 iova, u64 len,
+				     enum mroce_mr_err *why)
+{
+	return mroce_mr_pin_range(mroce_qp_dev(qp), qp->ibqp.pd, rkey, access,
+				  iova, len, true, 0, U64_MAX, pin, why);
+}
+
+/* mroce_rkey_pin(), the hit inline. */
+static __always_inline int __mroce_rkey_pin(struct mroce_qp *qp,
+					    struct mroce_mr_pin *pin, u32 rkey,
+					    int access, u64 iova, u64 len,
+					    enum mroce_mr_err *why)
+{
+	if (likely(__mroce_mr_pin_covers(pin, rkey, access, iova, len))) {
+		if (why)
+			*why = MROCE_MR_OK;
+		return 0;
+	}
+	return mroce_rkey_repin(qp, pin, rkey, access, iova, len, why);
 }
 
 /**
@@ -710,13 +818,7 @@ bool mroce_mr_pin_is_user(const struct mroce_mr_pin *pin)
 int mroce_rkey_pin(struct mroce_qp *qp, struct mroce_mr_pin *pin, u32 rkey,
 		   int access, u64 iova, u64 len, enum mroce_mr_err *why)
 {
-	if (mroce_mr_pin_covers(pin, rkey, access, iova, len)) {
-		if (why)
-			*why = MROCE_MR_OK;
-		return 0;
-	}
-	return mroce_mr_pin_range(mroce_qp_dev(qp), qp->ibqp.pd, rkey, access,
-				  iova, len, true, 0, U64_MAX, pin, why);
+	return __mroce_rkey_pin(qp, pin, rkey, access, iova, len, why);
 }
 
 /**
@@ -739,13 +841,13 @@ int mroce_rkey_copy_in_skb(struct mroce_qp *qp, u32 rkey, u64 iova,
 	int err, tries;
 
 	for (tries = 0; tries < 2; tries++) {
-		err = mroce_rkey_pin(qp, &qp->wr_pin, rkey,
-				     IB_ACCESS_REMOTE_WRITE, iova, len, why);
-		if (err)
+		err = __mroce_rkey_pin(qp, &qp->wr_pin, rkey,
+				       IB_ACCESS_REMOTE_WRITE, iova, len, why);
+		if (unlikely(err))
 			return err;
-		err = mroce_mr_pin_walk(&qp->wr_pin, iova, len,
-					mroce_chunk_skb_to_mr, &c, why);
-		if (err != -ESTALE)
+		err = __mroce_mr_pin_walk(&qp->wr_pin, iova, len,
+					  __mroce_chunk_skb_to_mr, &c, why);
+		if (likely(err != -ESTALE))
 			return err;
 		/* Stale since it was cached: look the rkey up again (once). */
 		mroce_mr_unpin(&qp->wr_pin);
@@ -766,27 +868,13 @@ int mroce_chunk_to_mr(void *priv, struct page *page, unsigned int off,
 int mroce_chunk_from_mr(void *priv, struct page *page, unsigned int off,
 			unsigned int len)
 {
-	struct mroce_copy *c = priv;
-
-	memcpy_from_page(c->dst, page, off, len);
-	c->dst += len;
-	return 0;
+	return __mroce_chunk_from_mr(priv, page, off, len);
 }
 
 int mroce_chunk_skb_to_mr(void *priv, struct page *page, unsigned int off,
 			  unsigned int len)
 {
-	struct mroce_copy *c = priv;
-	void *kaddr = kmap_local_page(page);
-	int err;
-
-	err = skb_copy_bits(c->skb, c->skb_off, kaddr + off, len);
-	kunmap_local(kaddr);
-	if (err)
-		return -EFAULT;
-	flush_dcache_page(page);
-	c->skb_off += len;
-	return 0;
+	return __mroce_chunk_skb_to_mr(priv, page, off, len);
 }
 
 /* Find an FRWR MR of @pd by its full key; NULL if none. Referenced. */
