@@ -131,6 +131,43 @@ neigh_confirmed_run() {
 }
 check "both ends' neighbours stay confirmed: no ARP probing in a 6 s stream" neigh_confirmed_run
 
+# A routing change reaches the routes each connection caches per path
+# (mroce_net.c: checked on every packet; a plain IPv4 route inline, against
+# the namespace's route generation). In the middle of a write stream from
+# a, a host route to b with hop limit 7 is added in netns a, then removed:
+# a's packets, captured on vb, leave with TTL 64, then 7 (a fresh lookup
+# found the new route), then 64 again -- a route kept past the change would
+# keep its TTL. The stream completes throughout.
+sent_grew() { [ $(( $(cnt mroce_a sent_pkts) - $1 )) -ge "$2" ]; }
+ttl_runs() { grep -o 'ttl [0-9]*' "$1" | awk '$2 != last { printf "%s ", $2; last = $2 }'; }
+route_change_run() {
+	local out=$MROCE_TEST_OUT/route-ttl.txt pid tpid rc s0 runs
+	nsexec b timeout 60 tcpdump -i vb -n -l -v \
+		"udp dst port $(mroce_param udp_port) and src host 10.0.0.1" > "$out" 2> /dev/null &
+	tpid=$!
+	sleep 1
+	s0=$(cnt mroce_a sent_pkts)
+	pair ib_write_bw -D 8 -s 4096 &
+	pid=$!
+	wait_for 40 sent_grew "$s0" 300 || { wait "$pid"; kill "$tpid"; return 1; }
+	nsexec a ip route add 10.0.0.2/32 dev va hoplimit 7 || { wait "$pid"; kill "$tpid"; return 1; }
+	s0=$(cnt mroce_a sent_pkts)
+	wait_for 20 sent_grew "$s0" 300
+	nsexec a ip route del 10.0.0.2/32 dev va
+	s0=$(cnt mroce_a sent_pkts)
+	wait_for 20 sent_grew "$s0" 300
+	wait "$pid"
+	rc=$?
+	sleep 1
+	kill "$tpid" 2> /dev/null
+	wait "$tpid" 2> /dev/null
+	runs=$(ttl_runs "$out")
+	ktap_info "TTLs of a's packets in turn: $runs(stream exit $rc)"
+	# Packets of two CPUs may cross at a change: first 64, 7 between, 64 last.
+	[ "$rc" -eq 0 ] && [[ " $runs" == " 64"*" 7 "*"64 " ]]
+}
+check "a route change mid-stream: a's packets take the new route's TTL, then the old one's again" route_change_run
+
 check_eq "no QP ran out of retries (a)" 0 "$(cnt mroce_a retry_exceeded_err)"
 check_eq "no QP ran out of retries (b)" 0 "$(cnt mroce_b retry_exceeded_err)"
 check_eq "no new data refused as an unknown stream (a)" 0 "$(cnt mroce_a naks_sent_unknown_stream)"

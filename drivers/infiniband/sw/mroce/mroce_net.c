@@ -305,6 +305,7 @@ static struct dst_entry *mroce_route(struct net *net, struct mroce_dev *mdev,
 struct mroce_route {
 	struct dst_entry	*dst;
 	u32			cookie;		/* IPv6's dst_check() cookie */
+	bool			rt4;		/* a plain IPv4 route: see below */
 	struct rcu_head		rcu;
 };
 
@@ -334,6 +335,9 @@ mroce_net_route_slow(struct mroce_peer *peer, unsigned int i, __be16 sport,
 	}
 	r->dst = dst;
 	r->cookie = peer->v6 ? rt6_get_cookie((struct rt6_info *)dst) : 0;
+	/* Not an IPsec bundle, whose check is xfrm's own. */
+	r->rt4 = !peer->v6 && dst->ops->family == AF_INET && !dst_xfrm(dst) &&
+		 dst->obsolete == DST_OBSOLETE_FORCE_CHK;
 	old = unrcu_pointer(xchg(&peer->dst[i], RCU_INITIALIZER(r)));
 	if (old)
 		mroce_route_free(old);
@@ -342,17 +346,38 @@ mroce_net_route_slow(struct mroce_peer *peer, unsigned int i, __be16 sport,
 }
 
 /*
+ * dst_check() of a cached route, a plain IPv4 route's inline: what
+ * ipv4_dst_check() (a call per packet) checks -- the route is not obsolete
+ * (a PMTU or redirect update, or its netdev went: dst_dev_put()) and
+ * routing did not change since it was made (the namespace's route
+ * generation, which every route, rule, address or device change bumps:
+ * rt_cache_flush()).
+ */
+static __always_inline bool mroce_route_valid(struct mroce_route *r)
+{
+	const struct dst_entry *dst = r->dst;
+
+	if (unlikely(!r->rt4))
+		return dst_check(r->dst, r->cookie);
+	return likely(READ_ONCE(dst->obsolete) == DST_OBSOLETE_FORCE_CHK) &&
+	       container_of(dst, struct rtable, dst)->rt_genid ==
+	       rt_genid_ipv4(dev_net(dst->dev));
+}
+
+/*
  * The route of path slot @i (MROCE_CTL_DST: control packets) for @skb,
- * set on it; rcu_read_lock() held until the packet is handed to IP.
+ * set on it; inside an RCU read-side section (rcu_read_lock(), or BH
+ * disabled) until the packet is handed to IP.
  */
 static __always_inline struct dst_entry *
 mroce_net_route(struct mroce_peer *peer, unsigned int i, __be16 sport,
 		struct sk_buff *skb)
 {
-	struct mroce_route *r = rcu_dereference(peer->dst[i]);
+	struct mroce_route *r = rcu_dereference_check(peer->dst[i],
+						      rcu_read_lock_bh_held());
 
 	if (likely(r)) {
-		if (likely(dst_check(r->dst, r->cookie))) {
+		if (likely(mroce_route_valid(r))) {
 			skb_dst_set_noref(skb, r->dst);
 			return r->dst;
 		}
@@ -377,6 +402,19 @@ void mroce_net_reset_routes(struct mroce_peer *peer)
 		if (r)
 			mroce_route_free(r);
 	}
+}
+
+/*
+ * ip4_dst_hoplimit() without its own RCU read-side section (a call each
+ * way): every caller is inside one (the route's, see mroce_net_route()).
+ */
+static __always_inline u8 mroce_net_ttl(const struct dst_entry *dst)
+{
+	u32 ttl = dst_metric_raw(dst, RTAX_HOPLIMIT);
+
+	if (ttl)
+		return ttl;
+	return READ_ONCE(dev_net(dst->dev)->ipv4.sysctl_ip_default_ttl);
 }
 
 /*
@@ -420,7 +458,7 @@ mroce_net_push4(struct sk_buff *skb, const struct dst_entry *dst, __be32 saddr,
 	iph->tos = tos;
 	iph->frag_off = htons(IP_DF);
 	iph->id = 0;
-	iph->ttl = ip4_dst_hoplimit(dst);
+	iph->ttl = mroce_net_ttl(dst);
 	iph->protocol = IPPROTO_UDP;
 	iph->saddr = saddr;
 	iph->daddr = daddr;
@@ -652,15 +690,20 @@ static void mroce_net_xmit_burst(struct mroce_peer *peer, struct sk_buff *head,
  * @q: private queue of built packets (mroce_cb() says path, port and ECN);
  *     emptied
  *
- * As mroce_net_xmit() for each, BH disabled; consecutive packets of one
- * path go as a burst where the egress allows it.
+ * As mroce_net_xmit() for each; consecutive packets of one path go as a
+ * burst where the egress allows it. BH disabled by the caller, which makes
+ * the whole call one RCU read-side section (synchronize_rcu() waits for
+ * BH-disabled code too): the cached routes and what the IP layer reads
+ * under RCU need no rcu_read_lock() of ours, a call each way per call
+ * under PREEMPT_RCU.
  */
 void mroce_net_xmit_list(struct mroce_peer *peer, struct sk_buff_head *q)
 {
 	bool bursts = !peer->v6 && READ_ONCE(mroce_tx_burst) >= 2;
 	struct sk_buff *skb, *next;
 
-	rcu_read_lock();
+	RCU_LOCKDEP_WARN(!rcu_read_lock_bh_held(),
+			 "transmit needs BH disabled");
 	while ((skb = __skb_dequeue(q))) {
 		struct mroce_skb_cb *cb = mroce_cb(skb);
 		__be16 sport = htons(cb->sport);
@@ -694,7 +737,6 @@ void mroce_net_xmit_list(struct mroce_peer *peer, struct sk_buff_head *q)
 		}
 		mroce_net_xmit_burst(peer, skb, q, n);
 	}
-	rcu_read_unlock();
 }
 
 /* Whether @dst reaches its destination directly (no gateway). */
