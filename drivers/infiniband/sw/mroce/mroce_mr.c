@@ -27,8 +27,9 @@
  *
  * Pins (mroce_mr_pin_sge(), mroce_rkey_pin()) do that lookup and check
  * once for a whole SGE or message and let the data path use the MR per
- * packet with only a generation compare, under rcu_read_lock(): no atomic,
- * no write to the MR's cacheline, which every CPU's packets would share
+ * packet with only a generation compare, in an RCU read-side section (the
+ * caller's, where it has BH or preemption disabled): no atomic, no lock
+ * call, no write to the MR's cacheline, which every CPU's packets would share
  * (the local DMA lkey serves all kernel SGEs). dereg_mr makes the
  * generation miss, waits for lookups, then for a grace period, then frees
  * the pages; see struct mroce_mr_pin. The MR struct lives until dereg_mr
@@ -261,7 +262,9 @@ int mroce_dereg_mr(struct ib_mr *ibmr, struct ib_udata *udata)
 	wait_for_completion(&mr->released);
 	/*
 	 * A pin walk that read the old generation may still be in its page
-	 * walk: those run under rcu_read_lock(). Pins are taken with a
+	 * walk: those run in RCU read-side sections (rcu_read_lock(), or
+	 * BH or preemption disabled, which synchronize_rcu_expedited()
+	 * waits for as well: mroce_mr_read_begin()). Pins are taken with a
 	 * reference held, so after the wait above pinned is final.
 	 */
 	if (READ_ONCE(mr->pinned))
@@ -277,54 +280,90 @@ int mroce_dereg_mr(struct ib_mr *ibmr, struct ib_udata *udata)
 	return 0;
 }
 
-/* What a lookup saw of the MR under its lock: a pin's view of it. */
+/*
+ * The RCU read-side section a lookup (the MR may be freed an RCU grace
+ * period after dereg_mr) or a pin's use (mroce_mr_pin_walk()) needs.
+ * Receive and the transmit paths run with bottom halves or preemption
+ * disabled, which is one already: since the RCU flavours were
+ * consolidated, synchronize_rcu() and synchronize_rcu_expedited() wait for
+ * such sections too, so dereg_mr's wait covers them. Only a preemptible
+ * caller takes rcu_read_lock(), which under PREEMPT_RCU is a call each way.
+ */
+static __always_inline bool mroce_mr_read_begin(void)
+{
+	if (!preemptible())
+		return false;
+	rcu_read_lock();
+	return true;
+}
+
+static __always_inline void mroce_mr_read_end(bool locked)
+{
+	if (locked)
+		rcu_read_unlock();
+}
+
+/* What a lookup saw of the MR: a pin's view of it. */
 struct mroce_mr_seen {
 	u32	gen;
 	u64	iova;
 	u64	length;
 };
 
-/* The lookup and checks of mroce_mr_get(); also reports what it saw. */
-static struct mroce_mr *mroce_mr_lookup(struct mroce_dev *mdev,
-					      struct ib_pd *pd, int access,
-					      u64 iova, u64 len, bool is_rkey,
-					      u32 key, struct mroce_mr_seen *seen,
-					      enum mroce_mr_err *why)
+static __always_inline void __mroce_mr_put(struct mroce_mr *mr)
 {
-	enum mroce_mr_err err = MROCE_MR_OK;
-	struct mroce_mr *mr;
-	unsigned long flags;
+	if (refcount_dec_and_test(&mr->ref))
+		complete(&mr->released);
+}
 
-	rcu_read_lock();
+/*
+ * The lookup and checks of mroce_mr_get(); also reports what it saw.
+ * What the checks read changes only under mr->lock inside seq (REG_MR,
+ * invalidation, dereg_mr), so it is read consistent without taking the
+ * lock: no atomic and no write to the MR's cacheline for the check.
+ */
+static __always_inline struct mroce_mr *
+mroce_mr_lookup(struct mroce_dev *mdev, struct ib_pd *pd, int access,
+		u64 iova, u64 len, bool is_rkey, u32 key,
+		struct mroce_mr_seen *seen, enum mroce_mr_err *why)
+{
+	enum mroce_mr_err err;
+	struct mroce_mr *mr;
+	unsigned int seq;
+	bool locked;
+
+	locked = mroce_mr_read_begin();
 	mr = xa_load(&mdev->mr_xa, mroce_key_index(key));
 	if (mr && !refcount_inc_not_zero(&mr->ref))
 		mr = NULL;
-	rcu_read_unlock();
+	mroce_mr_read_end(locked);
 	if (!mr) {
 		err = MROCE_MR_NO_KEY;
 		goto out;
 	}
 
-	spin_lock_irqsave(&mr->lock, flags);
-	if (mr->key != key)
-		err = MROCE_MR_STALE_KEY;
-	else if (!mr->valid)
-		err = MROCE_MR_INVALID;
-	else if (mr->ibmr.pd != pd)
-		err = MROCE_MR_PD;
-	else if ((access & ~mr->access) ||
-		 (is_rkey && !(access & MROCE_ACCESS_REMOTE)))
-		err = MROCE_MR_ACCESS;
-	else if (iova < mr->iova || len > mr->length ||
-		 iova - mr->iova > mr->length - len)
-		err = MROCE_MR_BOUNDS;
-	seen->gen = mr->gen;
-	seen->iova = mr->iova;
-	seen->length = mr->length;
-	spin_unlock_irqrestore(&mr->lock, flags);
+	do {
+		seq = read_seqcount_begin(&mr->seq);
+		err = MROCE_MR_OK;
+		if (mr->key != key)
+			err = MROCE_MR_STALE_KEY;
+		else if (!mr->valid)
+			err = MROCE_MR_INVALID;
+		else if (mr->ibmr.pd != pd)
+			err = MROCE_MR_PD;
+		else if ((access & ~mr->access) ||
+			 (is_rkey && !(access & MROCE_ACCESS_REMOTE)))
+			err = MROCE_MR_ACCESS;
+		else if (iova < mr->iova || len > mr->length ||
+			 iova - mr->iova > mr->length - len)
+			err = MROCE_MR_BOUNDS;
+		seen->gen = mr->gen;
+		seen->iova = mr->iova;
+		seen->length = mr->length;
+	} while (read_seqcount_retry(&mr->seq, seq));
 
 	if (err) {
-		mroce_mr_put(mr);
+		__mroce_mr_put(mr);
 		mr = NULL;
 	}
 out:
@@ -362,8 +401,7 @@ struct mroce_mr *mroce_mr_get(struct mroce_dev *mdev, u32 key,
 
 void mroce_mr_put(struct mroce_mr *mr)
 {
-	if (refcount_dec_and_test(&mr->ref))
-		complete(&mr->released);
+	__mroce_mr_put(mr);
 }
 
 /* The translation state a walk uses, read once under the lock. */
@@ -536,10 +574,10 @@ static u64 mroce_range_last(u64 start, u64 len)
  * pin on as much of [@lo, @last] as the MR holds (that range holds the one
  * checked). What @pin held before is let go first.
  */
-static int mroce_mr_pin_range(struct mroce_dev *mdev, struct ib_pd *pd,
-			      u32 key, int access, u64 iova, u64 len,
-			      bool is_rkey, u64 lo, u64 last,
-			      struct mroce_mr_pin *pin, enum mroce_mr_err *why)
+static __always_inline int
+mroce_mr_pin_range(struct mroce_dev *mdev, struct ib_pd *pd, u32 key,
+		   int access, u64 iova, u64 len, bool is_rkey, u64 lo,
+		   u64 last, struct mroce_mr_pin *pin, enum mroce_mr_err *why)
 {
 	struct mroce_mr_seen seen;
 	struct mroce_mr *mr;
@@ -556,7 +594,7 @@ static int mroce_mr_pin_range(struct mroce_dev *mdev, struct ib_pd *pd,
 	/* ... nor read pinned: it will wait for our walks (RCU). */
 	if (!READ_ONCE(mr->pinned))
 		WRITE_ONCE(mr->pinned, true);
-	mroce_mr_put(mr);
+	__mroce_mr_put(mr);
 	pin->mr = mr;
 	pin->iova = lo;
 	pin->len = last - lo + 1;
@@ -667,28 +705,6 @@ static __always_inline int __mroce_chunk_skb_to_mr(void *priv,
 	return 0;
 }
 
-/*
- * The RCU read-side section a pin's use needs (mroce_mr_pin_walk()).
- * Receive and the transmit paths run with bottom halves or preemption
- * disabled, which is one already: since the RCU flavours were
- * consolidated, synchronize_rcu() and synchronize_rcu_expedited() wait for
- * such sections too, so dereg_mr's wait covers them. Only a preemptible
- * caller takes rcu_read_lock(), which under PREEMPT_RCU is a call each way.
- */
-static __always_inline bool mroce_mr_read_begin(void)
-{
-	if (!preemptible())
-		return false;
-	rcu_read_lock();
-	return true;
-}
-
-static __always_inline void mroce_mr_read_end(bool locked)
-{
-	if (locked)
-		rcu_read_unlock();
-}
-
 /* mroce_mr_pin_walk(), inline for callers with a constant @fn. */
 static __always_inline int __mroce_mr_pin_walk(struct mroce_mr_pin *pin,
 					       u64 iova, u64 len,
@@ -725,7 +741,8 @@ static __always_inline int __mroce_mr_pin_walk(struct mroce_mr_pin *pin,
  * @pin: a pin from mroce_mr_pin_sge() or mroce_rkey_pin()
  * @iova: first byte, inside the pinned range
  * @len: bytes
- * @fn: called for each piece, under rcu_read_lock() (it must not sleep)
+ * @fn: called for each piece, in an RCU read-side section (it must not
+ *	sleep)
  * @priv: passed to @fn
  * @why: on -ESTALE or -EFAULT, the reason; may be NULL
  *

@@ -17,7 +17,7 @@ struct mroce_mr;
  * every packet in that range without a table lookup or a rights check.
  *
  * A pin keeps the struct mroce_mr alive but delays dereg_mr by at most one
- * RCU grace period (uses run under rcu_read_lock()): each use checks, with
+ * RCU grace period (uses run in RCU read-side sections): each use checks, with
  * one read and no write to the MR, that its generation is still the pin's
  * (gen: bumped by dereg_mr, and for FRWR MRs by every invalidation and
  * REG_MR). So a pin never outlives the rights it checked: a message that
