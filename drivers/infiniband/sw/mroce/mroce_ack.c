@@ -318,9 +318,9 @@ void mroce_ack_hint_reserve(struct mroce_dev *mdev, u32 n)
  * Samples @c (its peer locked) into @e over @r's period; returns the base
  * RTT the sample used, its own or the fabric's default.
  */
-static u32 mroce_ack_hint_sample(const struct mroce_hint_run *r,
-				 struct mroce_conn *c,
-				 struct mroce_hint_entry *e)
+static inline u32 mroce_ack_hint_sample(const struct mroce_hint_run *r,
+					struct mroce_conn *c,
+					struct mroce_hint_entry *e)
 {
 	u32 rtt;
 	u64 bytes;

@@ -304,8 +304,8 @@ u32 mroce_cc_window(const struct mroce_cc_conn *cc,
 	return w < cc->cwnd ? w : cc->cwnd;
 }
 
-u32 mroce_cc_pace_rate(const struct mroce_cc_conn *cc,
-		       const struct mroce_params *p, u32 srtt)
+inline u32 mroce_cc_pace_rate(const struct mroce_cc_conn *cc,
+			      const struct mroce_params *p, u32 srtt)
 {
 	u64 rate;
 	u32 hint = cc->hint;

@@ -258,7 +258,8 @@ static u64 watchdog_round(const struct mroce_conn *c)
 	return round + c->rtt.srtt;
 }
 
-static void arm_watchdog(struct mroce_conn *c, u64 now)
+/* Inline: per packet sent, and mostly the watchdog is armed already. */
+static inline void arm_watchdog(struct mroce_conn *c, u64 now)
 {
 	if (mroce_conn_watchdog_wanted(c)) {
 		c->watchdog_at = now + watchdog_round(c);
@@ -573,23 +574,6 @@ bool mroce_conn_probe(struct mroce_conn *c, u8 path, u64 now,
 	commit(c, slot, MROCE_COOKIE_PROBE, now);
 	c->stats.probes++;
 	return true;
-}
-
-void mroce_conn_fill(const struct mroce_conn *c,
-		     const struct mroce_tx_slot *slot, struct mroce_pkt *pkt)
-{
-	pkt->c.dst_conn = c->hs.remote.id;
-	pkt->c.path_id = slot->path;
-	pkt->c.path_gen = slot->gen;
-	pkt->c.floor_delta = slot->floor_delta;
-	pkt->c.path_psn = slot->psn;
-	if (pkt->c.opcode == MROCE_OP_PROBE) {
-		pkt->u.probe.tx_ts = slot->tx_ts;
-		pkt->u.probe.backlog = slot->backlog;
-	} else {
-		pkt->u.d.tx_ts = slot->tx_ts;
-		pkt->u.d.backlog = slot->backlog;
-	}
 }
 
 /* Once per path round: re-key a path that stands out from its siblings. */
@@ -999,24 +983,6 @@ static void owd_update(struct mroce_conn *c, u32 tx_ts, u64 now)
 		c->q_min = (u32)q;
 }
 
-/*
- * Waiting only for responses owed to us, the peer's data is the progress
- * (§5.5); with data of our own out or queued, its ACKs are, and a
- * response all the same: it answers a request of ours that got through,
- * while what our later requests wait for (their ACKs, our paths' PROBE
- * answers) may queue behind that response longer than our RTOs.
- *
- * Only data new to its stream counts: a chunk the peer sends again, because
- * none of our ACKs reaches it, is no proof that anything of ours gets
- * through; counted, it kept our watchdog from ever failing a connection
- * whose own direction was dead while the peer's retransmissions flowed.
- */
-void mroce_conn_rx_progress(struct mroce_conn *c, bool resp, u64 now)
-{
-	if (c->owed && ((!c->inflight && !c->backlog) || resp))
-		progress(c, now);
-}
-
 bool mroce_conn_rx_accept(struct mroce_conn *c, const struct mroce_pkt *pkt,
 			  bool ce, u64 now)
 {
@@ -1048,23 +1014,6 @@ bool mroce_conn_rx_accept(struct mroce_conn *c, const struct mroce_pkt *pkt,
 	else if (!c->ack_at)
 		c->ack_at = now + c->prm->ack_delay;
 	return c->ack_now;
-}
-
-bool mroce_conn_ack_due(const struct mroce_conn *c, u64 now)
-{
-	if (!mroce_conn_established(c))
-		return false;
-	return c->hint_push || (c->ack_dirty &&
-		(c->ack_now || (c->ack_at && now >= c->ack_at)));
-}
-
-u32 mroce_conn_ack_len(const struct mroce_conn *c)
-{
-	u32 n = mroce_popcount64(c->ack_dirty);
-
-	if (n > MROCE_ACK_MAX_BLOCKS)
-		n = MROCE_ACK_MAX_BLOCKS;
-	return MROCE_ACK_BASE_LEN + n * MROCE_ACK_BLOCK_LEN;
 }
 
 u32 mroce_conn_build_ack(struct mroce_conn *c, u64 now, u8 *buf, u32 cap)
@@ -1134,44 +1083,6 @@ void mroce_conn_set_rx_hint(struct mroce_conn *c, u32 mbps)
 	 */
 	if (mroce_conn_established(c) && (!told || mbps < told - told / 8))
 		c->hint_push = true;
-}
-
-void mroce_conn_rx_quiet(struct mroce_conn *c)
-{
-	c->rx_busy = 0;
-	c->rx_cap = 0;
-}
-
-u64 mroce_conn_rx_sample(struct mroce_conn *c, u64 period_ns, u32 rtt,
-			 u32 line, u32 *demand, u32 *qdelay)
-{
-	u64 bytes = c->rx_period_bytes;
-
-	*demand = mroce_hint_demand(c->rx_period_bytes, period_ns,
-				    c->rx_backlog, rtt, line);
-	if (c->rx_period_bytes || c->rx_backlog) {
-		/*
-		 * A peer that starts sending (again) keeps the grant it
-		 * started with for two round trips and one packet interval at
-		 * that grant: the others granted alike may not have been heard
-		 * yet (paced, each with a random phase), and the first of an
-		 * incast to be heard would otherwise split all of C between
-		 * them and overshoot when the rest arrive.
-		 */
-		if (!c->rx_busy)
-			c->rx_cap = c->rx_hint;
-		c->rx_busy += period_ns;
-		if (c->rx_cap && c->rx_busy >= 2 * (u64)rtt +
-		    mroce_rate_ns(c->rx_cap, c->mss))
-			c->rx_cap = 0;
-	} else {
-		c->rx_busy = 0;
-		c->rx_cap = 0;
-	}
-	*qdelay = c->q_min;
-	c->q_min = U32_MAX;
-	c->rx_period_bytes = 0;
-	return bytes;
 }
 
 /*
@@ -1425,33 +1336,31 @@ static void due_refresh(struct mroce_conn *c, u32 i)
 u64 mroce_conn_paths_due(struct mroce_conn *c)
 {
 	u64 all, stale;
-	bool rescan = false;
+	bool rescan;
 	u32 i;
 
 	all = c->n_paths < 64 ? ((u64)1 << c->n_paths) - 1 : U64_MAX;
 	stale = c->due_stale & all;
-	if (stale == all) {
-		/* Every path (a reset, a timer): no cached value is kept. */
-		for (i = 0; i < c->n_paths; i++)
-			due_refresh(c, i);
-		rescan = true;
-	} else {
-		/*
-		 * Most calls touched one path: paths_due moves only if that
-		 * path's deadline fell below it, or rose from being it.
-		 */
-		while (stale) {
-			u64 old;
+	/*
+	 * Every path stale (a reset, a timer): no cached value is kept.
+	 * Otherwise most calls touched one path: paths_due moves only if that
+	 * path's deadline fell below it, or rose from being it. One loop for
+	 * both, so that due_refresh() has one call site and is inlined.
+	 */
+	rescan = stale == all;
+	while (stale) {
+		u64 old;
 
-			i = mroce_ctz64(stale);
-			stale &= stale - 1;
-			old = c->paths[i].due;
-			due_refresh(c, i);
-			if (c->paths[i].due <= c->paths_due)
-				c->paths_due = c->paths[i].due;
-			else if (old == c->paths_due)
-				rescan = true;
-		}
+		i = mroce_ctz64(stale);
+		stale &= stale - 1;
+		old = c->paths[i].due;
+		due_refresh(c, i);
+		if (rescan)
+			continue;
+		if (c->paths[i].due <= c->paths_due)
+			c->paths_due = c->paths[i].due;
+		else if (old == c->paths_due)
+			rescan = true;
 	}
 	if (rescan) {
 		c->paths_due = U64_MAX;

@@ -44,6 +44,7 @@
 #include "mroce_cc.h"
 #include "mroce_health.h"
 #include "mroce_hs.h"
+#include "mroce_hint.h"
 
 struct mroce_path_stats {
 	u64 tx_pkts;
@@ -367,7 +368,29 @@ static inline void mroce_conn_owe(struct mroce_conn *c)
  * call despite its name: it reads owed, inflight and backlog and moves the
  * watchdog's progress, none of the receive side's state.
  */
-void mroce_conn_rx_progress(struct mroce_conn *c, bool resp, u64 now);
+static inline void mroce_conn_rx_progress(struct mroce_conn *c, bool resp,
+					  u64 now)
+{
+	/*
+	 * Waiting only for responses owed to us, the peer's data is the
+	 * progress (§5.5); with data of our own out or queued, its ACKs are,
+	 * and a response all the same: it answers a request of ours that got
+	 * through, while what our later requests wait for (their ACKs, our
+	 * paths' PROBE answers) may queue behind that response longer than
+	 * our RTOs.
+	 *
+	 * Only data new to its stream counts: a chunk the peer sends again,
+	 * because none of our ACKs reaches it, is no proof that anything of
+	 * ours gets through; counted, it kept our watchdog from ever failing
+	 * a connection whose own direction was dead while the peer's
+	 * retransmissions flowed. The progress is that of a watchdog round
+	 * (progress() in mroce_conn.c).
+	 */
+	if (c->owed && ((!c->inflight && !c->backlog) || resp)) {
+		c->progress_at = now;
+		c->retries = 0;
+	}
+}
 
 enum mroce_tx_status mroce_conn_tx_reserve(struct mroce_conn *c, u64 now,
 					   u32 len, int pref_path,
@@ -381,8 +404,23 @@ void mroce_conn_tx_commit(struct mroce_conn *c, struct mroce_tx_slot *slot,
 bool mroce_conn_probe(struct mroce_conn *c, u8 path, u64 now,
 		      struct mroce_tx_slot *slot);
 /* Fills the connection and path fields of a data packet or PROBE. */
-void mroce_conn_fill(const struct mroce_conn *c,
-		     const struct mroce_tx_slot *slot, struct mroce_pkt *pkt);
+static inline void mroce_conn_fill(const struct mroce_conn *c,
+				   const struct mroce_tx_slot *slot,
+				   struct mroce_pkt *pkt)
+{
+	pkt->c.dst_conn = c->hs.remote.id;
+	pkt->c.path_id = slot->path;
+	pkt->c.path_gen = slot->gen;
+	pkt->c.floor_delta = slot->floor_delta;
+	pkt->c.path_psn = slot->psn;
+	if (pkt->c.opcode == MROCE_OP_PROBE) {
+		pkt->u.probe.tx_ts = slot->tx_ts;
+		pkt->u.probe.backlog = slot->backlog;
+	} else {
+		pkt->u.d.tx_ts = slot->tx_ts;
+		pkt->u.d.backlog = slot->backlog;
+	}
+}
 
 /* Feedback */
 void mroce_conn_on_ack(struct mroce_conn *c, const struct mroce_pkt *pkt,
@@ -406,13 +444,27 @@ enum mroce_rx_verdict mroce_conn_rx_check(struct mroce_conn *c,
  */
 bool mroce_conn_rx_accept(struct mroce_conn *c, const struct mroce_pkt *pkt,
 			  bool ce, u64 now);
-bool mroce_conn_ack_due(const struct mroce_conn *c, u64 now);
+/* Whether an ACK is due at @now (inline: asked after every packet). */
+static inline bool mroce_conn_ack_due(const struct mroce_conn *c, u64 now)
+{
+	if (!mroce_conn_established(c))
+		return false;
+	return c->hint_push || (c->ack_dirty &&
+		(c->ack_now || (c->ack_at && now >= c->ack_at)));
+}
 /*
  * Length of the ACK mroce_conn_build_ack() would build with room for every
  * path it has news of (one ACK, if MROCE_ACK_MAX_BLOCKS allow): what a
  * caller allocates for it. MROCE_ACK_BASE_LEN for a hint-only ACK.
  */
-u32 mroce_conn_ack_len(const struct mroce_conn *c);
+static inline u32 mroce_conn_ack_len(const struct mroce_conn *c)
+{
+	u32 n = mroce_popcount64(c->ack_dirty);
+
+	if (n > MROCE_ACK_MAX_BLOCKS)
+		n = MROCE_ACK_MAX_BLOCKS;
+	return MROCE_ACK_BASE_LEN + n * MROCE_ACK_BLOCK_LEN;
+}
 /* Encodes the next ACK into @buf; returns its length, 0 if none is due. */
 u32 mroce_conn_build_ack(struct mroce_conn *c, u64 now, u8 *buf, u32 cap);
 /*
@@ -428,7 +480,12 @@ void mroce_conn_set_rx_hint(struct mroce_conn *c, u32 mbps);
  * sample with data starts a new busy spell (held at its grant, docs §6.4),
  * as a sample of that quiet period would have made it.
  */
-void mroce_conn_rx_quiet(struct mroce_conn *c);
+static inline void mroce_conn_rx_quiet(struct mroce_conn *c)
+{
+	c->rx_busy = 0;
+	c->rx_cap = 0;
+}
+
 /*
  * Demand and queueing of the peer's traffic since the previous call, for
  * mroce_hint_compute(): fills @demand (Mbit/s) and @qdelay, the least
@@ -438,8 +495,38 @@ void mroce_conn_rx_quiet(struct mroce_conn *c);
  * rate over the time that really passed (@period_ns is at most a few hint
  * periods, however late the caller runs).
  */
-u64 mroce_conn_rx_sample(struct mroce_conn *c, u64 period_ns, u32 rtt,
-			 u32 line, u32 *demand, u32 *qdelay);
+static inline u64 mroce_conn_rx_sample(struct mroce_conn *c, u64 period_ns,
+				       u32 rtt, u32 line, u32 *demand,
+				       u32 *qdelay)
+{
+	u64 bytes = c->rx_period_bytes;
+
+	*demand = mroce_hint_demand(c->rx_period_bytes, period_ns,
+				    c->rx_backlog, rtt, line);
+	if (c->rx_period_bytes || c->rx_backlog) {
+		/*
+		 * A peer that starts sending (again) keeps the grant it
+		 * started with for two round trips and one packet interval at
+		 * that grant: the others granted alike may not have been heard
+		 * yet (paced, each with a random phase), and the first of an
+		 * incast to be heard would otherwise split all of C between
+		 * them and overshoot when the rest arrive.
+		 */
+		if (!c->rx_busy)
+			c->rx_cap = c->rx_hint;
+		c->rx_busy += period_ns;
+		if (c->rx_cap && c->rx_busy >= 2 * (u64)rtt +
+		    mroce_rate_ns(c->rx_cap, c->mss))
+			c->rx_cap = 0;
+	} else {
+		c->rx_busy = 0;
+		c->rx_cap = 0;
+	}
+	*qdelay = c->q_min;
+	c->q_min = U32_MAX;
+	c->rx_period_bytes = 0;
+	return bytes;
+}
 
 /*
  * Timers. mroce_conn_on_timer() is both sides' work at once, for a caller

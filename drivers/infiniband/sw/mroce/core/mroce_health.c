@@ -21,7 +21,7 @@ void mroce_health_init(struct mroce_health *h, const struct mroce_params *p)
 	h->holdoff = p->holdoff_min;
 }
 
-static enum mroce_health_action rekey(struct mroce_health *h)
+static enum mroce_health_action health_rekey(struct mroce_health *h)
 {
 	h->state = MROCE_PATH_PROBING;
 	h->bad_rounds = 0;
@@ -49,9 +49,9 @@ enum mroce_health_action mroce_health_step(struct mroce_health *h,
 		if (h->state == MROCE_PATH_FAILED)
 			return MROCE_HACT_NONE;
 		if (h->state != MROCE_PATH_PROBING)
-			return rekey(h);
+			return health_rekey(h);
 		if (++h->probe_fails < p->probe_fails)
-			return rekey(h);
+			return health_rekey(h);
 		h->state = MROCE_PATH_FAILED;
 		h->holdoff_end = now + h->holdoff;
 		h->holdoff = h->holdoff > p->holdoff_max / 2 ?
@@ -62,20 +62,21 @@ enum mroce_health_action mroce_health_step(struct mroce_health *h,
 			h->state = MROCE_PATH_SUSPECT;
 		return MROCE_HACT_NONE;
 	case MROCE_HEV_DRAINED:
-		return h->state == MROCE_PATH_SUSPECT ? rekey(h) :
+		return h->state == MROCE_PATH_SUSPECT ? health_rekey(h) :
 			MROCE_HACT_NONE;
 	case MROCE_HEV_HOLDOFF_END:
-		return h->state == MROCE_PATH_FAILED ? rekey(h) :
+		return h->state == MROCE_PATH_FAILED ? health_rekey(h) :
 			MROCE_HACT_NONE;
 	case MROCE_HEV_STALE:
 		return h->state == MROCE_PATH_FAILED ? MROCE_HACT_NONE :
-			rekey(h);
+			health_rekey(h);
 	}
 	return MROCE_HACT_NONE;
 }
 
-bool mroce_health_is_bad(struct mroce_health *h, const struct mroce_params *p,
-			 u32 score, u32 mean_score, u32 mean_loss)
+inline bool mroce_health_is_bad(struct mroce_health *h,
+				const struct mroce_params *p, u32 score,
+				u32 mean_score, u32 mean_loss)
 {
 	/*
 	 * Loss: far above both an absolute bar and the siblings' mean, so that

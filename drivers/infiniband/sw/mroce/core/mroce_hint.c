@@ -7,18 +7,8 @@
 #include "mroce_hint.h"
 #include "mroce_params.h"
 
-#define US 1000u
 /* The measured cap never cuts below C / 64 (drain_learn()). */
 #define MROCE_HINT_FLOOR_SHIFT 6
-
-void mroce_hint_cfg_default(struct mroce_hint_cfg *cfg, u32 capacity)
-{
-	cfg->capacity = capacity;
-	cfg->util = MROCE_Q10 * 95 / 100;
-	cfg->k_drain = MROCE_Q10;
-	cfg->rtt_min = 50 * US;
-	cfg->q_target = cfg->rtt_min / 2;
-}
 
 /* C: the share of the port's capacity the hints hand out. */
 static u64 usable(const struct mroce_hint_cfg *cfg)
@@ -222,25 +212,4 @@ u32 mroce_hint_newcomer(const struct mroce_hint_cfg *cfg, u32 n_conns)
 	u64 c = mroce_div_u64(usable(cfg), n_conns ? n_conns : 1);
 
 	return c ? (u32)c : 1;
-}
-
-u32 mroce_hint_mbps(u64 bytes, u64 period_ns)
-{
-	u64 r;
-
-	if (!period_ns)
-		return 0;
-	/* bytes * 8 / ns = Gbit/s; * 1000 = Mbit/s */
-	r = mroce_div64_u64(bytes * 8000, period_ns);
-	return r > U32_MAX ? U32_MAX : (u32)r;
-}
-
-u32 mroce_hint_demand(u64 bytes, u64 period_ns, u32 backlog_bytes, u32 rtt,
-		      u32 line)
-{
-	u64 d = mroce_hint_mbps(bytes, period_ns);
-
-	if (rtt)
-		d += mroce_div_u64((u64)backlog_bytes * 8000, rtt);
-	return d > line ? line : (u32)d;
 }

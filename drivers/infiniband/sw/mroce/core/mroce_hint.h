@@ -8,6 +8,7 @@
 #define MROCE_HINT_H
 
 #include "mroce_env.h"
+#include "mroce_params.h"
 
 struct mroce_hint_cfg {
 	u32 capacity;		/* Mbit/s the device can receive */
@@ -40,7 +41,17 @@ struct mroce_hint_state {
 	u32 cap;		/* Mbit/s, 0 = none */
 };
 
-void mroce_hint_cfg_default(struct mroce_hint_cfg *cfg, u32 capacity);
+/* The defaults (inline, as the two below: a pass makes them per packet). */
+static inline void mroce_hint_cfg_default(struct mroce_hint_cfg *cfg,
+					  u32 capacity)
+{
+	cfg->capacity = capacity;
+	cfg->util = MROCE_Q10 * 95 / 100;
+	cfg->k_drain = MROCE_Q10;
+	cfg->rtt_min = 50 * 1000u;	/* ns */
+	cfg->q_target = cfg->rtt_min / 2;
+}
+
 /*
  * Computes entry[i].hint for all @n entries (O(32 n)) over a period of
  * @period_ns and returns the capacity that was shared after the drain
@@ -56,13 +67,31 @@ u32 mroce_hint_compute(const struct mroce_hint_cfg *cfg,
  * connection the device serves counting this one, like an idle one's hint.
  */
 u32 mroce_hint_newcomer(const struct mroce_hint_cfg *cfg, u32 n_conns);
+
+/* Mbit/s that @bytes over @period_ns are, at most U32_MAX. */
+static inline u32 mroce_hint_mbps(u64 bytes, u64 period_ns)
+{
+	u64 r;
+
+	if (!period_ns)
+		return 0;
+	/* bytes * 8 / ns = Gbit/s; * 1000 = Mbit/s */
+	r = mroce_div64_u64(bytes * 8000, period_ns);
+	return r > U32_MAX ? U32_MAX : (u32)r;
+}
+
 /*
  * Demand of one connection: its arrival rate over @period_ns plus its
  * advertised backlog drained within one @rtt, capped at @line Mbit/s.
  */
-u32 mroce_hint_demand(u64 bytes, u64 period_ns, u32 backlog_bytes, u32 rtt,
-		      u32 line);
-/* Mbit/s that @bytes over @period_ns are, at most U32_MAX. */
-u32 mroce_hint_mbps(u64 bytes, u64 period_ns);
+static inline u32 mroce_hint_demand(u64 bytes, u64 period_ns,
+				    u32 backlog_bytes, u32 rtt, u32 line)
+{
+	u64 d = mroce_hint_mbps(bytes, period_ns);
+
+	if (rtt)
+		d += mroce_div_u64((u64)backlog_bytes * 8000, rtt);
+	return d > line ? line : (u32)d;
+}
 
 #endif /* MROCE_HINT_H */

@@ -8,7 +8,8 @@
 
 #define MAX_RTT_INFLATION	(8 * MROCE_Q10)
 
-u32 mroce_path_hot(const struct mroce_conn *c, const struct mroce_path *p)
+inline u32 mroce_path_hot(const struct mroce_conn *c,
+			  const struct mroce_path *p)
 {
 	const struct mroce_params *prm = c->prm;
 	u64 q = 0, s;

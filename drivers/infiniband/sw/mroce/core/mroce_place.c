@@ -77,17 +77,6 @@ bool mroce_range_within(u64 base, u64 size, u64 addr, u64 len)
 	return len <= size - (addr - base);
 }
 
-enum mroce_place_err mroce_write_dest(u64 va, u32 length, u32 msg_off,
-				      u32 len, u64 *dest)
-{
-	if ((u64)msg_off + len > length)
-		return MROCE_PLACE_ERANGE;
-	if (length && va > U64_MAX - (length - 1))
-		return MROCE_PLACE_EOVERFLOW;
-	*dest = va + msg_off;
-	return MROCE_PLACE_OK;
-}
-
 u32 mroce_seg_count(u32 len, u32 seg)
 {
 	if (!seg)

@@ -43,8 +43,17 @@ bool mroce_range_within(u64 base, u64 size, u64 addr, u64 len);
  * Destination of a WRITE chunk: va + msg_off, checked to stay inside the
  * message [va, va + length).
  */
-enum mroce_place_err mroce_write_dest(u64 va, u32 length, u32 msg_off,
-				      u32 len, u64 *dest);
+static inline enum mroce_place_err mroce_write_dest(u64 va, u32 length,
+						    u32 msg_off, u32 len,
+						    u64 *dest)
+{
+	if ((u64)msg_off + len > length)
+		return MROCE_PLACE_ERANGE;
+	if (length && va > U64_MAX - (length - 1))
+		return MROCE_PLACE_EOVERFLOW;
+	*dest = va + msg_off;
+	return MROCE_PLACE_OK;
+}
 /* Chunks a message of @len bytes needs at @seg payload bytes per chunk. */
 u32 mroce_seg_count(u32 len, u32 seg);
 

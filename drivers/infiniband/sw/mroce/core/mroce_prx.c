@@ -27,8 +27,8 @@ static void advance(struct mroce_prx *r, u32 to)
 	r->cum += n;
 }
 
-enum mroce_prx_verdict mroce_prx_check(struct mroce_prx *r, u8 gen, u32 psn,
-				       u8 floor_delta)
+inline enum mroce_prx_verdict mroce_prx_check(struct mroce_prx *r, u8 gen,
+					      u32 psn, u8 floor_delta)
 {
 	u32 floor = psn - floor_delta;
 	u32 d;
@@ -54,8 +54,8 @@ enum mroce_prx_verdict mroce_prx_check(struct mroce_prx *r, u8 gen, u32 psn,
 	return MROCE_PRX_NEW;
 }
 
-bool mroce_prx_accept(struct mroce_prx *r, u32 psn, u32 tx_ts, bool ce,
-		      u64 now)
+inline bool mroce_prx_accept(struct mroce_prx *r, u32 psn, u32 tx_ts,
+			     bool ce, u64 now)
 {
 	u32 i = psn - r->cum - 1;
 	bool ooo = i != 0 || !mroce_bm_empty(r->sack, MROCE_SACK_WORDS);
@@ -76,8 +76,8 @@ bool mroce_prx_accept(struct mroce_prx *r, u32 psn, u32 tx_ts, bool ce,
 	return ooo;
 }
 
-void mroce_prx_block(const struct mroce_prx *r, u8 path_id, u64 now,
-		     struct mroce_ack_block *blk)
+inline void mroce_prx_block(const struct mroce_prx *r, u8 path_id, u64 now,
+			    struct mroce_ack_block *blk)
 {
 	u64 delay = now > r->last_rx ? now - r->last_rx : 0;
 

@@ -19,7 +19,7 @@ void mroce_ptx_init(struct mroce_ptx *t)
 	memset(t, 0, sizeof(*t));
 }
 
-u32 mroce_ptx_send(struct mroce_ptx *t, u32 len, u64 cookie, u64 now)
+inline u32 mroce_ptx_send(struct mroce_ptx *t, u32 len, u64 cookie, u64 now)
 {
 	u32 psn = t->next++;
 	struct mroce_ptx_rec *r = rec_of(t, psn);

@@ -14,42 +14,25 @@
 #define DATA_FLAGS	(MROCE_F_AR | MROCE_F_RETX | MROCE_F_SOM | MROCE_F_EOM)
 #define SOLO_FLAGS	(MROCE_F_SOM | MROCE_F_EOM)
 
-enum op_kind {
-	KIND_NONE = 0,
-	KIND_DATA,
-	KIND_ACK,
-	KIND_NAK,
-	KIND_PROBE,
-	KIND_HS,
-	KIND_CLOSE,
-	KIND_UD,
-};
-
-struct op_desc {
-	u8 kind;
-	u8 hdr_len;
-	u16 flags_ok;
-};
-
-static const struct op_desc op_table[] = {
-	[MROCE_OP_SEND]		= { KIND_DATA, MROCE_DATA_LEN + 4, DATA_FLAGS | MROCE_F_SE },
-	[MROCE_OP_SEND_IMM]	= { KIND_DATA, MROCE_DATA_LEN + 8, DATA_FLAGS | MROCE_F_SE },
-	[MROCE_OP_SEND_INV]	= { KIND_DATA, MROCE_DATA_LEN + 8, DATA_FLAGS | MROCE_F_SE },
-	[MROCE_OP_WRITE]	= { KIND_DATA, MROCE_DATA_LEN + 16, DATA_FLAGS },
-	[MROCE_OP_WRITE_IMM]	= { KIND_DATA, MROCE_DATA_LEN + 24, DATA_FLAGS | MROCE_F_SE },
-	[MROCE_OP_READ_REQ]	= { KIND_DATA, MROCE_DATA_LEN + 20, DATA_FLAGS },
-	[MROCE_OP_READ_RESP]	= { KIND_DATA, MROCE_DATA_LEN + 4, DATA_FLAGS },
-	[MROCE_OP_ATOMIC_REQ]	= { KIND_DATA, MROCE_DATA_LEN + 36, DATA_FLAGS },
-	[MROCE_OP_ATOMIC_RESP]	= { KIND_DATA, MROCE_DATA_LEN + 16, DATA_FLAGS },
-	[MROCE_OP_ACK]		= { KIND_ACK, MROCE_ACK_BASE_LEN, 0 },
-	[MROCE_OP_NAK]		= { KIND_NAK, MROCE_NAK_LEN, 0 },
-	[MROCE_OP_PROBE]	= { KIND_PROBE, MROCE_PROBE_LEN, MROCE_F_AR },
-	[MROCE_OP_CONN_REQ]	= { KIND_HS, MROCE_HS_LEN, 0 },
-	[MROCE_OP_CONN_REP]	= { KIND_HS, MROCE_HS_LEN, 0 },
-	[MROCE_OP_CONN_CLOSE]	= { KIND_CLOSE, MROCE_CLOSE_LEN, 0 },
-	[MROCE_OP_UD_SEND]	= { KIND_UD, MROCE_UD_LEN, MROCE_F_SE },
-	[MROCE_OP_UD_SEND_IMM]	= { KIND_UD, MROCE_UD_IMM_LEN, MROCE_F_SE },
-	[MROCE_OP_MAD]		= { KIND_UD, MROCE_UD_LEN, 0 },
+const struct mroce_op_desc mroce_op_table[MROCE_OP_TABLE_LEN] = {
+	[MROCE_OP_SEND]		= { MROCE_KIND_DATA, MROCE_DATA_LEN + 4, DATA_FLAGS | MROCE_F_SE },
+	[MROCE_OP_SEND_IMM]	= { MROCE_KIND_DATA, MROCE_DATA_LEN + 8, DATA_FLAGS | MROCE_F_SE },
+	[MROCE_OP_SEND_INV]	= { MROCE_KIND_DATA, MROCE_DATA_LEN + 8, DATA_FLAGS | MROCE_F_SE },
+	[MROCE_OP_WRITE]	= { MROCE_KIND_DATA, MROCE_DATA_LEN + 16, DATA_FLAGS },
+	[MROCE_OP_WRITE_IMM]	= { MROCE_KIND_DATA, MROCE_DATA_LEN + 24, DATA_FLAGS | MROCE_F_SE },
+	[MROCE_OP_READ_REQ]	= { MROCE_KIND_DATA, MROCE_DATA_LEN + 20, DATA_FLAGS },
+	[MROCE_OP_READ_RESP]	= { MROCE_KIND_DATA, MROCE_DATA_LEN + 4, DATA_FLAGS },
+	[MROCE_OP_ATOMIC_REQ]	= { MROCE_KIND_DATA, MROCE_DATA_LEN + 36, DATA_FLAGS },
+	[MROCE_OP_ATOMIC_RESP]	= { MROCE_KIND_DATA, MROCE_DATA_LEN + 16, DATA_FLAGS },
+	[MROCE_OP_ACK]		= { MROCE_KIND_ACK, MROCE_ACK_BASE_LEN, 0 },
+	[MROCE_OP_NAK]		= { MROCE_KIND_NAK, MROCE_NAK_LEN, 0 },
+	[MROCE_OP_PROBE]	= { MROCE_KIND_PROBE, MROCE_PROBE_LEN, MROCE_F_AR },
+	[MROCE_OP_CONN_REQ]	= { MROCE_KIND_HS, MROCE_HS_LEN, 0 },
+	[MROCE_OP_CONN_REP]	= { MROCE_KIND_HS, MROCE_HS_LEN, 0 },
+	[MROCE_OP_CONN_CLOSE]	= { MROCE_KIND_CLOSE, MROCE_CLOSE_LEN, 0 },
+	[MROCE_OP_UD_SEND]	= { MROCE_KIND_UD, MROCE_UD_LEN, MROCE_F_SE },
+	[MROCE_OP_UD_SEND_IMM]	= { MROCE_KIND_UD, MROCE_UD_IMM_LEN, MROCE_F_SE },
+	[MROCE_OP_MAD]		= { MROCE_KIND_UD, MROCE_UD_LEN, 0 },
 };
 
 const char *const mroce_wire_err_name[MROCE_WIRE_NR_ERR] = {
@@ -65,63 +48,20 @@ const char *const mroce_wire_err_name[MROCE_WIRE_NR_ERR] = {
 	[MROCE_WIRE_ENOSPC]	= "no_space",
 };
 
-static const struct op_desc *op_get(u8 opcode)
-{
-	if (opcode >= MROCE_ARRAY_SIZE(op_table) ||
-	    op_table[opcode].kind == KIND_NONE)
-		return NULL;
-	return &op_table[opcode];
-}
-
-bool mroce_op_is_data(u8 opcode)
-{
-	const struct op_desc *d = op_get(opcode);
-
-	return d && d->kind == KIND_DATA;
-}
-
-u32 mroce_hdr_len(u8 opcode)
-{
-	const struct op_desc *d = op_get(opcode);
-
-	return d ? d->hdr_len : 0;
-}
-
 /* Data and PROBEs travel on a path and carry the path fields. */
 static bool on_path(u8 kind)
 {
-	return kind == KIND_DATA || kind == KIND_PROBE;
-}
-
-u32 mroce_wire_hdr_len(const u8 *buf, u32 len)
-{
-	u32 h;
-
-	if (len < MROCE_COMMON_LEN)
-		return len;
-	if (buf[1] == MROCE_OP_ACK) {
-		if (len < MROCE_ACK_BASE_LEN)
-			return len;
-		/* More blocks than allowed: the decoder reads no further. */
-		h = buf[24] < MROCE_ACK_MAX_BLOCKS ? buf[24] :
-			MROCE_ACK_MAX_BLOCKS;
-		h = MROCE_ACK_BASE_LEN + h * MROCE_ACK_BLOCK_LEN;
-	} else {
-		h = mroce_hdr_len(buf[1]);
-		if (h < MROCE_COMMON_LEN)
-			h = MROCE_COMMON_LEN;	/* unknown opcode */
-	}
-	return h < len ? h : len;
+	return kind == MROCE_KIND_DATA || kind == MROCE_KIND_PROBE;
 }
 
 bool mroce_wire_set_ar(u8 *hdr, u32 len)
 {
-	const struct op_desc *d;
+	const struct mroce_op_desc *d;
 	u16 flags;
 
 	if (len < MROCE_COMMON_LEN)
 		return false;
-	d = op_get(hdr[1]);
+	d = mroce_op_get(hdr[1]);
 	if (!d || !(d->flags_ok & MROCE_F_AR))
 		return false;
 	flags = mroce_get_be16(hdr + 2) | MROCE_F_AR;
@@ -131,7 +71,7 @@ bool mroce_wire_set_ar(u8 *hdr, u32 len)
 
 u32 mroce_max_payload(u8 opcode, u32 mtu)
 {
-	const struct op_desc *d = op_get(opcode);
+	const struct mroce_op_desc *d = mroce_op_get(opcode);
 
 	if (!d || mtu <= d->hdr_len)
 		return 0;
@@ -366,7 +306,7 @@ static enum mroce_wire_err decode_ud(const u8 *b, u32 len, u32 hdr_len,
 
 enum mroce_wire_err mroce_decode(const u8 *buf, u32 len, struct mroce_pkt *pkt)
 {
-	const struct op_desc *desc;
+	const struct mroce_op_desc *desc;
 	bool path_op;
 
 	memset(pkt, 0, sizeof(*pkt));
@@ -377,7 +317,7 @@ enum mroce_wire_err mroce_decode(const u8 *buf, u32 len, struct mroce_pkt *pkt)
 	if (buf[0] & 0x0f || buf[11])
 		return MROCE_WIRE_ERESERVED;
 	pkt->c.opcode = buf[1];
-	desc = op_get(pkt->c.opcode);
+	desc = mroce_op_get(pkt->c.opcode);
 	if (!desc)
 		return MROCE_WIRE_EOPCODE;
 	if (len < desc->hdr_len)
@@ -400,15 +340,15 @@ enum mroce_wire_err mroce_decode(const u8 *buf, u32 len, struct mroce_pkt *pkt)
 		return MROCE_WIRE_EFIELD;
 
 	switch (desc->kind) {
-	case KIND_DATA:
+	case MROCE_KIND_DATA:
 		pkt->payload = buf + desc->hdr_len;
 		pkt->payload_len = len - desc->hdr_len;
 		return decode_data(buf, len, desc->hdr_len, pkt);
-	case KIND_ACK:
+	case MROCE_KIND_ACK:
 		if (pkt->c.dst_conn == 0)
 			return MROCE_WIRE_EFIELD;
 		return decode_ack(buf, len, pkt);
-	case KIND_UD:
+	case MROCE_KIND_UD:
 		pkt->payload = buf + desc->hdr_len;
 		pkt->payload_len = len - desc->hdr_len;
 		return decode_ud(buf, len, desc->hdr_len, pkt);
@@ -420,9 +360,9 @@ enum mroce_wire_err mroce_decode(const u8 *buf, u32 len, struct mroce_pkt *pkt)
 	if (len != desc->hdr_len)
 		return MROCE_WIRE_ELENGTH;
 	switch (desc->kind) {
-	case KIND_NAK:
+	case MROCE_KIND_NAK:
 		return decode_nak(buf, pkt);
-	case KIND_PROBE:
+	case MROCE_KIND_PROBE:
 		pkt->u.probe.tx_ts = mroce_get_be32(buf + 16);
 		pkt->u.probe.backlog = mroce_get_be16(buf + 20);
 		return mroce_get_be16(buf + 22) ? MROCE_WIRE_ERESERVED :
@@ -432,8 +372,8 @@ enum mroce_wire_err mroce_decode(const u8 *buf, u32 len, struct mroce_pkt *pkt)
 	}
 }
 
-void mroce_ack_block_get(const struct mroce_pkt *pkt, u32 i,
-			 struct mroce_ack_block *blk)
+inline void mroce_ack_block_get(const struct mroce_pkt *pkt, u32 i,
+				struct mroce_ack_block *blk)
 {
 	const u8 *b = pkt->u.ack.raw_blocks + i * MROCE_ACK_BLOCK_LEN;
 	u32 w;
@@ -449,7 +389,7 @@ void mroce_ack_block_get(const struct mroce_pkt *pkt, u32 i,
 	blk->rx_cnt = mroce_get_be16(b + 50);
 }
 
-void mroce_ack_block_put(const struct mroce_ack_block *blk, u8 *b)
+inline void mroce_ack_block_put(const struct mroce_ack_block *blk, u8 *b)
 {
 	u32 w;
 
@@ -466,8 +406,8 @@ void mroce_ack_block_put(const struct mroce_ack_block *blk, u8 *b)
 	mroce_put_be16(blk->rx_cnt, b + 50);
 }
 
-u32 mroce_encode_ack_head(u32 dst_conn, u32 rate_hint, u32 conn_ce,
-			  u8 n_blocks, u8 *buf, u32 cap)
+inline u32 mroce_encode_ack_head(u32 dst_conn, u32 rate_hint, u32 conn_ce,
+				 u8 n_blocks, u8 *buf, u32 cap)
 {
 	if (cap < MROCE_ACK_BASE_LEN || n_blocks > MROCE_ACK_MAX_BLOCKS)
 		return 0;
@@ -538,7 +478,7 @@ static void encode_ctrl(const struct mroce_pkt *pkt, u8 *b, u8 kind)
 	const struct mroce_ud *u = &pkt->u.ud;
 
 	switch (kind) {
-	case KIND_NAK:
+	case MROCE_KIND_NAK:
 		b[16] = n->code;
 		b[17] = n->path_id;
 		b[18] = n->path_gen;
@@ -548,15 +488,15 @@ static void encode_ctrl(const struct mroce_pkt *pkt, u8 *b, u8 kind)
 		mroce_put_be32(n->ssn, b + 32);
 		mroce_put_be32(n->arg, b + 36);
 		break;
-	case KIND_PROBE:
+	case MROCE_KIND_PROBE:
 		mroce_put_be32(pkt->u.probe.tx_ts, b + 16);
 		mroce_put_be16(pkt->u.probe.backlog, b + 20);
 		break;
-	case KIND_HS:
-	case KIND_CLOSE:
+	case MROCE_KIND_HS:
+	case MROCE_KIND_CLOSE:
 		mroce_put_be32(h->src_conn, b + 16);
 		mroce_put_be64(h->nonce, b + 20);
-		if (kind == KIND_CLOSE) {
+		if (kind == MROCE_KIND_CLOSE) {
 			mroce_put_be32(h->reason, b + 28);
 			break;
 		}
@@ -566,7 +506,7 @@ static void encode_ctrl(const struct mroce_pkt *pkt, u8 *b, u8 kind)
 		mroce_put_be32(h->caps, b + 40);
 		mroce_put_be32(h->init_rate, b + 44);
 		break;
-	case KIND_UD:
+	case MROCE_KIND_UD:
 		mroce_put_be32(u->dst_qpn, b + 16);
 		mroce_put_be32(u->src_qpn, b + 20);
 		mroce_put_be32(u->qkey, b + 24);
@@ -588,16 +528,16 @@ static bool fields_fit(const struct mroce_pkt *pkt, u8 kind)
 	if (on_path(kind) && pkt->c.path_id >= MROCE_MAX_PATHS)
 		return false;
 	switch (kind) {
-	case KIND_DATA:
+	case MROCE_KIND_DATA:
 		return !(pkt->u.d.stream_id & ~MROCE_QPN_MASK) &&
 			pkt->u.d.atomic_op <= MROCE_ATOMIC_FETCH_ADD;
-	case KIND_NAK:
+	case MROCE_KIND_NAK:
 		return !(pkt->u.nak.stream_id & ~MROCE_QPN_MASK) &&
 			pkt->u.nak.path_id < MROCE_MAX_PATHS;
-	case KIND_UD:
+	case MROCE_KIND_UD:
 		return !((pkt->u.ud.dst_qpn | pkt->u.ud.src_qpn) &
 			 ~MROCE_QPN_MASK);
-	case KIND_ACK:
+	case MROCE_KIND_ACK:
 		if (pkt->u.ack.n_blocks > MROCE_ACK_MAX_BLOCKS ||
 		    (pkt->u.ack.n_blocks && !pkt->u.ack.blocks))
 			return false;
@@ -612,14 +552,14 @@ static bool fields_fit(const struct mroce_pkt *pkt, u8 kind)
 
 u32 mroce_encode(const struct mroce_pkt *pkt, u8 *buf, u32 cap)
 {
-	const struct op_desc *desc = op_get(pkt->c.opcode);
+	const struct mroce_op_desc *desc = mroce_op_get(pkt->c.opcode);
 	bool path_op;
 	u32 len, i;
 
 	if (!desc || !fields_fit(pkt, desc->kind))
 		return 0;
 	len = desc->hdr_len;
-	if (desc->kind == KIND_ACK)
+	if (desc->kind == MROCE_KIND_ACK)
 		len += pkt->u.ack.n_blocks * MROCE_ACK_BLOCK_LEN;
 	if (cap < len)
 		return 0;
@@ -637,9 +577,9 @@ u32 mroce_encode(const struct mroce_pkt *pkt, u8 *buf, u32 cap)
 		mroce_put_be32(pkt->c.path_psn, buf + 12);
 	}
 
-	if (desc->kind == KIND_DATA) {
+	if (desc->kind == MROCE_KIND_DATA) {
 		encode_data(pkt, buf);
-	} else if (desc->kind == KIND_ACK) {
+	} else if (desc->kind == MROCE_KIND_ACK) {
 		mroce_encode_ack_head(pkt->c.dst_conn, pkt->u.ack.rate_hint,
 				      pkt->u.ack.conn_ce, pkt->u.ack.n_blocks,
 				      buf, cap);

@@ -207,7 +207,46 @@ struct mroce_pkt {
 	u32 payload_len;
 };
 
-bool mroce_op_is_data(u8 opcode);
+/*
+ * What the codec knows of each opcode: the table in mroce_wire.c. The small
+ * per-packet lookups below are inline, so that a caller outside the core
+ * (the module's receive and transmit files) makes no call for them.
+ */
+enum mroce_op_kind {
+	MROCE_KIND_NONE = 0,
+	MROCE_KIND_DATA,
+	MROCE_KIND_ACK,
+	MROCE_KIND_NAK,
+	MROCE_KIND_PROBE,
+	MROCE_KIND_HS,
+	MROCE_KIND_CLOSE,
+	MROCE_KIND_UD,
+};
+
+struct mroce_op_desc {
+	u8 kind;
+	u8 hdr_len;
+	u16 flags_ok;
+};
+
+#define MROCE_OP_TABLE_LEN	(MROCE_OP_MAD + 1)
+extern const struct mroce_op_desc mroce_op_table[MROCE_OP_TABLE_LEN];
+
+/* The table's entry of @opcode, NULL if it is not one. */
+static inline const struct mroce_op_desc *mroce_op_get(u8 opcode)
+{
+	if (opcode >= MROCE_OP_TABLE_LEN ||
+	    mroce_op_table[opcode].kind == MROCE_KIND_NONE)
+		return NULL;
+	return &mroce_op_table[opcode];
+}
+
+static inline bool mroce_op_is_data(u8 opcode)
+{
+	const struct mroce_op_desc *d = mroce_op_get(opcode);
+
+	return d && d->kind == MROCE_KIND_DATA;
+}
 
 /*
  * READ_RESP and ATOMIC_RESP carry the SSN of the receiver's own request,
@@ -218,7 +257,12 @@ static inline bool mroce_op_is_resp(u8 opcode)
 	return opcode == MROCE_OP_READ_RESP || opcode == MROCE_OP_ATOMIC_RESP;
 }
 /* Fixed header length of an opcode (ACK: without blocks); 0 if unknown. */
-u32 mroce_hdr_len(u8 opcode);
+static inline u32 mroce_hdr_len(u8 opcode)
+{
+	const struct mroce_op_desc *d = mroce_op_get(opcode);
+
+	return d ? d->hdr_len : 0;
+}
 /*
  * How many leading bytes of a @len-byte packet mroce_decode() reads: its
  * whole header (an ACK with its blocks), never more than @len. @buf must
@@ -226,7 +270,26 @@ u32 mroce_hdr_len(u8 opcode);
  * looks at; a receiver makes that many linear, then the result.
  */
 #define MROCE_WIRE_PEEK_LEN	MROCE_ACK_BASE_LEN
-u32 mroce_wire_hdr_len(const u8 *buf, u32 len);
+static inline u32 mroce_wire_hdr_len(const u8 *buf, u32 len)
+{
+	u32 h;
+
+	if (len < MROCE_COMMON_LEN)
+		return len;
+	if (buf[1] == MROCE_OP_ACK) {
+		if (len < MROCE_ACK_BASE_LEN)
+			return len;
+		/* More blocks than allowed: the decoder reads no further. */
+		h = buf[24] < MROCE_ACK_MAX_BLOCKS ? buf[24] :
+			MROCE_ACK_MAX_BLOCKS;
+		h = MROCE_ACK_BASE_LEN + h * MROCE_ACK_BLOCK_LEN;
+	} else {
+		h = mroce_hdr_len(buf[1]);
+		if (h < MROCE_COMMON_LEN)
+			h = MROCE_COMMON_LEN;	/* unknown opcode */
+	}
+	return h < len ? h : len;
+}
 /*
  * Sets AR in the flags of an encoded header (@len bytes of it) whose
  * opcode allows it (data, PROBE); returns false and changes nothing
