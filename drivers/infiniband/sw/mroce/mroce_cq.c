@@ -109,22 +109,6 @@ static int mroce_cq_ring_init(struct mroce_queue *q, int cqe,
 	return 0;
 }
 
-/* The consumer index: the user's, read once, or the kernel poller's. */
-static u32 mroce_cq_consumer(const struct mroce_cq *cq)
-{
-	return cq->is_user ? mroce_queue_user_consumer(&cq->q) : cq->cons;
-}
-
-/*
- * Completions not yet polled, counted from consumer index @from. Masked:
- * the user's index is published masked, and the count of a kernel CQ never
- * exceeds the mask anyway.
- */
-static u32 mroce_cq_count(const struct mroce_cq *cq, u32 from)
-{
-	return (cq->prod - from) & cq->q.mask;
-}
-
 /* A user CQ's own retries while completions wait: 1 jiffy up to this. */
 #define MROCE_CQ_ROOM_MAX_DELAY	(HZ / 10)
 
@@ -185,23 +169,6 @@ static void mroce_cq_room_work(struct work_struct *work)
 		queue_delayed_work(system_wq, &cq->room_work, cq->room_delay);
 	}
 	spin_unlock_irqrestore(&cq->lock, flags);
-}
-
-/**
- * mroce_cq_room_locked() - completions the CQ can take now
- * @cq: the CQ, locked
- *
- * Return: the free slots (a lower bound for a user CQ, whose consumer may
- * move on meanwhile); U32_MAX once the CQ overflowed, since its
- * completions are dropped anyway and nothing should wait for room.
- */
-u32 mroce_cq_room_locked(struct mroce_cq *cq)
-{
-	lockdep_assert_held(&cq->lock);
-	if (cq->overflow)
-		return U32_MAX;
-	return mroce_queue_capacity(&cq->q) -
-	       mroce_cq_count(cq, mroce_cq_consumer(cq));
 }
 
 /**
@@ -386,18 +353,6 @@ int mroce_cq_post_locked(struct mroce_cq *cq, const struct ib_wc *wc,
 		ev->notify = true;
 	}
 	return 0;
-}
-
-/*
- * Make the completions posted so far visible to user space: one release
- * store per burst, before the lock is dropped and before any handler runs
- * (mroce_cq_dispatch()), so a woken poller finds them.
- */
-void mroce_cq_publish_locked(struct mroce_cq *cq)
-{
-	lockdep_assert_held(&cq->lock);
-	if (cq->is_user)
-		mroce_queue_publish_producer(&cq->q, cq->prod);
 }
 
 /* Call the handlers a post owes; no verbs lock may be held. */

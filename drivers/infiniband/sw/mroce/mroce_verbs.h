@@ -606,11 +606,58 @@ int mroce_poll_cq(struct ib_cq *ibcq, int num, struct ib_wc *wc);
 int mroce_req_notify_cq(struct ib_cq *ibcq, enum ib_cq_notify_flags flags);
 int mroce_cq_post_locked(struct mroce_cq *cq, const struct ib_wc *wc,
 			 bool solicited, struct mroce_cq_ev *ev);
-void mroce_cq_publish_locked(struct mroce_cq *cq);
 void mroce_cq_dispatch(struct mroce_cq *cq, struct mroce_cq_ev *ev);
-u32 mroce_cq_room_locked(struct mroce_cq *cq);
 void mroce_cq_wait_locked(struct mroce_cq *cq, struct mroce_wq *wq);
 void mroce_cq_unwait(struct mroce_cq *cq, struct mroce_wq *wq);
+
+/*
+ * The CQ helpers of every completion, inline: each call that is not costs
+ * a TB lookup at its return under TCG (docs/experiments/s45-T-locks.md).
+ */
+/* The consumer index: the user's, read once, or the kernel poller's. */
+static inline u32 mroce_cq_consumer(const struct mroce_cq *cq)
+{
+	return cq->is_user ? mroce_queue_user_consumer(&cq->q) : cq->cons;
+}
+
+/*
+ * Completions not yet polled, counted from consumer index @from. Masked:
+ * the user's index is published masked, and the count of a kernel CQ never
+ * exceeds the mask anyway.
+ */
+static inline u32 mroce_cq_count(const struct mroce_cq *cq, u32 from)
+{
+	return (cq->prod - from) & cq->q.mask;
+}
+
+/*
+ * mroce_cq_room_locked() - completions the CQ can take now
+ * @cq: the CQ, locked
+ *
+ * Return: the free slots (a lower bound for a user CQ, whose consumer may
+ * move on meanwhile); U32_MAX once the CQ overflowed, since its
+ * completions are dropped anyway and nothing should wait for room.
+ */
+static inline u32 mroce_cq_room_locked(struct mroce_cq *cq)
+{
+	lockdep_assert_held(&cq->lock);
+	if (cq->overflow)
+		return U32_MAX;
+	return mroce_queue_capacity(&cq->q) -
+	       mroce_cq_count(cq, mroce_cq_consumer(cq));
+}
+
+/*
+ * Make the completions posted so far visible to user space: one release
+ * store per burst, before the lock is dropped and before any handler runs
+ * (mroce_cq_dispatch()), so a woken poller finds them.
+ */
+static inline void mroce_cq_publish_locked(struct mroce_cq *cq)
+{
+	lockdep_assert_held(&cq->lock);
+	if (cq->is_user)
+		mroce_queue_publish_producer(&cq->q, cq->prod);
+}
 
 /* mroce_qp.c */
 int mroce_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
