@@ -51,7 +51,7 @@ struct mroce_hint_seen {
  * a netdev that needs more headroom than the spare has, allocate as before.
  */
 #define MROCE_ACK_SPARE_LEN	(MROCE_ACK_BASE_LEN + MROCE_ACK_BLOCK_LEN)
-static DEFINE_PER_CPU(struct sk_buff *, mroce_ack_spare);
+DEFINE_PER_CPU(struct sk_buff *, mroce_ack_spare);
 
 /* This CPU's spare if it fits an ACK of @cap bytes for @mdev, else NULL. */
 static struct sk_buff *mroce_ack_spare_take(struct mroce_dev *mdev, u32 cap)
@@ -661,16 +661,17 @@ bool mroce_ack_hint_hold(struct mroce_peer *peer, u64 now)
 }
 
 /**
- * mroce_ack_hint_tick() - a receive burst for the device ended
+ * __mroce_ack_hint_tick() - the work of a receive burst's end
  * @peer: the burst's connection, unlocked now
  * @begun: what mroce_ack_hint_hold() returned in the burst's hold
  *
- * Called with no peer lock held, in softirq context, within the RCU read
- * section the burst ran in. Refills this CPU's spare ACK buffer if the
- * burst used it, and finishes the pass the hold began: the walk over the
- * device's other connections and the grants.
+ * Called by mroce_ack_hint_tick() (mroce_peer.h) when there is some: with
+ * no peer lock held, in softirq context, within the RCU read section the
+ * burst ran in. Refills this CPU's spare ACK buffer if the burst used it,
+ * and finishes the pass the hold began: the walk over the device's other
+ * connections and the grants.
  */
-void mroce_ack_hint_tick(struct mroce_peer *peer, bool begun)
+void __mroce_ack_hint_tick(struct mroce_peer *peer, bool begun)
 {
 	struct mroce_dev *mdev = peer->mdev;
 	struct mroce_xport_dev *xd = &mdev->xport;

@@ -606,14 +606,85 @@ void mroce_ack_nak_unknown(struct mroce_dev *mdev,
 u32 mroce_rnr_timer_us(u8 min_rnr_timer);
 void mroce_ack_hint_newcomer(struct mroce_peer *peer);
 bool mroce_ack_hint_hold(struct mroce_peer *peer, u64 now);
-void mroce_ack_hint_tick(struct mroce_peer *peer, bool begun);
 void mroce_ack_hint_reserve(struct mroce_dev *mdev, u32 n);
 void mroce_ack_hint_init(struct mroce_dev *mdev);
 void mroce_ack_hint_fini(struct mroce_dev *mdev);
 
-/* mroce_xport.c */
-struct mroce_qp *mroce_xport_find_qp(struct mroce_peer *peer, u32 qpn);
-struct mroce_qp *mroce_xport_cookie_qp(struct mroce_peer *peer, u64 cookie);
-bool mroce_xport_stream_ack(struct mroce_qp_xport *xp, u32 psn);
+/*
+ * mroce_xport.c's per-packet helpers (H), and mroce_ack.c's inline check
+ * before its per-burst call: static inline, so the 64 B round trip makes
+ * no call for them (each return is a TB lookup under TCG,
+ * docs/experiments/s45-H-inline.md). The rest of this file is T's; this
+ * block to #endif is H's.
+ */
+
+/* The QP attached to @peer under local QPN @qpn (peer->lock held). */
+static inline struct mroce_qp *mroce_xport_find_qp(struct mroce_peer *peer,
+						   u32 qpn)
+{
+	struct mroce_qp *qp;
+
+	lockdep_assert_held(&peer->lock);
+	qp = xa_load(&peer->qp_xa, qpn);
+	if (!qp || qp->xport.peer != peer || qp->xport.state == MROCE_XQP_IDLE)
+		return NULL;
+	return qp;
+}
+
+/* The sending QP a core cookie names, if it still sends on this peer. */
+static inline struct mroce_qp *mroce_xport_cookie_qp(struct mroce_peer *peer,
+						     u64 cookie)
+{
+	struct mroce_qp *qp;
+
+	if (cookie == MROCE_COOKIE_PROBE)
+		return NULL;
+	qp = mroce_xport_find_qp(peer, cookie >> 40);
+	if (!qp || qp->xport.gen != (u8)(cookie >> 32) ||
+	    !mroce_xqp_sends(&qp->xport))
+		return NULL;
+	return qp;
+}
+
+/*
+ * Stream PSN @psn of @xp reached the peer (peer->lock held): record it and
+ * take the chunk off the resend queue. Every acknowledgement goes through
+ * here -- the ACK of a transmission, a late ACK block, a READ/ATOMIC answer
+ * proving its request arrived -- because the queue is a bitmap indexed by
+ * PSN modulo the stream window: a bit left behind once una passes the chunk
+ * names the PSN a window later, a chunk not yet assigned, which
+ * mroce_tx_pick_resend() would otherwise rebuild from this chunk's record
+ * and the receiver would take for the real one. Returns true if the
+ * acknowledgement is news.
+ */
+static inline bool mroce_xport_stream_ack(struct mroce_qp_xport *xp, u32 psn)
+{
+	if (mroce_stx_ack(&xp->stx, psn) != MROCE_STX_ACK_NEW)
+		return false;
+	if (xp->n_resend &&
+	    __test_and_clear_bit(psn & MROCE_STREAM_MASK, xp->resend))
+		xp->n_resend--;
+	return true;
+}
+
+/* This CPU's spare ACK buffer (mroce_ack.c); NULL once an ACK took it. */
+DECLARE_PER_CPU(struct sk_buff *, mroce_ack_spare);
+void __mroce_ack_hint_tick(struct mroce_peer *peer, bool begun);
+
+/**
+ * mroce_ack_hint_tick() - a receive burst for the device ended
+ * @peer: the burst's connection, unlocked now
+ * @begun: what mroce_ack_hint_hold() returned in the burst's hold
+ *
+ * Softirq, no peer lock held, within the burst's RCU read section. The
+ * call (__mroce_ack_hint_tick()) only if it has work: a hint pass began,
+ * or this CPU's spare ACK buffer was used and needs a refill. A burst of
+ * ACKs alone has neither.
+ */
+static inline void mroce_ack_hint_tick(struct mroce_peer *peer, bool begun)
+{
+	if (begun || !this_cpu_read(mroce_ack_spare))
+		__mroce_ack_hint_tick(peer, begun);
+}
 
 #endif /* MROCE_PEER_H */

@@ -18,55 +18,6 @@
 #include "mroce_peer.h"
 #include "mroce_ud.h"
 
-/* ------------------------------------------------------------ lookups */
-
-/* The QP attached to @peer under local QPN @qpn (peer->lock held). */
-struct mroce_qp *mroce_xport_find_qp(struct mroce_peer *peer, u32 qpn)
-{
-	struct mroce_qp *qp;
-
-	lockdep_assert_held(&peer->lock);
-	qp = xa_load(&peer->qp_xa, qpn);
-	if (!qp || qp->xport.peer != peer || qp->xport.state == MROCE_XQP_IDLE)
-		return NULL;
-	return qp;
-}
-
-/* The sending QP a core cookie names, if it still sends on this peer. */
-struct mroce_qp *mroce_xport_cookie_qp(struct mroce_peer *peer, u64 cookie)
-{
-	struct mroce_qp *qp;
-
-	if (cookie == MROCE_COOKIE_PROBE)
-		return NULL;
-	qp = mroce_xport_find_qp(peer, cookie >> 40);
-	if (!qp || qp->xport.gen != (u8)(cookie >> 32) ||
-	    !mroce_xqp_sends(&qp->xport))
-		return NULL;
-	return qp;
-}
-
-/*
- * Stream PSN @psn of @xp reached the peer (peer->lock held): record it and
- * take the chunk off the resend queue. Every acknowledgement goes through
- * here -- the ACK of a transmission, a late ACK block, a READ/ATOMIC answer
- * proving its request arrived -- because the queue is a bitmap indexed by
- * PSN modulo the stream window: a bit left behind once una passes the chunk
- * names the PSN a window later, a chunk not yet assigned, which
- * mroce_tx_pick_resend() would otherwise rebuild from this chunk's record
- * and the receiver would take for the real one. Returns true if the
- * acknowledgement is news.
- */
-bool mroce_xport_stream_ack(struct mroce_qp_xport *xp, u32 psn)
-{
-	if (mroce_stx_ack(&xp->stx, psn) != MROCE_STX_ACK_NEW)
-		return false;
-	if (xp->n_resend &&
-	    __test_and_clear_bit(psn & MROCE_STREAM_MASK, xp->resend))
-		xp->n_resend--;
-	return true;
-}
-
 /* ------------------------------------------------------------ QP hooks */
 
 static void mroce_xport_free(struct mroce_qp_xport *xp)

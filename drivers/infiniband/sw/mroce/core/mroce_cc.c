@@ -255,8 +255,8 @@ u32 mroce_rate_bytes(u32 mbps, u64 ns)
 	return b > U32_MAX ? U32_MAX : (u32)b;
 }
 
-u32 mroce_cc_window(const struct mroce_cc_conn *cc,
-		    const struct mroce_params *p, u32 min_rtt, u32 srtt)
+inline u32 mroce_cc_window(const struct mroce_cc_conn *cc,
+			  const struct mroce_params *p, u32 min_rtt, u32 srtt)
 {
 	u32 hint = cc->hint, w, s;
 	u64 t;

@@ -258,13 +258,17 @@ static u64 watchdog_round(const struct mroce_conn *c)
 	return round + c->rtt.srtt;
 }
 
+inline void mroce_conn_watchdog_start(struct mroce_conn *c, u64 now)
+{
+	c->watchdog_at = now + watchdog_round(c);
+	c->round_at = now;
+}
+
 /* Inline: per packet sent, and mostly the watchdog is armed already. */
 static inline void arm_watchdog(struct mroce_conn *c, u64 now)
 {
-	if (mroce_conn_watchdog_wanted(c)) {
-		c->watchdog_at = now + watchdog_round(c);
-		c->round_at = now;
-	}
+	if (mroce_conn_watchdog_wanted(c))
+		mroce_conn_watchdog_start(c, now);
 }
 
 /*
@@ -437,12 +441,6 @@ void mroce_conn_build_hs(const struct mroce_conn *c, u8 opcode, u32 reason,
 			 struct mroce_pkt *pkt)
 {
 	mroce_hs_build(&c->hs, opcode, reason, pkt);
-}
-
-void mroce_conn_set_backlog(struct mroce_conn *c, u32 bytes, u64 now)
-{
-	c->backlog = bytes;
-	arm_watchdog(c, now);
 }
 
 static bool any_active(const struct mroce_conn *c)

@@ -334,12 +334,26 @@ static inline bool mroce_conn_established(const struct mroce_conn *c)
 void mroce_conn_reset_transport(struct mroce_conn *c, u64 now);
 
 /* Sending */
-void mroce_conn_set_backlog(struct mroce_conn *c, u32 bytes, u64 now);
 
 /* Whether data in flight, queued or owed to us has no watchdog round. */
 static inline bool mroce_conn_watchdog_wanted(const struct mroce_conn *c)
 {
 	return !c->watchdog_at && (c->inflight || c->backlog || c->owed);
+}
+
+/* Starts a watchdog round (mroce_conn_watchdog_wanted() said so). */
+void mroce_conn_watchdog_start(struct mroce_conn *c, u64 now);
+
+/*
+ * The bytes queued for sending, not yet handed to tx_reserve. Inline: per
+ * transmit run, and mostly the watchdog is armed already.
+ */
+static inline void mroce_conn_set_backlog(struct mroce_conn *c, u32 bytes,
+					  u64 now)
+{
+	c->backlog = bytes;
+	if (mroce_conn_watchdog_wanted(c))
+		mroce_conn_watchdog_start(c, now);
 }
 
 /*

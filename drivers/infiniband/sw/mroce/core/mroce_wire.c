@@ -54,44 +54,6 @@ static bool on_path(u8 kind)
 	return kind == MROCE_KIND_DATA || kind == MROCE_KIND_PROBE;
 }
 
-bool mroce_wire_set_ar(u8 *hdr, u32 len)
-{
-	const struct mroce_op_desc *d;
-	u16 flags;
-
-	if (len < MROCE_COMMON_LEN)
-		return false;
-	d = mroce_op_get(hdr[1]);
-	if (!d || !(d->flags_ok & MROCE_F_AR))
-		return false;
-	flags = mroce_get_be16(hdr + 2) | MROCE_F_AR;
-	mroce_put_be16(flags, hdr + 2);
-	return true;
-}
-
-u32 mroce_max_payload(u8 opcode, u32 mtu)
-{
-	const struct mroce_op_desc *d = mroce_op_get(opcode);
-
-	if (!d || mtu <= d->hdr_len)
-		return 0;
-	switch (opcode) {
-	case MROCE_OP_SEND:
-	case MROCE_OP_SEND_IMM:
-	case MROCE_OP_SEND_INV:
-	case MROCE_OP_WRITE:
-	case MROCE_OP_WRITE_IMM:
-	case MROCE_OP_READ_RESP:
-	case MROCE_OP_UD_SEND:
-	case MROCE_OP_UD_SEND_IMM:
-		return mtu - d->hdr_len;
-	case MROCE_OP_MAD:
-		return mtu - d->hdr_len >= MROCE_MAD_LEN ? MROCE_MAD_LEN : 0;
-	default:
-		return 0;
-	}
-}
-
 /* True if [va, va + len) does not wrap the 64-bit address space. */
 static bool range_ok(u64 va, u64 len)
 {

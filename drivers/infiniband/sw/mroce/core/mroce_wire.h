@@ -293,11 +293,47 @@ static inline u32 mroce_wire_hdr_len(const u8 *buf, u32 len)
 /*
  * Sets AR in the flags of an encoded header (@len bytes of it) whose
  * opcode allows it (data, PROBE); returns false and changes nothing
- * otherwise.
+ * otherwise. Inline, as the two below: the transmit path calls them per
+ * packet or per run.
  */
-bool mroce_wire_set_ar(u8 *hdr, u32 len);
+static inline bool mroce_wire_set_ar(u8 *hdr, u32 len)
+{
+	const struct mroce_op_desc *d;
+	u16 flags;
+
+	if (len < MROCE_COMMON_LEN)
+		return false;
+	d = mroce_op_get(hdr[1]);
+	if (!d || !(d->flags_ok & MROCE_F_AR))
+		return false;
+	flags = mroce_get_be16(hdr + 2) | MROCE_F_AR;
+	mroce_put_be16(flags, hdr + 2);
+	return true;
+}
+
 /* Largest payload of one packet of this opcode under a packet size limit. */
-u32 mroce_max_payload(u8 opcode, u32 mtu);
+static inline u32 mroce_max_payload(u8 opcode, u32 mtu)
+{
+	const struct mroce_op_desc *d = mroce_op_get(opcode);
+
+	if (!d || mtu <= d->hdr_len)
+		return 0;
+	switch (opcode) {
+	case MROCE_OP_SEND:
+	case MROCE_OP_SEND_IMM:
+	case MROCE_OP_SEND_INV:
+	case MROCE_OP_WRITE:
+	case MROCE_OP_WRITE_IMM:
+	case MROCE_OP_READ_RESP:
+	case MROCE_OP_UD_SEND:
+	case MROCE_OP_UD_SEND_IMM:
+		return mtu - d->hdr_len;
+	case MROCE_OP_MAD:
+		return mtu - d->hdr_len >= MROCE_MAD_LEN ? MROCE_MAD_LEN : 0;
+	default:
+		return 0;
+	}
+}
 
 enum mroce_wire_err mroce_decode(const u8 *buf, u32 len, struct mroce_pkt *pkt);
 /* Block i < pkt->u.ack.n_blocks of a packet mroce_decode() accepted. */
