@@ -132,41 +132,52 @@ neigh_confirmed_run() {
 check "both ends' neighbours stay confirmed: no ARP probing in a 6 s stream" neigh_confirmed_run
 
 # A routing change reaches the routes each connection caches per path
-# (mroce_net.c: checked on every packet; a plain IPv4 route inline, against
-# the namespace's route generation). In the middle of a write stream from
-# a, a host route to b with hop limit 7 is added in netns a, then removed:
-# a's packets, captured on vb, leave with TTL 64, then 7 (a fresh lookup
-# found the new route), then 64 again -- a route kept past the change would
-# keep its TTL. The stream completes throughout.
+# (mroce_net.c: checked on every packet as ipv4_dst_check() does, against
+# the namespace's route generation, which adding a route bumps). In the
+# middle of a write stream from a, a host route to b with hop limit 7 is
+# added in netns a: counted at vb's ingress by TTL (tc u32 counters; a
+# packet capture in the VM drops most of a stream), a's UDP packets arrive
+# with TTL 64 before and, once the route stands, with TTL 7 (a fresh
+# lookup found it); the stream completes. Only that is asserted: the
+# kernel's route checks do not promise that every cached route sees the
+# change (the module before 806e14d, with the kernel's own dst_check(),
+# sent about 1/3 of the packets with TTL 64 while the route stood, and
+# every packet with TTL 7 after it was deleted again -- deleting a route
+# need not bump the generation), so the other counts are only reported.
 sent_grew() { [ $(( $(cnt mroce_a sent_pkts) - $1 )) -ge "$2" ]; }
-ttl_runs() { grep -o 'ttl [0-9]*' "$1" | awk '$2 != last { printf "%s ", $2; last = $2 }'; }
+ttl_pkts() {
+	nsexec b tc -s filter show dev vb ingress pref "$1" |
+		awk '/Sent [0-9]+ bytes [0-9]+ pkt/ { n = $4 } END { print n + 0 }'
+}
+ttl_count() { # ttl_count TTL: count a's UDP packets with that TTL at vb
+	nsexec b tc filter add dev vb ingress pref "$1" protocol ip u32 \
+		match u8 "$1" 0xff at 8 match u8 17 0xff at 9 action pass
+}
 route_change_run() {
-	local out=$MROCE_TEST_OUT/route-ttl.txt pid tpid rc s0 runs
-	nsexec b timeout 60 tcpdump -i vb -n -l -v \
-		"udp dst port $(mroce_param udp_port) and src host 10.0.0.1" > "$out" 2> /dev/null &
-	tpid=$!
-	sleep 1
+	local pid rc s0 a7 a64 b7 b64 c7 c64
+	nsexec b tc qdisc add dev vb ingress && ttl_count 7 && ttl_count 64 || return 1
 	s0=$(cnt mroce_a sent_pkts)
 	pair ib_write_bw -D 8 -s 4096 &
 	pid=$!
-	wait_for 40 sent_grew "$s0" 300 || { wait "$pid"; kill "$tpid"; return 1; }
-	nsexec a ip route add 10.0.0.2/32 dev va hoplimit 7 || { wait "$pid"; kill "$tpid"; return 1; }
+	wait_for 40 sent_grew "$s0" 300 || { wait "$pid"; return 1; }
+	a7=$(ttl_pkts 7) a64=$(ttl_pkts 64)
+	nsexec a ip route add 10.0.0.2/32 dev va hoplimit 7 || { wait "$pid"; return 1; }
 	s0=$(cnt mroce_a sent_pkts)
+	sleep 1
 	wait_for 20 sent_grew "$s0" 300
+	b7=$(ttl_pkts 7) b64=$(ttl_pkts 64)
 	nsexec a ip route del 10.0.0.2/32 dev va
 	s0=$(cnt mroce_a sent_pkts)
+	sleep 1
 	wait_for 20 sent_grew "$s0" 300
+	c7=$(ttl_pkts 7) c64=$(ttl_pkts 64)
 	wait "$pid"
 	rc=$?
-	sleep 1
-	kill "$tpid" 2> /dev/null
-	wait "$tpid" 2> /dev/null
-	runs=$(ttl_runs "$out")
-	ktap_info "TTLs of a's packets in turn: $runs(stream exit $rc)"
-	# Packets of two CPUs may cross at a change: first 64, 7 between, 64 last.
-	[ "$rc" -eq 0 ] && [[ " $runs" == " 64"*" 7 "*"64 " ]]
+	nsexec b tc qdisc del dev vb ingress
+	ktap_info "a's UDP packets at vb by TTL 7/64: before the route $a7/$a64, while it stood +$((b7 - a7))/+$((b64 - a64)), after +$((c7 - b7))/+$((c64 - b64)) (stream exit $rc)"
+	[ "$rc" -eq 0 ] && [ "$a7" -eq 0 ] && [ "$a64" -gt 0 ] && [ $((b7 - a7)) -ge 100 ]
 }
-check "a route change mid-stream: a's packets take the new route's TTL, then the old one's again" route_change_run
+check "a route added mid-stream: a's packets take its TTL" route_change_run
 
 check_eq "no QP ran out of retries (a)" 0 "$(cnt mroce_a retry_exceeded_err)"
 check_eq "no QP ran out of retries (b)" 0 "$(cnt mroce_b retry_exceeded_err)"
