@@ -106,7 +106,7 @@ u32 mroce_rnr_timer_us(u8 min_rnr_timer)
 
 /*
  * Queue the ACKs that are due, or with @all whatever is unreported
- * (rx_lock held), on the responder's control queue (rx_ctlq). One ACK
+ * (peer->lock held), on the responder's control queue (rx_ctlq). One ACK
  * carries every path; more only if it ran out of blocks.
  */
 static void mroce_ack_send(struct mroce_peer *peer, u64 now, bool all)
@@ -145,7 +145,7 @@ static void mroce_ack_send(struct mroce_peer *peer, u64 now, bool all)
 	}
 }
 
-/* Send the ACKs that are due (rx_lock held). */
+/* Send the ACKs that are due (peer->lock held). */
 void mroce_ack_maybe(struct mroce_peer *peer, u64 now)
 {
 	mroce_ack_send(peer, now, false);
