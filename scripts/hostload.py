@@ -124,20 +124,31 @@ def top_others(o0, o1, secs, n=3):
 VCPU_THREAD = re.compile(r"CPU (\d+)/TCG$")
 
 
+def task_files(pid, leaf, tids=None):
+    """{tid: text of /proc/pid/task/tid/leaf} for the threads tids (all of
+    pid's by default) whose file could be read; {} for a gone process.
+    vcpu_threads(), vcpu_wait() and qemuprof's sched_snapshot() read it."""
+    if tids is None:
+        try:
+            tids = os.listdir(f"/proc/{pid}/task")
+        except OSError:
+            return {}
+    out = {}
+    for tid in tids:
+        try:
+            with open(f"/proc/{pid}/task/{tid}/{leaf}") as f:
+                out[str(tid)] = f.read()
+        except OSError:
+            continue
+    return out
+
+
 def vcpu_threads(pid):
     """{vCPU index: thread id} of QEMU process pid (threads are named with
     -name debug-threads=on: "CPU 0/TCG"); vmrun.py's --pin uses it too."""
     found = {}
-    try:
-        tids = os.listdir(f"/proc/{pid}/task")
-    except OSError:
-        return found
-    for tid in tids:
-        try:
-            with open(f"/proc/{pid}/task/{tid}/comm") as f:
-                m = VCPU_THREAD.match(f.read().strip())
-        except OSError:
-            continue
+    for tid, comm in task_files(pid, "comm").items():
+        m = VCPU_THREAD.match(comm.strip())
         if m:
             found[int(m.group(1))] = int(tid)
     return found
@@ -149,11 +160,11 @@ def vcpu_wait(pids):
     wait ns, slices)."""
     out = {}
     for pid in pids:
-        for tid in vcpu_threads(pid).values():
+        stats = task_files(pid, "schedstat", vcpu_threads(pid).values())
+        for tid, text in stats.items():
             try:
-                with open(f"/proc/{pid}/task/{tid}/schedstat") as f:
-                    out[tid] = int(f.read().split()[1])
-            except (OSError, IndexError, ValueError):
+                out[int(tid)] = int(text.split()[1])
+            except (IndexError, ValueError):
                 continue
     return out
 

@@ -53,6 +53,10 @@ import subprocess
 import sys
 import time
 
+# hostload.py (scripts/) walks a process's /proc threads for vmrun and bench too.
+sys.path.append(os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+from hostload import task_files  # noqa: E402
+
 QEMU = "/usr/bin/qemu-system-x86_64"
 
 # ---------------------------------------------------------------- symbols
@@ -566,15 +570,10 @@ def find_qemu(bootdir):
 def sched_snapshot(pid):
     """{tid: [on-CPU ns, run-queue wait ns, timeslices]} of /proc schedstat."""
     out = {}
-    try:
-        tids = os.listdir(f"/proc/{pid}/task")
-    except OSError:
-        return out
-    for t in tids:
+    for t, text in task_files(pid, "schedstat").items():
         try:
-            with open(f"/proc/{pid}/task/{t}/schedstat") as f:
-                out[t] = [int(x) for x in f.read().split()]
-        except (OSError, ValueError):
+            out[t] = [int(x) for x in text.split()]
+        except ValueError:
             pass
     return out
 
