@@ -500,13 +500,32 @@ static __always_inline void mroce_peer_take(struct mroce_peer *peer,
 					    struct mroce_peer_out *out,
 					    bool own_data)
 {
+	bool sending;
+
 	lockdep_assert_held(&peer->send_lock);
 	__skb_queue_head_init(&out->q);
 	out->data = false;
-	if (!peer->xmitting && !skb_queue_empty(&peer->sendq)) {
+	/*
+	 * The data sender lets go of ->xmitting without send_lock
+	 * (mroce_peer_send()): it clears the flag, then (full barrier) looks
+	 * at the queues. We spliced onto them before we got here. Seen
+	 * clear, the flag is ours to act on; seen set, a stale value could
+	 * hide a let-go that did not see our packets (our stores may still
+	 * be in the store buffer when the load runs), so: a full barrier,
+	 * then the flag again -- now one of the two sees the other. Only a
+	 * flag seen set pays the barrier: on the ping-pong the sender let go
+	 * long before.
+	 */
+	sending = READ_ONCE(peer->xmitting);
+	if (sending) {
+		/* Pairs with the sender's smp_store_mb(): see above. */
+		smp_mb();
+		sending = READ_ONCE(peer->xmitting);
+	}
+	if (!sending && !skb_queue_empty(&peer->sendq)) {
 		if (READ_ONCE(peer->tx_cpu) == smp_processor_id() ||
 		    READ_ONCE(peer->dead)) {
-			peer->xmitting = true;
+			WRITE_ONCE(peer->xmitting, true);
 			out->data = true;
 		} else if (own_data) {
 			queue_work_on(READ_ONCE(peer->tx_cpu), mroce_wq,
@@ -521,7 +540,7 @@ static __always_inline void mroce_peer_take(struct mroce_peer *peer,
 	 * each other (a READ responder's data and its ACKs of the READ
 	 * requests behind netem: false losses, docs/protocol.md §5.3).
 	 */
-	if (out->data || !peer->xmitting) {
+	if (!sending) {
 		skb_queue_splice_tail_init(&peer->sendctl, &out->q);
 		if (out->data)
 			skb_queue_splice_tail_init(&peer->sendq, &out->q);
@@ -568,39 +587,69 @@ mroce_peer_handoff(struct mroce_peer *peer, struct mroce_peer_out *out)
  * Send what mroce_peer_take() took (peer->lock not held, BH disabled:
  * receive waits for the whole batch); as the data's sender, then what
  * other CPUs handed over meanwhile, until both queues are empty.
+ *
+ * Letting go of ->xmitting: until session 46 the sender took send_lock
+ * after each batch to look at the queues, and on the 64 B ping-pong found
+ * them empty every time (2 lock rounds per round trip). Now it looks
+ * without the lock first: packets there (bulk: other CPUs handed over
+ * while it sent) -- it stays the sender and takes them under the lock, as
+ * before. Empty -- it clears ->xmitting, then (full barrier) looks again.
+ * A hand-off splices, then reads ->xmitting, and if it sees it set, a full
+ * barrier and again (mroce_peer_take()): the store-buffer pair, so at
+ * least one of the two sees the other and no packet is left with nobody
+ * sending it. Only a hand-off that lands between the clear and the second
+ * look is seen by both: it takes its packets itself (control packets;
+ * data only on tx_cpu, else it kicks tx_cpu's work item), and the sender,
+ * finding them too, takes under the lock what mroce_peer_take() leaves
+ * it. The first look keeps that window to a few instructions after an
+ * empty look. (Session 45's let-go, s45-T-sender-letgo.patch, cleared
+ * before any look, and its hand-off paid a barrier every time.)
  */
 static __always_inline void mroce_peer_send(struct mroce_peer *peer,
 					    struct mroce_peer_out *out)
 {
 	unsigned int rounds;
+	bool let_go;
 
 	for (rounds = 0;; rounds++) {
 		mroce_net_xmit_list(peer, &out->q);
 		if (!out->data)
 			break;
-		spin_lock(&peer->send_lock);
-		if (skb_queue_empty(&peer->sendq) &&
-		    skb_queue_empty(&peer->sendctl)) {
-			peer->xmitting = false;
-			spin_unlock(&peer->send_lock);
-			break;
+		let_go = false;
+		if (skb_queue_empty_lockless(&peer->sendq) &&
+		    skb_queue_empty_lockless(&peer->sendctl)) {
+			/* Store, full barrier: pairs with mroce_peer_take(). */
+			smp_store_mb(peer->xmitting, false);
+			if (likely(skb_queue_empty_lockless(&peer->sendq) &&
+				   skb_queue_empty_lockless(&peer->sendctl)))
+				break;
+			let_go = true;
 		}
+		spin_lock(&peer->send_lock);
 		/*
 		 * Other CPUs hand over while we send, and can do so for as
 		 * long as their traffic lasts: this CPU, BH-disabled, would
 		 * never get back to its own receive queue or scheduler. A
 		 * few rounds, then the rest goes from the work item (still
-		 * one sender at a time: the queue keeps its order).
+		 * one sender at a time: the queue keeps its order) -- unless
+		 * we let go and another CPU is the sender now.
 		 */
 		if (rounds == MROCE_FLUSH_ROUNDS) {
-			peer->xmitting = false;
-			queue_work_on(READ_ONCE(peer->tx_cpu), mroce_wq,
-				      &peer->xmit_work);
+			if (!let_go || !READ_ONCE(peer->xmitting)) {
+				WRITE_ONCE(peer->xmitting, false);
+				queue_work_on(READ_ONCE(peer->tx_cpu), mroce_wq,
+					      &peer->xmit_work);
+			}
 			spin_unlock(&peer->send_lock);
 			break;
 		}
-		skb_queue_splice_tail_init(&peer->sendctl, &out->q);
-		skb_queue_splice_tail_init(&peer->sendq, &out->q);
+		if (let_go) {
+			/* As a hand-off would; may find nothing left for us. */
+			mroce_peer_take(peer, out, true);
+		} else {
+			skb_queue_splice_tail_init(&peer->sendctl, &out->q);
+			skb_queue_splice_tail_init(&peer->sendq, &out->q);
+		}
 		spin_unlock(&peer->send_lock);
 	}
 }

@@ -44,7 +44,10 @@
  *                             per hold fewer; docs/transport.md, "a
  *                             responder lock").
  *   3. peer->send_lock        (BH) the send queues and peer->xmitting;
- *                             innermost, held for a splice only.
+ *                             innermost, held for a splice only. The data
+ *                             sender lets go of ->xmitting without it once
+ *                             it found the queues empty (a barrier pair
+ *                             with the hand-off: mroce_peer_send()).
  *
  * Nothing sleeps under peer->lock. Completion handlers run under it (a
  * verbs helper may call one), and a handler may post: the kick hooks
