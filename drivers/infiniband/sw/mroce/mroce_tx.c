@@ -11,8 +11,9 @@
  *
  * Packets carry the payload zero-copy where the memory allows it: pages of
  * pinned user MRs are attached to the skb as page fragments (each holding
- * a page reference until the skb is freed); kernel buffers, inline data and
- * pathological scatter lists are copied into the skb.
+ * a page reference until the skb is freed); kernel buffers, inline data,
+ * pathological scatter lists and payloads that fit the tailroom the head
+ * has anyway are copied into the skb.
  *
  * All of this runs under peer->lock, batched per connection: one lock
  * round builds up to a budget of packets onto the peer's transmit queue,
@@ -409,6 +410,16 @@ again:
 		if (!skb)
 			goto nomem;
 		skb_reserve(skb, hdr);
+		/*
+		 * The head's allocation is rounded up (a 64 B WRITE's has
+		 * 72 B of tailroom): a payload that fits there is copied, as
+		 * rxe does, rather than attached. A fragment costs a page
+		 * reference taken here and dropped when the skb is freed,
+		 * and the receiver copies it out with skb_copy_bits() where
+		 * a payload in the head is one memcpy.
+		 */
+		if (ck->len <= skb_tailroom(skb))
+			goto copy;
 		if (pin)
 			err = mroce_mr_pin_walk(pin, va, ck->len,
 						mroce_tx_attach, skb, NULL);
@@ -429,6 +440,7 @@ again:
 	if (!skb)
 		goto nomem;
 	skb_reserve(skb, hdr);
+copy:
 	if (!ck->len)
 		goto out;
 	if (pin)
