@@ -644,32 +644,6 @@ void mroce_mr_unpin(struct mroce_mr_pin *pin)
 	pin->mr = NULL;
 }
 
-static __always_inline bool
-__mroce_mr_pin_covers(const struct mroce_mr_pin *pin, u32 key, int access,
-		      u64 iova, u64 len)
-{
-	return pin->mr && pin->key == key && !(access & ~pin->access) &&
-	       iova >= pin->iova && len <= pin->len &&
-	       iova - pin->iova <= pin->len - len;
-}
-
-/**
- * mroce_mr_pin_covers() - whether a pin already checked this access
- * @pin: the pin (may be empty)
- * @key: the key the access names
- * @access: the rights it needs
- * @iova: first byte
- * @len: bytes
- *
- * For callers that keep a pin per QP or per WQE as a cache: true means
- * mroce_mr_pin_walk() may be used for the access instead of a new pin.
- */
-bool mroce_mr_pin_covers(const struct mroce_mr_pin *pin, u32 key, int access,
-			 u64 iova, u64 len)
-{
-	return __mroce_mr_pin_covers(pin, key, access, iova, len);
-}
-
 /* Copy actors the pin paths below inline (mroce_chunk_fn). */
 static __always_inline int __mroce_chunk_from_mr(void *priv, struct page *page,
 						 unsigned int off,
@@ -804,7 +778,7 @@ static __always_inline int __mroce_rkey_pin(struct mroce_qp *qp,
 					    int access, u64 iova, u64 len,
 					    enum mroce_mr_err *why)
 {
-	if (likely(__mroce_mr_pin_covers(pin, rkey, access, iova, len))) {
+	if (likely(mroce_mr_pin_covers(pin, rkey, access, iova, len))) {
 		if (why)
 			*why = MROCE_MR_OK;
 		return 0;

@@ -256,13 +256,33 @@ int mroce_mr_pin_sge(struct mroce_dev *mdev, struct ib_pd *pd, int access,
 		     const struct ib_sge *sge, u64 iova, u64 len,
 		     struct mroce_mr_pin *pin, enum mroce_mr_err *why);
 void mroce_mr_unpin(struct mroce_mr_pin *pin);
-bool mroce_mr_pin_covers(const struct mroce_mr_pin *pin, u32 key, int access,
-			 u64 iova, u64 len);
 int mroce_mr_pin_walk(struct mroce_mr_pin *pin, u64 iova, u64 len,
 		      mroce_chunk_fn fn, void *priv, enum mroce_mr_err *why);
 int mroce_mr_pin_copy_from(struct mroce_mr_pin *pin, u64 iova, void *dst,
 			   u32 len);
 bool mroce_mr_pin_is_user(const struct mroce_mr_pin *pin);
+
+/**
+ * mroce_mr_pin_covers() - whether a pin already checked this access
+ * @pin: the pin (may be empty)
+ * @key: the key the access names
+ * @access: the rights it needs
+ * @iova: first byte
+ * @len: bytes
+ *
+ * For callers that keep a pin per QP or per WQE as a cache: true means
+ * mroce_mr_pin_walk() may be used for the access instead of a new pin.
+ * Inline (session 46): a send WQE's walk asks once per SGE, and a call
+ * costs a TB lookup at its return under TCG.
+ */
+static __always_inline bool
+mroce_mr_pin_covers(const struct mroce_mr_pin *pin, u32 key, int access,
+		    u64 iova, u64 len)
+{
+	return pin->mr && pin->key == key && !(access & ~pin->access) &&
+	       iova >= pin->iova && len <= pin->len &&
+	       iova - pin->iova <= pin->len - len;
+}
 
 /* The responder's rkey caches (struct mroce_qp's wr_pin and rd_pin). */
 int mroce_rkey_pin(struct mroce_qp *qp, struct mroce_mr_pin *pin, u32 rkey,
