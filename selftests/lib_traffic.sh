@@ -263,8 +263,15 @@ build_tools() {
 # {client,server}.log, N counting runs (check runs us in a subshell, so the
 # count lives in a file); verify_last prints the newest prefix.
 verify_last() { echo "$MROCE_TEST_OUT/verify-$(cat "$MROCE_TEST_OUT/.verify_n")"; }
+# A verifier killed by a signal says so in its own log (its crash handler
+# reported where; this names the signal for the shell's view of it).
+verify_died() { # verify_died ROLE STATUS LOG
+	[ "$2" -gt 128 ] || return 0
+	echo "mroce_verify: the $1 was killed by signal $(( $2 - 128 )) (SIG$(kill -l $(( $2 - 128 )) 2> /dev/null))" >> "$3"
+}
+
 verify_pair() {
-	local nsa=$1 deva=$2 nsb=$3 devb=$4 ip=$5 spid rc tag n
+	local nsa=$1 deva=$2 nsb=$3 devb=$4 ip=$5 spid rc src tag n
 	shift 5
 	n=$(( $(cat "$MROCE_TEST_OUT/.verify_n" 2>/dev/null || echo 0) + 1 ))
 	echo "$n" > "$MROCE_TEST_OUT/.verify_n"
@@ -275,7 +282,8 @@ verify_pair() {
 	nsexec "$nsa" "$MROCE_TOOLS/mroce_verify" -d "$deva" -c "$ip" "$@" \
 		> "$MROCE_TEST_OUT/$tag-client.log" 2>&1
 	rc=$?
-	wait "$spid" || rc=1
+	verify_died client $rc "$MROCE_TEST_OUT/$tag-client.log"
+	wait "$spid" || { src=$?; rc=1; verify_died server $src "$MROCE_TEST_OUT/$tag-server.log"; }
 	_last_output=$(tail -n 5 "$MROCE_TEST_OUT/$tag-client.log"; tail -n 5 "$MROCE_TEST_OUT/$tag-server.log")
 	[ $rc -eq 0 ] || printf '%s\n' "$_last_output" | sed 's/^/#   /'
 	return $rc

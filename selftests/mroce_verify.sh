@@ -9,7 +9,8 @@
 #
 # First the verifier itself is validated on rdma_rxe (policy-routed veth
 # pair, as rxe on 6.1 needs): it must pass there, and must fail with a
-# precise message when a byte is corrupted on purpose. Then the same runs go
+# precise message when a byte is corrupted on purpose, in a message or
+# next to an MR (the guard bytes around every registered area). Then the same runs go
 # between two mroce devices in network namespaces a and b (skipped until the
 # transport carries traffic), again with receive steering off (rx_spread=0,
 # the non-default setting), and once more with receive and transmit
@@ -35,6 +36,17 @@ catches_corruption() {
 	out=$(cat "$(verify_last)"-*.log | grep -v 'peer reported' | grep 'FAIL:' | head -n 1)
 	ktap_info "verifier said: ${out#*FAIL: }"
 	[[ $out == *"round 1 QP"*"is 0x"*", expected 0x"* ]]
+}
+
+# ... and a write next to a registered area (-Z: the byte past the last
+# QP's receive/write area, which starts inside a page, changed in round 2):
+# the guard bytes around every MR must catch it.
+catches_guard_write() {
+	local out
+	verify_pair "$@" -r 3 -Z 2 > /dev/null 2>&1 && return 1
+	out=$(cat "$(verify_last)"-*.log | grep -v 'peer reported' | grep 'FAIL:' | head -n 1)
+	ktap_info "verifier said: ${out#*FAIL: }"
+	[[ $out == *"round 1 QP 1: guard bytes around the receive/write area"*"1 bytes from offset 3145728 to 3145728 (past its end)"* ]]
 }
 
 # --- the verifier on rdma_rxe ----------------------------------------------
@@ -63,6 +75,8 @@ if modprobe -n rdma_rxe 2> /dev/null; then
 		verify_pair "" rxe0 "" rxe1 10.0.0.2 -q 2 -A 18 -e -r 4 -R 30 -s 1,4096,65536
 	check "rxe: the verifier detects a corrupted byte" \
 		catches_corruption "" rxe0 "" rxe1 10.0.0.2 -q 1 -A 18 -s 100,5000,70000
+	check "rxe: the guard bytes catch a write next to an MR" \
+		catches_guard_write "" rxe0 "" rxe1 10.0.0.2 -q 2 -A 18 -s 100,5000,70000
 	rdma link delete rxe0
 	rdma link delete rxe1
 	topo_policy_cleanup 1

@@ -24,12 +24,23 @@
  *     original values, with its send sources untouched;
  *   - atomics: each returned original value and the final memory value
  *     against a model of the operations in order; READ sources never
- *     change.
+ *     change (one QP's whole source area every round, in turn);
+ *   - guards: every registered area lies inside a larger allocation, at a
+ *     seed-chosen offset into its first page (QP 0's areas start on a page
+ *     boundary), and the bytes around it -- the rest of its first and last
+ *     page and one more page each side -- hold a canary pattern. A
+ *     placement just outside an MR or an SGE's MR, within the pages the
+ *     kernel pinned or next to them, changes a canary; they are checked
+ *     after every round, and the failure names the area, the offset and
+ *     this round's messages nearest to it.
  * The first mismatch ends the run with a precise message (which direction,
  * round, QP, message, operation, byte) on both ends; exit status 1.
  * Success prints a summary and exits 0. Exit status 2: usage or setup
  * error (no device, no GID, TCP), 4: nothing to test (e.g. the op list
- * needs atomics the devices do not advertise).
+ * needs atomics the devices do not advertise). A fatal signal (SIGSEGV,
+ * SIGBUS, ...) is reported with the thread's role, round and phase, the
+ * faulting ip (with its mapping and file offset), sp, address and flags,
+ * to stderr and to the peer, and then kills the process as before.
  */
 #define _GNU_SOURCE
 #include <arpa/inet.h>
@@ -38,8 +49,10 @@
 #include <inttypes.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
+#include <fcntl.h>
 #include <poll.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -48,6 +61,7 @@
 #include <string.h>
 #include <sys/socket.h>
 #include <time.h>
+#include <ucontext.h>
 #include <unistd.h>
 
 #include <infiniband/verbs.h>
@@ -59,7 +73,8 @@
 #define ATOMIC_WORDS	64
 #define GAP_MAX		64		/* random gap between windows */
 #define PROTO_MAGIC	0x6d726f63u	/* "mroc" */
-#define PROTO_VERSION	3
+#define PROTO_VERSION	4
+#define PAGE		4096u		/* guard granule (the VM's page size) */
 
 enum op {
 	OP_SEND, OP_SEND_IMM, OP_WRITE, OP_WRITE_IMM, OP_READ, OP_CMP_SWP,
@@ -101,6 +116,7 @@ struct params {
 	uint32_t timeout;
 	uint32_t seed_hi, seed_lo;
 	uint32_t corrupt_round;	/* test the verifier: flip a byte (0 = never) */
+	uint32_t guard_round;	/* test the guards: write past an area (0 = never) */
 	uint32_t ack_timeout;	/* QP local ACK timeout exponent */
 	uint32_t retry_cnt;
 };
@@ -166,6 +182,20 @@ struct planner {
 	uint32_t ops[OP_NR], nops;
 };
 
+/*
+ * A registered area inside its guarded allocation: [base, area) and
+ * [area + len, base + total) hold the canary pattern named key.
+ */
+struct guard {
+	uint8_t *base;
+	size_t total;
+	uint8_t *area;
+	size_t len;
+	uint64_t key;
+	uint32_t q;
+	char kind;		/* 'l', 'r', 's', 't': which area of QP q */
+};
+
 /* Per QP, per role. */
 struct qp_ctx {
 	struct ibv_qp *qp;
@@ -176,6 +206,7 @@ struct qp_ctx {
 	/* requester area */
 	uint8_t *l;
 	struct ibv_mr *l_mr;
+	struct guard gl, gr, gs, gt;
 	/* completion order */
 	uint64_t sq_next_post, sq_next_done;
 	uint64_t rq_next_post, rq_next_done;
@@ -223,6 +254,8 @@ static uint32_t nrd;
 static struct timespec t_start;
 
 static pthread_mutex_t fail_lock = PTHREAD_MUTEX_INITIALIZER;
+/* The role of the calling thread (NULL: main), for crash reports. */
+static __thread struct dir_ctx *my_dc;
 
 static double elapsed(void)
 {
@@ -230,6 +263,7 @@ static double elapsed(void)
 }
 
 static void send_all(int fd, const void *buf, size_t len);
+static const char *dir_name(int d);
 
 /* What each role was doing: printed with any failure. */
 static void dump_state(void)
@@ -285,6 +319,150 @@ static void __attribute__((noreturn, format(printf, 1, 2))) die(const char *fmt,
 	va_end(ap);
 	fputc('\n', stderr);
 	exit(2);
+}
+
+/* ---- crash reports ------------------------------------------------------ */
+
+static const char *sig_name(int sig)
+{
+	switch (sig) {
+	case SIGSEGV: return "SIGSEGV";
+	case SIGBUS: return "SIGBUS";
+	case SIGILL: return "SIGILL";
+	case SIGFPE: return "SIGFPE";
+	case SIGTRAP: return "SIGTRAP";
+	case SIGABRT: return "SIGABRT";
+	default: return "?";
+	}
+}
+
+/*
+ * The /proc/self/maps line of the mapping holding addr, into line; empty
+ * if none. Only calls that are safe in a signal handler (no stdio, no
+ * malloc: the heap may be what broke).
+ */
+static void maps_line(uintptr_t addr, char *line, size_t len)
+{
+	char buf[4096], *p, *nl, *e;
+	size_t have = 0, n;
+	ssize_t got;
+	int fd = open("/proc/self/maps", O_RDONLY | O_CLOEXEC);
+
+	line[0] = 0;
+	if (fd < 0)
+		return;
+	while ((got = read(fd, buf + have, sizeof(buf) - 1 - have)) > 0) {
+		have += got;
+		buf[have] = 0;
+		for (p = buf; (nl = memchr(p, '\n', buf + have - p)); p = nl + 1) {
+			unsigned long lo, hi;
+
+			*nl = 0;
+			lo = strtoul(p, &e, 16);
+			if (*e != '-')
+				continue;
+			hi = strtoul(e + 1, NULL, 16);
+			if (addr < lo || addr >= hi)
+				continue;
+			n = strlen(p) < len - 1 ? strlen(p) : len - 1;
+			memcpy(line, p, n);
+			line[n] = 0;
+			close(fd);
+			return;
+		}
+		have = buf + have - p;
+		memmove(buf, p, have);
+		if (have == sizeof(buf) - 1)	/* a line longer than buf */
+			have = 0;
+	}
+	close(fd);
+}
+
+/*
+ * A fatal signal: say where (role, round, phase, registers, the mapping
+ * of the ip with its file offset) on stderr and to the peer, then die of
+ * the signal as without the handler. The CI once lost a server to a GPF
+ * inside libc with nothing but the kernel's one-line trap report.
+ */
+static void crash_handler(int sig, siginfo_t *si, void *ucp)
+{
+	struct sync_msg m = { .type = htonl(SY_FAIL) };
+	struct dir_ctx *dc = my_dc;
+	char line[200], role[160];
+	uintptr_t ip = 0;
+	size_t o;
+	int i;
+
+	if (dc)
+		snprintf(role, sizeof(role), "%s %s, round %u, %s", dir_name(dc->d),
+			 dc->requester ? "requester" : "responder", dc->round,
+			 dc->phase ? dc->phase : "starting");
+	else
+		snprintf(role, sizeof(role), "main thread");
+	o = snprintf(m.text, sizeof(m.text), "crashed: %s (signal %d, si_code %d) in the %s, address %p",
+		     sig_name(sig), sig, si->si_code, role, si->si_addr);
+#ifdef __x86_64__
+	{
+		const greg_t *g = ((ucontext_t *)ucp)->uc_mcontext.gregs;
+
+		ip = g[REG_RIP];
+		if (o < sizeof(m.text))
+			o += snprintf(m.text + o, sizeof(m.text) - o,
+				      ", ip 0x%lx sp 0x%lx flags 0x%lx%s trap %ld error 0x%lx",
+				      (unsigned long)g[REG_RIP], (unsigned long)g[REG_RSP],
+				      (unsigned long)g[REG_EFL],
+				      g[REG_EFL] & 0x100 ? " (TF set)" : "",
+				      (long)g[REG_TRAPNO], (unsigned long)g[REG_ERR]);
+	}
+#else
+	(void)ucp;
+#endif
+	maps_line(ip, line, sizeof(line));
+	if (line[0] && o < sizeof(m.text)) {
+		unsigned long lo = strtoul(line, NULL, 16), foff = 0;
+		char *f = line;
+
+		/* "lo-hi perms offset dev inode path": the file offset is field 3 */
+		for (i = 0; i < 2 && f; i++)
+			f = strchr(f + 1, ' ');
+		if (f)
+			foff = strtoul(f + 1, NULL, 16);
+		o += snprintf(m.text + o, sizeof(m.text) - o, "; ip at file offset 0x%lx of: %s",
+			      ip - lo + foff, line);
+	}
+	(void)!write(2, "mroce_verify: FAIL: ", 20);
+	(void)!write(2, m.text, strnlen(m.text, sizeof(m.text)));
+	(void)!write(2, "\n", 1);
+	for (i = 0; i < 2; i++)
+		if (D[i].sock > 0)
+			(void)!send(D[i].sock, &m, sizeof(m), MSG_NOSIGNAL | MSG_DONTWAIT);
+	if (ctl_sock > 0)
+		(void)!send(ctl_sock, &m, sizeof(m), MSG_NOSIGNAL | MSG_DONTWAIT);
+	/* SA_RESETHAND made the action the default again; SA_NODEFER lets it in. */
+	raise(sig);
+}
+
+/* Each thread's handler stack: a crash may be a broken stack. */
+static void crash_altstack(void)
+{
+	stack_t ss = { .ss_size = 65536 };
+
+	ss.ss_sp = malloc(ss.ss_size);
+	if (ss.ss_sp)
+		sigaltstack(&ss, NULL);
+}
+
+static void crash_reports_on(void)
+{
+	static const int sigs[] = { SIGSEGV, SIGBUS, SIGILL, SIGFPE, SIGTRAP, SIGABRT };
+	struct sigaction sa = { .sa_sigaction = crash_handler };
+	size_t i;
+
+	sa.sa_flags = SA_SIGINFO | SA_ONSTACK | SA_NODEFER | SA_RESETHAND;
+	sigemptyset(&sa.sa_mask);
+	crash_altstack();
+	for (i = 0; i < sizeof(sigs) / sizeof(sigs[0]); i++)
+		sigaction(sigs[i], &sa, NULL);
 }
 
 /* ---- patterns ---------------------------------------------------------- */
@@ -655,6 +833,176 @@ static void *area_alloc(size_t len)
 	return p;
 }
 
+static const char *guard_name(char kind)
+{
+	switch (kind) {
+	case 'l': return "requester area";
+	case 'r': return "receive/write area";
+	case 's': return "READ source area";
+	default: return "atomic area";
+	}
+}
+
+/*
+ * Allocate a guarded area of len bytes for QP q: it starts at a seed-chosen
+ * offset into a page (a multiple of align; 0 for QP 0, whose areas stay
+ * page-aligned), with canary bytes from one page before it to one page
+ * past the page it ends in. The canaries are the bytes a placement that
+ * misses its range by a little (a wrong page offset, an off-by-one page
+ * index, an SGE end rounded up) would hit, inside the pinned pages or
+ * next to them.
+ */
+static void guard_alloc(struct guard *g, size_t len, uint32_t q, char kind, uint32_t align)
+{
+	uint64_t off = 0;
+
+	g->q = q;
+	g->kind = kind;
+	g->len = len;
+	g->key = key_of(0x47554152, is_client, q, (uint64_t)kind);
+	if (q)
+		off = (1 + g->key % (PAGE - 1)) / align * align;
+	g->total = PAGE + ((off + len + PAGE - 1) / PAGE) * PAGE + PAGE;
+	g->base = area_alloc(g->total);
+	g->area = g->base + PAGE + off;
+	tc_pat_fill(g->base, g->area - g->base, g->key, 0);
+	tc_pat_fill(g->area + len, g->base + g->total - (g->area + len), g->key,
+		    g->area + len - g->base);
+}
+
+/* Offset x from range [a, a + n): 0 inside it. */
+static uint64_t range_dist(int64_t x, uint64_t a, uint64_t n)
+{
+	if (x < (int64_t)a)
+		return a - x;
+	if (x >= (int64_t)(a + n))
+		return x - (a + n) + 1;
+	return 0;
+}
+
+static void add_range(uint64_t *a, uint64_t *n, uint32_t *c, uint64_t off, uint64_t len)
+{
+	a[*c] = off;
+	n[*c] = len;
+	(*c)++;
+}
+
+/* The message ranges of dc's round plan for QP q in an area of kind k. */
+static uint32_t msg_ranges(struct dir_ctx *dc, uint32_t q, char k, uint32_t i,
+			   uint64_t *a, uint64_t *n)
+{
+	struct msg *m = &dc->plan[q].m[i];
+	uint32_t j, c = 0;
+
+	switch (k) {
+	case 'l':
+		for (j = 0; j < m->nl; j++)
+			add_range(a, n, &c, m->l_off[j], m->l_len[j]);
+		break;
+	case 'r':
+		if (m->op == OP_WRITE || m->op == OP_WRITE_IMM)
+			add_range(a, n, &c, m->r_off, m->size);
+		for (j = 0; j < m->nr; j++)
+			add_range(a, n, &c, m->rr_off[j], m->rr_len[j]);
+		break;
+	case 's':
+		if (m->op == OP_READ)
+			add_range(a, n, &c, m->r_off, m->size);
+		break;
+	default:
+		if (m->op == OP_CMP_SWP || m->op == OP_FETCH_ADD)
+			add_range(a, n, &c, m->r_off, 8);
+		break;
+	}
+	return c;
+}
+
+/*
+ * Check g's canaries; on damage, name the area, where (relative to the
+ * area's first byte) and this round's messages of dc nearest to it.
+ */
+static void guard_check(struct guard *g, struct dir_ctx *dc, uint32_t r)
+{
+	uint8_t want[PAGE];
+	uint64_t pos, n, k, nbad = 0, near_d[4];
+	int64_t first = 0, last = 0, x;
+	uint8_t got_b = 0, want_b = 0;
+	uint32_t near_i[4], nn = 0, i, j, c;
+	char hist[400] = "", where[64];
+	size_t o = 0;
+
+	for (pos = 0; pos < g->total; pos += n) {
+		uint8_t *p = g->base + pos;
+
+		if (p == g->area) {
+			n = g->len;
+			continue;
+		}
+		n = p < g->area ? (uint64_t)(g->area - p) : g->total - pos;
+		if (n > PAGE)
+			n = PAGE;
+		tc_pat_fill(want, n, g->key, pos);
+		if (!memcmp(p, want, n))
+			continue;
+		for (k = 0; k < n; k++) {
+			if (p[k] == want[k])
+				continue;
+			x = (int64_t)(p + k - g->area);
+			if (!nbad++) {
+				first = x;
+				got_b = p[k];
+				want_b = want[k];
+			}
+			last = x;
+		}
+	}
+	if (!nbad)
+		return;
+	/* The (up to) four messages of this round nearest to the first damage. */
+	for (i = 0; dc && i < dc->plan[g->q].n; i++) {
+		uint64_t a[MAX_SGE + 1], len[MAX_SGE + 1], d = UINT64_MAX;
+
+		c = msg_ranges(dc, g->q, g->kind, i, a, len);
+		for (j = 0; j < c; j++)
+			if (range_dist(first, a[j], len[j]) < d)
+				d = range_dist(first, a[j], len[j]);
+		if (d == UINT64_MAX)
+			continue;
+		if (nn == 4 && d >= near_d[3])
+			continue;
+		if (nn < 4)
+			nn++;
+		for (j = nn - 1; j > 0 && near_d[j - 1] > d; j--) {
+			near_d[j] = near_d[j - 1];
+			near_i[j] = near_i[j - 1];
+		}
+		near_d[j] = d;
+		near_i[j] = i;
+	}
+	for (j = 0; j < nn && o < sizeof(hist); j++) {
+		struct msg *m = &dc->plan[g->q].m[near_i[j]];
+		uint64_t a[MAX_SGE + 1], len[MAX_SGE + 1];
+
+		c = msg_ranges(dc, g->q, g->kind, near_i[j], a, len);
+		o += snprintf(hist + o, sizeof(hist) - o, "%s msg %u %s %u B", j ? ";" : "",
+			      near_i[j], op_name[m->op], m->size);
+		for (i = 0; i < c && o < sizeof(hist); i++)
+			o += snprintf(hist + o, sizeof(hist) - o, " [%" PRIu64 ",%" PRIu64 ")",
+				      a[i], a[i] + len[i]);
+	}
+	if (dc)
+		snprintf(where, sizeof(where), "%s round %u", dir_name(dc->d), r);
+	else
+		snprintf(where, sizeof(where), "after the last round");
+	fail("%s QP %u: guard bytes around the %s (%zu B at page offset %u) changed: "
+	     "%" PRIu64 " bytes from offset %" PRId64 " to %" PRId64 " (%s), first 0x%02x, expected 0x%02x; "
+	     "this round's nearest messages:%s",
+	     where, g->q, guard_name(g->kind), g->len,
+	     (unsigned int)((uintptr_t)g->area % PAGE), nbad, first, last,
+	     first < 0 ? "before the area" : "past its end", got_b, want_b,
+	     nn ? hist : " none");
+}
+
 static struct ibv_mr *reg(void *addr, size_t len, int access, const char *what)
 {
 	struct ibv_mr *mr = ibv_reg_mr(pd, addr, len, access);
@@ -723,10 +1071,14 @@ static void create_resources(void)
 			die("ibv_create_qp: %s", strerror(errno));
 		local_inline = ia.cap.max_inline_data;
 		c->psn = rnd(&rng) & 0xffffff;
-		c->l = area_alloc(P.area);
-		c->r = area_alloc(P.area);
-		c->s = area_alloc(P.area);
-		c->t = area_alloc(ATOMIC_WORDS * 8);
+		guard_alloc(&c->gl, P.area, q, 'l', 1);
+		guard_alloc(&c->gr, P.area, q, 'r', 1);
+		guard_alloc(&c->gs, P.area, q, 's', 1);
+		guard_alloc(&c->gt, ATOMIC_WORDS * 8, q, 't', 8);
+		c->l = c->gl.area;
+		c->r = c->gr.area;
+		c->s = c->gs.area;
+		c->t = c->gt.area;
 		c->l_mr = reg(c->l, P.area, IBV_ACCESS_LOCAL_WRITE, "requester area");
 		c->r_mr = reg(c->r, P.area, IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE,
 			      "receive/write area");
@@ -1179,8 +1531,10 @@ static void requester_round(struct dir_ctx *dc, uint32_t r)
 	dc->phase = "waiting for the last send completions";
 	requester_drain(dc, r, P.nqp, 0);
 	dc->phase = "verifying the requester area";
-	for (q = 0; q < P.nqp; q++)
+	for (q = 0; q < P.nqp; q++) {
 		requester_verify(dc, r, q);
+		guard_check(&Q[q].gl, dc, r);
+	}
 	dc->phase = "waiting for the responder's verdict";
 	sync_recv(dc->sock, SY_OK, r, "the responder's verdict");
 	dc->phase = "planning the next round";
@@ -1192,6 +1546,9 @@ static void *requester_thread(void *arg)
 	struct dir_ctx *dc = arg;
 	double t_end = P.seconds ? tc_now_s() + P.seconds : 0, t_report = tc_now_s() + 5;
 	uint32_t r;
+
+	my_dc = dc;
+	crash_altstack();
 
 	for (r = 0;; r++) {
 		bool extra = P.rounds || P.seconds;
@@ -1382,12 +1739,35 @@ static void corrupt_one(struct dir_ctx *dc)
 		Q[best_q].r[m->rr_off[0] + m->rr_len[0] / 2] ^= 0x40;
 }
 
+/*
+ * READ sources never change: check QP q's whole source area, with img
+ * as scratch space; dc is the role checking (NULL: after the last round).
+ */
+static void read_source_check(uint8_t *img, struct dir_ctx *dc, uint32_t r, uint32_t q)
+{
+	uint64_t i;
+
+	tc_pat_fill(img, P.area, key_of(0x53524331, is_client, q, 0), 0);
+	if (!memcmp(img, Q[q].s, P.area))
+		return;
+	for (i = 0; Q[q].s[i] == img[i]; i++)
+		;
+	if (dc)
+		fail("%s round %u QP %u: the READ source area changed: byte %" PRIu64
+		     " is 0x%02x, expected 0x%02x", dir_name(dc->d), r, q, i, Q[q].s[i], img[i]);
+	fail("after the last round QP %u: the READ source area changed: byte %" PRIu64
+	     " is 0x%02x, expected 0x%02x", q, i, Q[q].s[i], img[i]);
+}
+
 static void *responder_thread(void *arg)
 {
 	struct dir_ctx *dc = arg;
 	struct ibv_wc wc[32];
 	uint32_t r, q, i, want, got;
 	int n, k;
+
+	my_dc = dc;
+	crash_altstack();
 
 	for (r = 0;; r++) {
 		uint32_t type;
@@ -1429,8 +1809,19 @@ static void *responder_thread(void *arg)
 			dc->phase = "verifying the responder area";
 		if (P.corrupt_round && r + 1 == P.corrupt_round)
 			corrupt_one(dc);
-		for (q = 0; q < P.nqp; q++)
+		if (P.guard_round && r + 1 == P.guard_round) {
+			/* -Z: what a placement one byte too long would do */
+			struct guard *g = &Q[P.nqp - 1].gr;
+
+			g->area[g->len] ^= 0x40;
+		}
+		for (q = 0; q < P.nqp; q++) {
 			responder_verify(dc, r, q);
+			guard_check(&Q[q].gr, dc, r);
+			guard_check(&Q[q].gs, dc, r);
+			guard_check(&Q[q].gt, dc, r);
+		}
+		read_source_check(dc->scratch, dc, r, r % P.nqp);
 		sync_send(dc->sock, SY_OK, r);
 		dc->rounds++;
 	}
@@ -1461,7 +1852,9 @@ static void usage(void)
 		"  -A EXP       QP ACK timeout, 4.096 us * 2^EXP (default 14, ~67 ms)\n"
 		"  -C COUNT     QP retry count (default 7)\n"
 		"  -v           one line per round\n"
-		"  -X ROUND     testing the verifier: corrupt one received byte in ROUND (1-based)\n",
+		"  -X ROUND     testing the verifier: corrupt one received byte in ROUND (1-based)\n"
+		"  -Z ROUND     testing the guards: change the byte past the last QP's receive/write\n"
+		"               area in ROUND (1-based), as a placement one byte too long would\n",
 		MAX_QP);
 	exit(2);
 }
@@ -1556,7 +1949,7 @@ int main(int argc, char **argv)
 	P.nsizes = sizeof(default_sizes) / sizeof(default_sizes[0]);
 	memcpy(P.sizes, default_sizes, sizeof(default_sizes));
 
-	while ((opt = getopt(argc, argv, "d:c:P:g:q:r:t:o:s:m:D:a:n:R:eT:S:vX:A:C:h")) != -1) {
+	while ((opt = getopt(argc, argv, "d:c:P:g:q:r:t:o:s:m:D:a:n:R:eT:S:vX:Z:A:C:h")) != -1) {
 		switch (opt) {
 		case 'd': devname = optarg; break;
 		case 'c': server = optarg; is_client = true; break;
@@ -1582,6 +1975,7 @@ int main(int argc, char **argv)
 		case 'S': seed = strtoull(optarg, NULL, 0); break;
 		case 'v': verbose = 1; break;
 		case 'X': P.corrupt_round = atoi(optarg); break;
+		case 'Z': P.guard_round = atoi(optarg); break;
 		case 'A': P.ack_timeout = atoi(optarg); break;
 		case 'C': P.retry_cnt = atoi(optarg); break;
 		default: usage();
@@ -1589,6 +1983,7 @@ int main(int argc, char **argv)
 	}
 	if (!devname || optind != argc)
 		usage();
+	crash_reports_on();
 	P.magic = PROTO_MAGIC;
 	P.version = PROTO_VERSION;
 	P.seed_hi = seed >> 32;
@@ -1734,13 +2129,13 @@ int main(int argc, char **argv)
 		fail("unexpected completion after the last round: QPN %u wr_id %" PRIu64 " %s status %s",
 		     wc.qp_num, (uint64_t)wc.wr_id, wc_op_str(wc.opcode),
 		     ibv_wc_status_str(wc.status));
-	/* READ sources never change. */
+	/* READ sources never change; no guard byte ever does. */
 	for (q = 0; q < P.nqp; q++) {
-		uint8_t *img = D[0].scratch ? D[0].scratch : D[1].scratch;
-
-		tc_pat_fill(img, P.area, key_of(0x53524331, is_client, q, 0), 0);
-		if (memcmp(img, Q[q].s, P.area))
-			fail("QP %u: the READ source area changed", q);
+		read_source_check(D[0].scratch ? D[0].scratch : D[1].scratch, NULL, 0, q);
+		guard_check(&Q[q].gl, NULL, 0);
+		guard_check(&Q[q].gr, NULL, 0);
+		guard_check(&Q[q].gs, NULL, 0);
+		guard_check(&Q[q].gt, NULL, 0);
 	}
 	/* Both sides finished and checked: say so, then tear down. */
 	sync_send(ctl_sock, SY_OK, 0);
