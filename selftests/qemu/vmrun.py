@@ -332,7 +332,7 @@ def qemu_cmd(kver, initrd, outdir, args, monitor=None):
         "qemu-system-x86_64",
         # thread names ("CPU 0/TCG"): --pin finds the vCPU threads by them
         "-name", "mroce-test,debug-threads=on",
-        "-accel", f"tcg,thread={thread},tb-size=512", "-cpu", "max",
+        "-accel", f"tcg,thread={thread},tb-size=512", "-cpu", getattr(args, "cpu", None) or "max",
     ] + plugin + [
         "-smp", str(args.smp), "-m", args.mem, "-machine", "pc",
         "-display", "none", "-vga", "none", "-serial", "stdio",
@@ -690,6 +690,9 @@ def main():
                     help="print the output of failing tests only")
     ap.add_argument("--append", default=os.environ.get("MROCE_VM_APPEND", ""),
                     help="more guest kernel command line words (default $MROCE_VM_APPEND)")
+    ap.add_argument("--cpu", default=os.environ.get("MROCE_VM_CPU") or "max",
+                    help="QEMU -cpu model and features, e.g. max,-avx2 for an A/B of an "
+                         "emulator suspect (default $MROCE_VM_CPU, else max)")
     ap.add_argument("--clock", choices=sorted(CLOCKS),
                     default=os.environ.get("MROCE_VM_CLOCK") or "hpet",
                     help="guest clocksource: hpet, the kernel's choice under TCG, or tsc "
