@@ -14,8 +14,11 @@ top=$(cd "$(dirname "$0")/.." && pwd)
 vars=$("$top/selftests/qemu/lockdep-kernel.sh" | grep -E '^LOCKDEP_[A-Z]+=')
 eval "$vars"
 out=$top/build/lockdep
+# KASAN's stack redzones make frames larger than the kernel's 2048-byte
+# limit (an error: the debug kernel has CONFIG_WERROR): the frame-size
+# check is the W=1 builds' for Debian's kernels, not this one's.
 if ! "$top/scripts/build-module.sh" --out "$out" --kdir "$LOCKDEP_KDIR" "$LOCKDEP_KVER" \
-	> /dev/null; then
+	KCFLAGS=-Wno-frame-larger-than > /dev/null; then
 	echo "vmtest-lockdep: building mroce.ko for $LOCKDEP_KVER failed (log: $out/modules.log)" >&2
 	exit 1
 fi
