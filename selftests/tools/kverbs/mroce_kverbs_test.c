@@ -464,7 +464,8 @@ out_buf:
 static void test_sq_full(struct ctx *c)
 {
 	const struct ib_send_wr *bad;
-	struct ib_send_wr wr = {};
+	/* An RDMA WRITE: the driver reads the ib_rdma_wr around the WR. */
+	struct ib_rdma_wr wr = {};
 	struct ib_qp_init_attr ia;
 	struct ib_qp *qp;
 	u32 i;
@@ -475,9 +476,9 @@ static void test_sq_full(struct ctx *c)
 		CHECK(false, "RC QP for the capacity check");
 		goto out;
 	}
-	wr.opcode = IB_WR_RDMA_WRITE;
+	wr.wr.opcode = IB_WR_RDMA_WRITE;
 	for (i = 0; i <= ia.cap.max_send_wr && !err; i++)
-		err = ib_post_send(qp, &wr, &bad);
+		err = ib_post_send(qp, &wr.wr, &bad);
 	CHECK(err == -ENOMEM && i - 1 == ia.cap.max_send_wr,
 	      "the SQ takes its %u WRs, then -ENOMEM", ia.cap.max_send_wr);
 out:
