@@ -2473,6 +2473,115 @@ static int hold(void)
 	return 0;
 }
 
+/* One signaled atomic of @sge at @va through @rkey; its completion. */
+static const char *atomic1(struct rc_pair *p, uint64_t wr_id,
+			   enum ibv_wr_opcode op, struct ibv_sge *sge,
+			   uint64_t va, uint32_t rkey, uint64_t compare_add,
+			   uint64_t swap, struct ibv_wc *wc)
+{
+	struct ibv_send_wr wr = {
+		.wr_id = wr_id, .sg_list = sge, .num_sge = 1,
+		.opcode = op, .send_flags = IBV_SEND_SIGNALED,
+	}, *bad;
+
+	wr.wr.atomic.remote_addr = va;
+	wr.wr.atomic.rkey = rkey;
+	wr.wr.atomic.compare_add = compare_add;
+	wr.wr.atomic.swap = swap;
+	wc->status = IBV_WC_GENERAL_ERR;
+	if (ibv_post_send(p->qp, &wr, &bad))
+		return "post failed";
+	if (poll_one(p->cq, wc, 10000) != 1)
+		return "no completion";
+	return ibv_wc_status_str(wc->status);
+}
+
+/* The first byte of @buf[0..@len) that is not @c, or @len. */
+static size_t first_not(const unsigned char *buf, size_t len, unsigned char c)
+{
+	size_t i;
+
+	for (i = 0; i < len && buf[i] == c; i++)
+		;
+	return i;
+}
+
+/*
+ * An atomic's operand must be 8-byte aligned in memory; the responder
+ * checks the iova (mroce_rx_request()) and relies on the RDMA core, which
+ * registers a user MR only if its iova has the address's offset in the
+ * page: then an aligned iova is an aligned address and never straddles a
+ * page end (mroce_rx_atomic_fn() refuses a split operand all the same).
+ * Atomics at a page's last 8 bytes, through an MR whose iova is not its
+ * address, change those 8 bytes and nothing else; an iova whose offset in
+ * the page differs by 4 is refused at registration.
+ */
+static void test_atomic_page_end(const char *peer)
+{
+	enum { LEN = 8192 };
+	const int ratomic = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_READ |
+			    IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_ATOMIC;
+	struct ibv_qp_attr qa = {
+		.qp_access_flags = IBV_ACCESS_REMOTE_WRITE |
+				   IBV_ACCESS_REMOTE_READ |
+				   IBV_ACCESS_REMOTE_ATOMIC,
+	};
+	const uint64_t fill = 0x5a5a5a5a5a5a5a5aull, base = 0x7000000000ull;
+	struct ibv_mr *resmr, *mr, *bad_mr;
+	static uint64_t res;
+	struct ibv_sge sge;
+	struct ibv_wc wc;
+	unsigned char *rbuf;
+	const char *st;
+	struct rc_pair p;
+	uint64_t got;
+
+	if (dattr.atomic_cap == IBV_ATOMIC_NONE) {
+		printf("info\tatomics at a page end: atomic_cap NONE, not checked\n");
+		return;
+	}
+	if (posix_memalign((void **)&rbuf, 4096, LEN))
+		die("atomics at a page end: buffer");
+	memset(rbuf, 0x5a, LEN);
+	rc_pair_open(&p, peer, 4, 4, "atomics at a page end");
+	if (ibv_modify_qp(p.qp2, &qa, IBV_QP_ACCESS_FLAGS))
+		die("atomics at a page end: REMOTE_ATOMIC on the responder");
+	resmr = ibv_reg_mr(pd, &res, sizeof(res), IBV_ACCESS_LOCAL_WRITE);
+	mr = ibv_reg_mr_iova(p.pd2, rbuf, LEN, base, ratomic);
+	if (!resmr || !mr)
+		die("atomics at a page end: MRs");
+	sge = (struct ibv_sge){ (uintptr_t)&res, sizeof(res), resmr->lkey };
+
+	res = 0;
+	st = atomic1(&p, 1, IBV_WR_ATOMIC_FETCH_AND_ADD, &sge, base + 0xff8,
+		     mr->rkey, 1, 0, &wc);
+	memcpy(&got, rbuf + 0xff8, sizeof(got));
+	CHECK(wc.status == IBV_WC_SUCCESS && res == fill && got == fill + 1 &&
+	      first_not(rbuf, 0xff8, 0x5a) == 0xff8 &&
+	      first_not(rbuf + 0x1000, LEN - 0x1000, 0x5a) == LEN - 0x1000,
+	      "atomics at a page end: fetch-and-add at the first page's last 8 bytes changes them alone (%s, orig %#" PRIx64 ", now %#" PRIx64 ")",
+	      st, res, got);
+	st = atomic1(&p, 2, IBV_WR_ATOMIC_CMP_AND_SWP, &sge, base + 0xff8,
+		     mr->rkey, fill + 1, 0x0123456789abcdefull, &wc);
+	memcpy(&got, rbuf + 0xff8, sizeof(got));
+	CHECK(wc.status == IBV_WC_SUCCESS && res == fill + 1 &&
+	      got == 0x0123456789abcdefull &&
+	      first_not(rbuf + 0x1000, LEN - 0x1000, 0x5a) == LEN - 0x1000,
+	      "atomics at a page end: compare-and-swap there too (%s, now %#" PRIx64 ")",
+	      st, got);
+
+	errno = 0;
+	bad_mr = ibv_reg_mr_iova(p.pd2, rbuf, LEN, base + 4, ratomic);
+	CHECK(!bad_mr && errno == EINVAL,
+	      "atomics at a page end: an MR whose iova is 4 bytes off its address's offset in the page is refused (%s)",
+	      bad_mr ? "registered" : strerror(errno));
+	if (bad_mr)
+		ibv_dereg_mr(bad_mr);
+
+	rc_pair_close(&p, resmr, mr);
+	free(rbuf);
+}
+
 int main(int argc, char **argv)
 {
 	if (argc < 2) {
@@ -2532,6 +2641,7 @@ int main(int argc, char **argv)
 		test_dereg_under_traffic(argv[3]);
 		test_cq_overflow_counted(argv[1], argv[3]);
 		test_send_to_destroyed_qp(argv[3]);
+		test_atomic_page_end(argv[3]);
 	}
 
 out:

@@ -361,9 +361,22 @@ static int mroce_rx_atomic_fn(void *priv, struct page *page, unsigned int off,
 			      unsigned int len)
 {
 	struct mroce_rdreq *rd = priv;
-	u8 *kaddr = kmap_local_page(page);
-	u64 *p = (u64 *)(kaddr + off);
+	u8 *kaddr;
+	u64 *p;
 	u64 old;
+
+	/*
+	 * The request's iova is 8-byte aligned, and so is its address: the
+	 * RDMA core registers a user MR only if its iova has the address's
+	 * offset in the page, FRWR pages are page aligned, and the DMA MR's
+	 * iova is the address. Should that ever not hold, a piece of an
+	 * operand split by a page end must not get a full-width cmpxchg,
+	 * which would write past the page: the request fails instead.
+	 */
+	if (len != sizeof(u64) || (off & 7))
+		return -EINVAL;
+	kaddr = kmap_local_page(page);
+	p = (u64 *)(kaddr + off);
 
 	/* Atomic against the CPUs too, not only against other requests. */
 	if (rd->op - 1 == MROCE_ATOMIC_CMP_SWP) {
