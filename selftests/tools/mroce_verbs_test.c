@@ -31,6 +31,7 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <poll.h>
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -2582,6 +2583,212 @@ static void test_atomic_page_end(const char *peer)
 	free(rbuf);
 }
 
+/* A UD QP here sending to one on the peer device as fast as it can. */
+struct ud_blast {
+	struct ibv_qp		*qp;
+	struct ibv_cq		*cq;
+	struct ibv_ah		*ah;
+	struct ibv_sge		sge;
+	uint32_t		dqpn;
+	volatile bool		stop;
+	unsigned long		sent;
+};
+
+static void *ud_blast_fn(void *arg)
+{
+	struct ud_blast *b = arg;
+	struct ibv_send_wr wr = {
+		.sg_list = &b->sge, .num_sge = 1, .opcode = IBV_WR_SEND,
+		.send_flags = IBV_SEND_SIGNALED,
+	}, *bad;
+	struct ibv_wc wc[16];
+	int out = 0, n;
+
+	wr.wr.ud.ah = b->ah;
+	wr.wr.ud.remote_qpn = b->dqpn;
+	wr.wr.ud.remote_qkey = 0x11111111;
+	while (!b->stop) {
+		while (out < 8 && !ibv_post_send(b->qp, &wr, &bad))
+			out++;
+		n = ibv_poll_cq(b->cq, 16, wc);
+		if (n > 0) {
+			out -= n;
+			b->sent += n;
+		}
+	}
+	while (out > 0 && (n = poll_n(b->cq, wc, 1, 1000)) == 1)
+		out--;
+	return NULL;
+}
+
+/* RESET -> INIT -> RTR -> RTS for a UD QP. */
+static int ud_up(struct ibv_qp *qp)
+{
+	struct ibv_qp_attr a = {
+		.qp_state = IBV_QPS_INIT, .pkey_index = 0, .port_num = 1,
+		.qkey = 0x11111111,
+	};
+
+	if (ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX |
+			  IBV_QP_PORT | IBV_QP_QKEY))
+		return -1;
+	a.qp_state = IBV_QPS_RTR;
+	if (ibv_modify_qp(qp, &a, IBV_QP_STATE))
+		return -1;
+	a.qp_state = IBV_QPS_RTS;
+	a.sq_psn = 0;
+	return ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_SQ_PSN);
+}
+
+/*
+ * A UD QP has no transport that lets go of a WQE: a datagram arriving
+ * takes a receive WQE and copies into it with no lock held that a flush
+ * waits for. Datagrams keep arriving while the receiving QP goes to ERR
+ * (its WQEs flush) and back through RESET, over and over: a WQE that
+ * completes as flushed must not have been written, then or a little
+ * later (its buffer is the consumer's once the flush is polled), and one
+ * that completed must hold a whole datagram and nothing past it. Before
+ * the flush waited for the copies under way, a flush could also let go
+ * of the MR pin the copy was using (refcount underflow in the kernel log,
+ * which mroce_verbs.sh checks).
+ */
+static void test_ud_flush_race(const char *peer, double secs)
+{
+	enum { R = 32, STRIDE = 2048, GRH = 40 };
+	struct ibv_ah_attr aa = {
+		.is_global = 1,
+		.grh = { .sgid_index = gid_idx, .hop_limit = 64 },
+		.port_num = 1,
+	};
+	unsigned long rounds = 0, good = 0, flushed = 0, written = 0,
+		      partial = 0, other = 0;
+	struct ibv_qp_init_attr ra = {
+		.cap = { .max_send_wr = 1, .max_recv_wr = R,
+			 .max_send_sge = 1, .max_recv_sge = 1 },
+		.qp_type = IBV_QPT_UD,
+	};
+	struct ibv_qp_attr reset = { .qp_state = IBV_QPS_RESET };
+	struct ibv_qp_attr err = { .qp_state = IBV_QPS_ERR };
+	static unsigned char rbuf[R][STRIDE], sbuf[1024];
+	struct ibv_context *ctx2;
+	struct ibv_mr *rmr, *smr;
+	struct ud_blast b = { 0 };
+	struct ibv_wc wc[R];
+	union ibv_gid gid2;
+	struct ibv_qp *rqp;
+	struct ibv_cq *rcq;
+	struct ibv_pd *pd2;
+	uint32_t len;
+	pthread_t th;
+	bool fl[R];
+	double end;
+	int i, n, k, idx2;
+
+	len = 1024;
+	if (pattr.active_mtu < IBV_MTU_1024)
+		len = 256;
+	ctx2 = tc_open_device(peer);
+	pd2 = ibv_alloc_pd(ctx2);
+	idx2 = ipv4_gid(ctx2, &gid2);
+	rcq = ibv_create_cq(ctx2, R, NULL, NULL, 0);
+	ra.send_cq = ra.recv_cq = rcq;
+	rqp = pd2 && rcq ? ibv_create_qp(pd2, &ra) : NULL;
+	rmr = pd2 ? ibv_reg_mr(pd2, rbuf, sizeof(rbuf),
+			       IBV_ACCESS_LOCAL_WRITE) : NULL;
+	smr = ibv_reg_mr(pd, sbuf, sizeof(sbuf), 0);
+	b.cq = mk_cq(32, NULL);
+	b.qp = mk_qp(IBV_QPT_UD, b.cq, b.cq, 16, 1);
+	aa.grh.dgid = gid2;
+	b.ah = ibv_create_ah(pd, &aa);
+	if (idx2 < 0 || !rqp || !rmr || !smr || !b.ah || ud_up(b.qp) ||
+	    ud_up(rqp))
+		die("UD flush race: objects");
+	memset(sbuf, 0x3c, sizeof(sbuf));
+	b.sge = (struct ibv_sge){ (uintptr_t)sbuf, len, smr->lkey };
+	b.dqpn = rqp->qp_num;
+	if (pthread_create(&th, NULL, ud_blast_fn, &b))
+		die("UD flush race: thread");
+
+	end = tc_now_s() + secs;
+	while (tc_now_s() < end) {
+		struct ibv_recv_wr wr = { .num_sge = 1 }, *bad;
+		struct ibv_sge sge;
+
+		memset(rbuf, 0xa5, sizeof(rbuf));
+		for (i = 0; i < R; i++) {
+			sge = (struct ibv_sge){ (uintptr_t)rbuf[i], GRH + len,
+						rmr->lkey };
+			wr.wr_id = i;
+			wr.sg_list = &sge;
+			if (ibv_post_recv(rqp, &wr, &bad))
+				die("UD flush race: post_recv");
+		}
+		/* Let some land, then flush the rest while more arrive. */
+		usleep(200 + rounds % 7 * 150);
+		if (ibv_modify_qp(rqp, &err, IBV_QP_STATE))
+			die("UD flush race: to ERR");
+		memset(fl, 0, sizeof(fl));
+		for (n = 0; n < R; n += k) {
+			k = poll_n(rcq, wc, R - n, 2000);
+			if (k <= 0)
+				die("UD flush race: %d of %d completions", n, R);
+			for (i = 0; i < k; i++) {
+				unsigned char *p = rbuf[wc[i].wr_id % R];
+
+				if (wc[i].status == IBV_WC_WR_FLUSH_ERR) {
+					fl[wc[i].wr_id % R] = true;
+					flushed++;
+					if (first_not(p, STRIDE, 0xa5) != STRIDE)
+						written++;
+				} else if (wc[i].status == IBV_WC_SUCCESS &&
+					   wc[i].byte_len == GRH + len) {
+					good++;
+					size_t rest = STRIDE - GRH - len;
+
+					if (first_not(p + GRH, len, 0x3c) != len ||
+					    first_not(p + GRH + len, rest,
+						      0xa5) != rest)
+						partial++;
+				} else {
+					other++;
+				}
+			}
+		}
+		/* A copy that outran its flush lands later, if at all. */
+		usleep(1000);
+		for (i = 0; i < R; i++)
+			if (fl[i] && first_not(rbuf[i], STRIDE, 0xa5) != STRIDE)
+				written++;
+		if (ibv_modify_qp(rqp, &reset, IBV_QP_STATE) || ud_up(rqp))
+			die("UD flush race: back to RTS");
+		rounds++;
+	}
+	b.stop = true;
+	pthread_join(th, NULL);
+
+	printf("info\tUD flush race: %lu rounds, %lu datagrams sent, %lu received, %lu flushed\n",
+	       rounds, b.sent, good, flushed);
+	CHECK(rounds >= 10 && good > 0 && flushed > 0,
+	      "UD flush race: %lu rounds of receives flushed while datagrams arrive (%lu received, %lu flushed)",
+	      rounds, good, flushed);
+	CHECK(!written,
+	      "UD flush race: no flushed receive WQE's buffer was written (%lu were)",
+	      written);
+	CHECK(!partial && !other,
+	      "UD flush race: every completed receive holds one whole datagram, nothing past it (%lu partial, %lu other status)",
+	      partial, other);
+
+	ibv_destroy_qp(b.qp);
+	ibv_destroy_ah(b.ah);
+	ibv_destroy_cq(b.cq);
+	ibv_dereg_mr(smr);
+	ibv_destroy_qp(rqp);
+	ibv_destroy_cq(rcq);
+	ibv_dereg_mr(rmr);
+	ibv_dealloc_pd(pd2);
+	ibv_close_device(ctx2);
+}
+
 int main(int argc, char **argv)
 {
 	if (argc < 2) {
@@ -2642,6 +2849,7 @@ int main(int argc, char **argv)
 		test_cq_overflow_counted(argv[1], argv[3]);
 		test_send_to_destroyed_qp(argv[3]);
 		test_atomic_page_end(argv[3]);
+		test_ud_flush_race(argv[3], 4.0);
 	}
 
 out:

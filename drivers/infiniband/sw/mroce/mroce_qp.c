@@ -79,6 +79,30 @@ void mroce_qp_event(struct mroce_qp *qp, enum ib_event_type type)
 
 /* Error paths ---------------------------------------------------------- */
 
+/*
+ * UD and GSI QPs have no transport that lets go of their WQEs: a datagram
+ * received (mroce_ud_rx()) takes a receive WQE, copies into it through the
+ * WQE's MR pin and completes it, and a send (mroce_ud_sq_run()) fetches a
+ * WQE, copies out of it and completes it, each in an RCU read-side section
+ * (softirq, or bottom halves off) and under no lock a flush or a reset
+ * waits for. A flush in between would complete the WQE while its buffer
+ * is still being written -- the consumer may reuse the buffer once it
+ * polled the flush -- and let go of the pin the copy is using (twice,
+ * with the copy's own repin). Both take and fetch check the QP state
+ * first, so once ERR or RESET is visible no new copy starts; this waits
+ * for the ones under way. Process context (modify_mutex held).
+ */
+static bool mroce_qp_is_datagram(const struct mroce_qp *qp)
+{
+	return qp->ibqp.qp_type == IB_QPT_UD || qp->ibqp.qp_type == IB_QPT_GSI;
+}
+
+static void mroce_qp_datagrams_settle(struct mroce_qp *qp)
+{
+	if (mroce_qp_is_datagram(qp))
+		synchronize_rcu();
+}
+
 static void mroce_qp_err_work(struct work_struct *work)
 {
 	struct mroce_qp *qp = container_of(work, struct mroce_qp, err_work);
@@ -92,6 +116,7 @@ static void mroce_qp_err_work(struct work_struct *work)
 
 	if (notify) {
 		mroce_xport_qp_error(qp);
+		mroce_qp_datagrams_settle(qp);
 		spin_lock_irqsave(&qp->state_lock, flags);
 		qp->err_notified = true;
 		spin_unlock_irqrestore(&qp->state_lock, flags);
@@ -490,10 +515,20 @@ static void mroce_qp_enter(struct mroce_qp *qp, enum ib_qp_state old,
 
 	switch (new) {
 	case IB_QPS_RESET:
-		if (old != IB_QPS_RESET)
+		if (old != IB_QPS_RESET) {
+			mroce_qp_datagrams_settle(qp);
 			mroce_qp_reset(qp);
+		}
 		break;
 	case IB_QPS_ERR:
+		if (mroce_qp_is_datagram(qp)) {
+			/* Flushes wait for the copies under way (above). */
+			mroce_qp_datagrams_settle(qp);
+			spin_lock_irqsave(&qp->state_lock, flags);
+			if (qp->state == IB_QPS_ERR)
+				qp->err_notified = true;
+			spin_unlock_irqrestore(&qp->state_lock, flags);
+		}
 		mroce_sq_flush_all(qp);
 		mroce_rq_flush_all(qp);
 		break;
@@ -562,8 +597,12 @@ int mroce_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
 	}
 	mroce_qp_store_attr(qp, attr, mask, &av);
 	qp->state = new;
-	/* The transport learnt about ERR/RESET through the modify hook. */
-	qp->err_notified = new == IB_QPS_ERR;
+	/*
+	 * The transport learnt about ERR/RESET through the modify hook; a
+	 * datagram QP's copies under way are waited for in mroce_qp_enter()
+	 * first, so until then a post may not flush (mroce_rq_posted()).
+	 */
+	qp->err_notified = new == IB_QPS_ERR && !mroce_qp_is_datagram(qp);
 	if (new == IB_QPS_SQD && cur != IB_QPS_SQD)
 		qp->sqd_notify = qp->attr.en_sqd_async_notify;
 	spin_unlock_irqrestore(&qp->state_lock, flags);
