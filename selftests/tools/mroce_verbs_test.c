@@ -2068,6 +2068,23 @@ static void test_sge_past_mr(const char *peer)
 	rc_pair_close(&p, rmr, smr);
 }
 
+/*
+ * Post @wr (one signaled work request) and wait for its completion: the
+ * completion's status, or what went wrong before there was one.
+ */
+static const char *post1(struct rc_pair *p, struct ibv_send_wr *wr,
+			 struct ibv_wc *wc)
+{
+	struct ibv_send_wr *bad;
+
+	wc->status = IBV_WC_GENERAL_ERR;
+	if (ibv_post_send(p->qp, wr, &bad))
+		return "post failed";
+	if (poll_one(p->cq, wc, 10000) != 1)
+		return "no completion";
+	return ibv_wc_status_str(wc->status);
+}
+
 /* One signaled RDMA WRITE or READ of @sge at @remote_addr; its completion. */
 static const char *rdma1(struct rc_pair *p, uint64_t wr_id,
 			 enum ibv_wr_opcode op, struct ibv_sge *sge,
@@ -2076,16 +2093,11 @@ static const char *rdma1(struct rc_pair *p, uint64_t wr_id,
 	struct ibv_send_wr wr = {
 		.wr_id = wr_id, .sg_list = sge, .num_sge = 1,
 		.opcode = op, .send_flags = IBV_SEND_SIGNALED,
-	}, *bad;
+	};
 
 	wr.wr.rdma.remote_addr = remote_addr;
 	wr.wr.rdma.rkey = rkey;
-	wc->status = IBV_WC_GENERAL_ERR;
-	if (ibv_post_send(p->qp, &wr, &bad))
-		return "post failed";
-	if (poll_one(p->cq, wc, 10000) != 1)
-		return "no completion";
-	return ibv_wc_status_str(wc->status);
+	return post1(p, &wr, wc);
 }
 
 /*
@@ -2483,18 +2495,13 @@ static const char *atomic1(struct rc_pair *p, uint64_t wr_id,
 	struct ibv_send_wr wr = {
 		.wr_id = wr_id, .sg_list = sge, .num_sge = 1,
 		.opcode = op, .send_flags = IBV_SEND_SIGNALED,
-	}, *bad;
+	};
 
 	wr.wr.atomic.remote_addr = va;
 	wr.wr.atomic.rkey = rkey;
 	wr.wr.atomic.compare_add = compare_add;
 	wr.wr.atomic.swap = swap;
-	wc->status = IBV_WC_GENERAL_ERR;
-	if (ibv_post_send(p->qp, &wr, &bad))
-		return "post failed";
-	if (poll_one(p->cq, wc, 10000) != 1)
-		return "no completion";
-	return ibv_wc_status_str(wc->status);
+	return post1(p, &wr, wc);
 }
 
 /* The first byte of @buf[0..@len) that is not @c, or @len. */
