@@ -2649,17 +2649,24 @@ static int ud_up(struct ibv_qp *qp)
 
 /*
  * A UD QP has no transport that lets go of a WQE: a datagram arriving
- * takes a receive WQE and copies into it with no lock held that a flush
- * waits for. Datagrams keep arriving while the receiving QP goes to ERR
- * (its WQEs flush) and back through RESET, over and over: a WQE that
- * completes as flushed must not have been written, then or a little
- * later (its buffer is the consumer's once the flush is polled), and one
- * that completed must hold a whole datagram and nothing past it. Before
- * the flush waited for the copies under way, a flush could also let go
- * of the MR pin the copy was using (refcount underflow in the kernel log,
- * which mroce_verbs.sh checks).
+ * takes a receive WQE and copies into it with no lock held. Datagrams keep
+ * arriving while the receiving QP goes to ERR (its WQEs flush) and back
+ * through RESET, over and over: a WQE that completes as flushed must not
+ * have been written, then or a little later (its buffer is the consumer's
+ * once the flush is polled), and one that completed must hold a whole
+ * datagram and nothing past it. Before the flush waited for the copies
+ * under way, a flush could also let go of the MR pin the copy was using
+ * (refcount underflow in the kernel log, which mroce_verbs.sh checks).
+ *
+ * With @use_srq the receiving QP takes its WQEs from an SRQ: those it took
+ * are its own to flush (or, on RESET, to give back to the SRQ), those it
+ * did not stay posted in the SRQ and are reposted only once completed. A
+ * QP takes an SRQ WQE only for a datagram it copies at once, so with the
+ * copies waited for, nothing may come out flushed with its buffer written,
+ * and nothing taken may go back to the SRQ mid-copy (a later completion
+ * of it would hold a torn or second datagram).
  */
-static void test_ud_flush_race(const char *peer, double secs)
+static void test_ud_flush_race(const char *peer, double secs, bool use_srq)
 {
 	enum { R = 32, STRIDE = 2048, GRH = 40 };
 	struct ibv_ah_attr aa = {
@@ -2674,9 +2681,14 @@ static void test_ud_flush_race(const char *peer, double secs)
 			 .max_send_sge = 1, .max_recv_sge = 1 },
 		.qp_type = IBV_QPT_UD,
 	};
+	struct ibv_srq_init_attr sia = {
+		.attr = { .max_wr = R, .max_sge = 1 },
+	};
+	const char *what = use_srq ? "UD flush race (SRQ)" : "UD flush race";
 	struct ibv_qp_attr reset = { .qp_state = IBV_QPS_RESET };
 	struct ibv_qp_attr err = { .qp_state = IBV_QPS_ERR };
 	static unsigned char rbuf[R][STRIDE], sbuf[1024];
+	struct ibv_srq *srq = NULL;
 	struct ibv_context *ctx2;
 	struct ibv_mr *rmr, *smr;
 	struct ud_blast b = { 0 };
@@ -2687,9 +2699,10 @@ static void test_ud_flush_race(const char *peer, double secs)
 	struct ibv_pd *pd2;
 	uint32_t len;
 	pthread_t th;
-	bool fl[R];
-	double end;
-	int i, n, k, idx2;
+	bool fl[R], posted[R] = { 0 };
+	/* How long each move to ERR and to RESET takes (their flush waits). */
+	double end, t0, t_err = 0, t_rst = 0, max_err = 0, max_rst = 0;
+	int i, n, k, idx2, out = 0;
 
 	len = 1024;
 	if (pattr.active_mtu < IBV_MTU_1024)
@@ -2697,9 +2710,15 @@ static void test_ud_flush_race(const char *peer, double secs)
 	ctx2 = tc_open_device(peer);
 	pd2 = ibv_alloc_pd(ctx2);
 	idx2 = ipv4_gid(ctx2, &gid2);
-	rcq = ibv_create_cq(ctx2, R, NULL, NULL, 0);
+	rcq = ibv_create_cq(ctx2, 2 * R, NULL, NULL, 0);
+	if (use_srq && pd2) {
+		srq = ibv_create_srq(pd2, &sia);
+		ra.srq = srq;
+		ra.cap.max_recv_wr = 0;
+		ra.cap.max_recv_sge = 0;
+	}
 	ra.send_cq = ra.recv_cq = rcq;
-	rqp = pd2 && rcq ? ibv_create_qp(pd2, &ra) : NULL;
+	rqp = pd2 && rcq && (srq || !use_srq) ? ibv_create_qp(pd2, &ra) : NULL;
 	rmr = pd2 ? ibv_reg_mr(pd2, rbuf, sizeof(rbuf),
 			       IBV_ACCESS_LOCAL_WRITE) : NULL;
 	smr = ibv_reg_mr(pd, sbuf, sizeof(sbuf), 0);
@@ -2709,41 +2728,61 @@ static void test_ud_flush_race(const char *peer, double secs)
 	b.ah = ibv_create_ah(pd, &aa);
 	if (idx2 < 0 || !rqp || !rmr || !smr || !b.ah || ud_up(b.qp) ||
 	    ud_up(rqp))
-		die("UD flush race: objects");
+		die("%s: objects", what);
 	memset(sbuf, 0x3c, sizeof(sbuf));
 	b.sge = (struct ibv_sge){ (uintptr_t)sbuf, len, smr->lkey };
 	b.dqpn = rqp->qp_num;
 	if (pthread_create(&th, NULL, ud_blast_fn, &b))
-		die("UD flush race: thread");
+		die("%s: thread", what);
 
 	end = tc_now_s() + secs;
 	while (tc_now_s() < end) {
 		struct ibv_recv_wr wr = { .num_sge = 1 }, *bad;
 		struct ibv_sge sge;
 
-		memset(rbuf, 0xa5, sizeof(rbuf));
+		/* Post (again) every WQE that is not posted. */
 		for (i = 0; i < R; i++) {
+			if (posted[i])
+				continue;
+			memset(rbuf[i], 0xa5, STRIDE);
 			sge = (struct ibv_sge){ (uintptr_t)rbuf[i], GRH + len,
 						rmr->lkey };
 			wr.wr_id = i;
 			wr.sg_list = &sge;
-			if (ibv_post_recv(rqp, &wr, &bad))
-				die("UD flush race: post_recv");
+			if (srq ? ibv_post_srq_recv(srq, &wr, &bad) :
+				  ibv_post_recv(rqp, &wr, &bad))
+				die("%s: post_recv", what);
+			posted[i] = true;
+			out++;
 		}
 		/* Let some land, then flush the rest while more arrive. */
 		usleep(200 + rounds % 7 * 150);
+		t0 = tc_now_s();
 		if (ibv_modify_qp(rqp, &err, IBV_QP_STATE))
-			die("UD flush race: to ERR");
+			die("%s: to ERR", what);
+		t0 = tc_now_s() - t0;
+		t_err += t0;
+		max_err = t0 > max_err ? t0 : max_err;
 		memset(fl, 0, sizeof(fl));
-		for (n = 0; n < R; n += k) {
-			k = poll_n(rcq, wc, R - n, 2000);
-			if (k <= 0)
-				die("UD flush race: %d of %d completions", n, R);
+		/*
+		 * Without an SRQ every WQE completes now. With one, what the
+		 * QP took completed by the time the flush returned; what it
+		 * did not stays in the SRQ, so stop at the first quiet 2 ms.
+		 */
+		for (n = 0; out > 0; n += k) {
+			k = poll_n(rcq, wc, out, srq ? 2 : 2000);
+			if (k < 0 || (!k && !srq))
+				die("%s: %d of %d completions", what, n, R);
+			if (!k)
+				break;
+			out -= k;
 			for (i = 0; i < k; i++) {
-				unsigned char *p = rbuf[wc[i].wr_id % R];
+				unsigned int id = wc[i].wr_id % R;
+				unsigned char *p = rbuf[id];
 
+				posted[id] = false;
 				if (wc[i].status == IBV_WC_WR_FLUSH_ERR) {
-					fl[wc[i].wr_id % R] = true;
+					fl[id] = true;
 					flushed++;
 					if (first_not(p, STRIDE, 0xa5) != STRIDE)
 						written++;
@@ -2766,30 +2805,46 @@ static void test_ud_flush_race(const char *peer, double secs)
 		for (i = 0; i < R; i++)
 			if (fl[i] && first_not(rbuf[i], STRIDE, 0xa5) != STRIDE)
 				written++;
-		if (ibv_modify_qp(rqp, &reset, IBV_QP_STATE) || ud_up(rqp))
-			die("UD flush race: back to RTS");
+		t0 = tc_now_s();
+		if (ibv_modify_qp(rqp, &reset, IBV_QP_STATE))
+			die("%s: to RESET", what);
+		t0 = tc_now_s() - t0;
+		t_rst += t0;
+		max_rst = t0 > max_rst ? t0 : max_rst;
+		if (ud_up(rqp))
+			die("%s: back to RTS", what);
 		rounds++;
 	}
 	b.stop = true;
 	pthread_join(th, NULL);
 
-	printf("info\tUD flush race: %lu rounds, %lu datagrams sent, %lu received, %lu flushed\n",
-	       rounds, b.sent, good, flushed);
-	CHECK(rounds >= 10 && good > 0 && flushed > 0,
-	      "UD flush race: %lu rounds of receives flushed while datagrams arrive (%lu received, %lu flushed)",
-	      rounds, good, flushed);
+	printf("info\t%s: %lu rounds, %lu datagrams sent, %lu received, %lu flushed\n",
+	       what, rounds, b.sent, good, flushed);
+	if (rounds)
+		printf("info\t%s: modify to ERR %.3f ms mean, %.3f max; to RESET %.3f ms mean, %.3f max\n",
+		       what, t_err * 1e3 / rounds, max_err * 1e3,
+		       t_rst * 1e3 / rounds, max_rst * 1e3);
+	/*
+	 * An SRQ WQE is taken only for a datagram copied at once, so with
+	 * the copies waited for none is flushed: do not ask for flushes.
+	 */
+	CHECK(rounds >= 10 && good > 0 && (srq || flushed > 0),
+	      "%s: %lu rounds of receives flushed while datagrams arrive (%lu received, %lu flushed)",
+	      what, rounds, good, flushed);
 	CHECK(!written,
-	      "UD flush race: no flushed receive WQE's buffer was written (%lu were)",
-	      written);
+	      "%s: no flushed receive WQE's buffer was written (%lu were)",
+	      what, written);
 	CHECK(!partial && !other,
-	      "UD flush race: every completed receive holds one whole datagram, nothing past it (%lu partial, %lu other status)",
-	      partial, other);
+	      "%s: every completed receive holds one whole datagram, nothing past it (%lu partial, %lu other status)",
+	      what, partial, other);
 
 	ibv_destroy_qp(b.qp);
 	ibv_destroy_ah(b.ah);
 	ibv_destroy_cq(b.cq);
 	ibv_dereg_mr(smr);
 	ibv_destroy_qp(rqp);
+	if (srq)
+		ibv_destroy_srq(srq);
 	ibv_destroy_cq(rcq);
 	ibv_dereg_mr(rmr);
 	ibv_dealloc_pd(pd2);
@@ -2856,7 +2911,8 @@ int main(int argc, char **argv)
 		test_cq_overflow_counted(argv[1], argv[3]);
 		test_send_to_destroyed_qp(argv[3]);
 		test_atomic_page_end(argv[3]);
-		test_ud_flush_race(argv[3], 4.0);
+		test_ud_flush_race(argv[3], 4.0, false);
+		test_ud_flush_race(argv[3], 4.0, true);
 	}
 
 out:

@@ -24,6 +24,7 @@
  * in flight; RTS restarts the send queue.
  */
 #include <linux/slab.h>
+#include <linux/wait_bit.h>
 #include <linux/xarray.h>
 
 #include "mroce.h"
@@ -79,28 +80,33 @@ void mroce_qp_event(struct mroce_qp *qp, enum ib_event_type type)
 
 /* Error paths ---------------------------------------------------------- */
 
-/*
- * UD and GSI QPs have no transport that lets go of their WQEs: a datagram
- * received (mroce_ud_rx()) takes a receive WQE, copies into it through the
- * WQE's MR pin and completes it, and a send (mroce_ud_sq_run()) fetches a
- * WQE, copies out of it and completes it, each in an RCU read-side section
- * (softirq, or bottom halves off) and under no lock a flush or a reset
- * waits for. A flush in between would complete the WQE while its buffer
- * is still being written -- the consumer may reuse the buffer once it
- * polled the flush -- and let go of the pin the copy is using (twice,
- * with the copy's own repin). Both take and fetch check the QP state
- * first, so once ERR or RESET is visible no new copy starts; this waits
- * for the ones under way. Process context (modify_mutex held).
- */
-static bool mroce_qp_is_datagram(const struct mroce_qp *qp)
+static bool mroce_wq_copies_over(struct mroce_wq *wq)
 {
-	return qp->ibqp.qp_type == IB_QPT_UD || qp->ibqp.qp_type == IB_QPT_GSI;
+	unsigned long flags;
+	bool over;
+
+	spin_lock_irqsave(&wq->lock, flags);
+	over = !wq->copying;
+	spin_unlock_irqrestore(&wq->lock, flags);
+	return over;
 }
 
-static void mroce_qp_datagrams_settle(struct mroce_qp *qp)
+/*
+ * Wait for a datagram QP's copies under way ("Copies under way" in
+ * mroce_wqe.c) once its state was set to ERR or RESET. Process context,
+ * modify_mutex held: the state cannot leave ERR or RESET meanwhile. Once
+ * it returns no WQE of the QP is handed to the datagram code, and none
+ * will be until the QP is back in a state that receives or sends: its
+ * WQEs may be flushed or reset. RC QPs have nothing to wait for: their
+ * transport let go of their WQEs in mroce_xport_qp_modify() or
+ * mroce_xport_qp_error().
+ */
+static void mroce_qp_wait_copies(struct mroce_qp *qp)
 {
-	if (mroce_qp_is_datagram(qp))
-		synchronize_rcu();
+	if (!mroce_qp_is_datagram(qp))
+		return;
+	wait_var_event(&qp->sq.copying, mroce_wq_copies_over(&qp->sq));
+	wait_var_event(&qp->rq.copying, mroce_wq_copies_over(&qp->rq));
 }
 
 static void mroce_qp_err_work(struct work_struct *work)
@@ -116,7 +122,8 @@ static void mroce_qp_err_work(struct work_struct *work)
 
 	if (notify) {
 		mroce_xport_qp_error(qp);
-		mroce_qp_datagrams_settle(qp);
+		/* UD/GSI: the datagram code's copies are its let-go. */
+		mroce_qp_wait_copies(qp);
 		spin_lock_irqsave(&qp->state_lock, flags);
 		qp->err_notified = true;
 		spin_unlock_irqrestore(&qp->state_lock, flags);
@@ -496,6 +503,8 @@ static void mroce_qp_store_attr(struct mroce_qp *qp,
 /* Back to an empty RESET QP; the transport already dropped it. */
 static void mroce_qp_reset(struct mroce_qp *qp)
 {
+	/* mroce_qp_wait_copies() ran: no datagram copy holds a slot. */
+	WARN_ON_ONCE(qp->sq.copying || qp->rq.copying);
 	mroce_qp_unwait(qp);
 	mroce_qp_unpin_rkeys(qp);
 	mutex_lock(&qp->db_mutex);
@@ -516,14 +525,19 @@ static void mroce_qp_enter(struct mroce_qp *qp, enum ib_qp_state old,
 	switch (new) {
 	case IB_QPS_RESET:
 		if (old != IB_QPS_RESET) {
-			mroce_qp_datagrams_settle(qp);
+			mroce_qp_wait_copies(qp);
 			mroce_qp_reset(qp);
 		}
 		break;
 	case IB_QPS_ERR:
 		if (mroce_qp_is_datagram(qp)) {
-			/* Flushes wait for the copies under way (above). */
-			mroce_qp_datagrams_settle(qp);
+			/*
+			 * A UD/GSI WQE being copied into or out of is
+			 * neither flushed nor its pin let go (the consumer
+			 * owns a flushed WQE's buffer): wait for those
+			 * copies, then allow flushes.
+			 */
+			mroce_qp_wait_copies(qp);
 			spin_lock_irqsave(&qp->state_lock, flags);
 			if (qp->state == IB_QPS_ERR)
 				qp->err_notified = true;

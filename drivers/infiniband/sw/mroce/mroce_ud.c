@@ -17,6 +17,13 @@
  * which (IB_WC_WITH_NETWORK_HDR_TYPE) so that ib_init_ah_attr_from_wc()
  * and ibv_init_ah_from_wc() can address the reply. Datagrams with nowhere
  * to go are counted and dropped, never answered: UD is unreliable.
+ *
+ * Nothing here lets go of a WQE: every WQE fetched or taken is copied with
+ * no lock held and then completed, each time. Until its completion it is
+ * counted as a copy under way (mroce_wqe.c), and a QP entering ERR or
+ * RESET waits for those copies before it flushes or empties its queues
+ * (mroce_qp_wait_copies()): so each fetch and take is completed here, on
+ * every path, and nothing waits for a modify while it holds a WQE.
  */
 #include <linux/ip.h>
 #include <linux/ipv6.h>

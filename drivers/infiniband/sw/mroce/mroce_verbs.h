@@ -437,6 +437,7 @@ struct mroce_wq {
 	u32			head;		/* entries in the shadow */
 	u32			fetch;		/* SQ: handed out; RQ: taken */
 	u32			tail;		/* retired */
+	u32			copying;	/* UD/GSI: handed out, not completed */
 	bool			stopped;	/* SQ: a bad WQE blocks the rest */
 	bool			parked;		/* the tail waits for CQ room */
 	bool			is_send;	/* mroce_swqe slots, else rwqe */
@@ -519,6 +520,12 @@ static inline struct mroce_dev *mroce_qp_dev(const struct mroce_qp *qp)
 static inline u32 mroce_qpn(const struct mroce_qp *qp)
 {
 	return qp->ibqp.qp_num;
+}
+
+/* UD and GSI: no transport holds their WQEs (see mroce_qp_wait_copies()). */
+static inline bool mroce_qp_is_datagram(const struct mroce_qp *qp)
+{
+	return qp->ibqp.qp_type == IB_QPT_UD || qp->ibqp.qp_type == IB_QPT_GSI;
 }
 
 /* The QP of a send or receive queue (not of an SRQ's). */

@@ -18,10 +18,25 @@
  * holds are flushed only after it let go of them: it asked for the error
  * itself (mroce_qp_set_error()) or was told (modify_qp to ERR or the
  * deferred error work, see mroce_qp.c).
+ *
+ * Copies under way. UD and GSI QPs have no transport that could let go of
+ * their WQEs: the datagram code (mroce_ud.c) takes or fetches a WQE, copies
+ * through its SGEs and MR pin with no lock held, and completes it at once.
+ * So for them each WQE handed out is counted in wq->copying until it
+ * completes, and the take or fetch checks the QP state under the same
+ * wq->lock that counts it. Whoever moves the QP to ERR or RESET stores the
+ * state first and then waits, before flushing or resetting, until it sees
+ * wq->copying at 0 under wq->lock (mroce_qp_wait_copies(), mroce_qp.c): a
+ * take or fetch in a later hold of the lock sees the new state and hands
+ * out nothing, one in an earlier hold was counted. No atomics on the data
+ * path: the counter and the state check ride on the lock take and
+ * complete hold anyway, and a completion wakes the waiter only when the
+ * count drops to 0 in a state that hands out nothing.
  */
 #include <linux/highmem.h>
 #include <linux/overflow.h>
 #include <linux/slab.h>
+#include <linux/wait_bit.h>
 
 #include "mroce.h"
 #include "mroce_verbs.h"
@@ -149,6 +164,48 @@ void mroce_wq_reset(struct mroce_wq *wq)
 	if (wq->uq.data)
 		mroce_queue_reset(&wq->uq);
 	spin_unlock_irqrestore(&wq->lock, flags);
+}
+
+/* ---------------------------------------------------- copies under way */
+
+/*
+ * May a WQE be handed out: for a datagram QP, only if @open, the QP state
+ * read under wq->lock, still hands out WQEs (see the top of this file).
+ * RC QPs pass: their transport lets go of its WQEs itself.
+ */
+static __always_inline bool mroce_wq_may_copy_locked(struct mroce_qp *qp,
+						      struct mroce_wq *wq,
+						      bool open)
+{
+	lockdep_assert_held(&wq->lock);
+	return open || !mroce_qp_is_datagram(qp);
+}
+
+/* A datagram QP's WQE was handed out: counted until it completes. */
+static __always_inline void mroce_wq_copy_begin_locked(struct mroce_qp *qp,
+							struct mroce_wq *wq)
+{
+	lockdep_assert_held(&wq->lock);
+	if (mroce_qp_is_datagram(qp))
+		wq->copying++;
+}
+
+/*
+ * The copy of a datagram QP's WQE is over. Returns whether to wake a
+ * waiter in mroce_qp_wait_copies(): the count dropped to 0 and the state
+ * (@open as above) hands out nothing more. A waiter stored that state and
+ * queued itself before it looked at the count under wq->lock; if it
+ * looked before us and saw our copy, our hold of the lock comes after its
+ * own, so we see its state now and wake_up_var() sees it queued.
+ */
+static __always_inline bool mroce_wq_copy_end_locked(struct mroce_qp *qp,
+						      struct mroce_wq *wq,
+						      bool open)
+{
+	lockdep_assert_held(&wq->lock);
+	if (!mroce_qp_is_datagram(qp) || WARN_ON_ONCE(!wq->copying))
+		return false;
+	return !--wq->copying && !open;
 }
 
 /* ------------------------------------------------------ send validation */
@@ -814,7 +871,10 @@ struct mroce_swqe *mroce_sq_fetch(struct mroce_qp *qp)
 
 	spin_lock_irqsave(&sq->lock, flags);
 	mroce_sq_skip_failed_locked(qp);
-	if (!sq->stopped && sq->fetch != sq->head) {
+	if (!sq->stopped && sq->fetch != sq->head &&
+	    mroce_wq_may_copy_locked(qp, sq,
+				     READ_ONCE(qp->state) == IB_QPS_RTS)) {
+		mroce_wq_copy_begin_locked(qp, sq);
 		swqe = mroce_wq_slot(sq, sq->fetch);
 		sq->fetch++;
 	} else {
@@ -843,6 +903,7 @@ void mroce_sq_complete(struct mroce_qp *qp, struct mroce_swqe *swqe,
 	struct mroce_wq *sq = &qp->sq;
 	struct mroce_wq_ev ev = {};
 	unsigned long flags;
+	bool wake;
 
 	spin_lock_irqsave(&sq->lock, flags);
 	if (swqe->ssn - sq->tail < sq->fetch - sq->tail &&
@@ -850,8 +911,12 @@ void mroce_sq_complete(struct mroce_qp *qp, struct mroce_swqe *swqe,
 		mroce_swqe_fail(swqe, status);
 		mroce_sq_retire_locked(qp, &ev);
 	}
+	wake = mroce_wq_copy_end_locked(qp, sq,
+					READ_ONCE(qp->state) == IB_QPS_RTS);
 	spin_unlock_irqrestore(&sq->lock, flags);
 	mroce_sq_after(qp, &ev);
+	if (unlikely(wake))
+		wake_up_var(&sq->copying);
 }
 
 /*
@@ -1246,8 +1311,15 @@ static int mroce_srq_take(struct mroce_qp *qp, struct mroce_rwqe **out)
 	int err;
 
 	spin_lock_irqsave(&qp->rq.lock, flags);
+	if (!mroce_wq_may_copy_locked(qp, &qp->rq,
+			mroce_qp_receives(READ_ONCE(qp->state)))) {
+		spin_unlock_irqrestore(&qp->rq.lock, flags);
+		return -ENOTCONN;
+	}
 	spin_lock(&srq->rq.lock);
 	err = mroce_rwq_take_locked(&srq->rq, srq->is_user, &rwqe);
+	if (!err)
+		mroce_wq_copy_begin_locked(qp, &qp->rq);
 	if (!err || err == -EINVAL) {
 		rwqe->owner = qp;
 		list_add_tail(&rwqe->qp_node, &qp->srq_taken);
@@ -1306,7 +1378,14 @@ int mroce_rq_take(struct mroce_qp *qp, struct mroce_rwqe **out)
 		return mroce_srq_take(qp, out);
 
 	spin_lock_irqsave(&rq->lock, flags);
+	if (!mroce_wq_may_copy_locked(qp, rq,
+			mroce_qp_receives(READ_ONCE(qp->state)))) {
+		spin_unlock_irqrestore(&rq->lock, flags);
+		return -ENOTCONN;
+	}
 	err = mroce_rwq_take_locked(rq, qp->is_user, &rwqe);
+	if (!err)
+		mroce_wq_copy_begin_locked(qp, rq);
 	if (err == -EINVAL)
 		mroce_rq_retire_locked(qp, &ev);
 	spin_unlock_irqrestore(&rq->lock, flags);
@@ -1340,7 +1419,7 @@ void mroce_rq_complete(struct mroce_qp *qp, struct mroce_rwqe *rwqe,
 	struct mroce_wq *rq = &qp->rq;
 	struct mroce_wq_ev ev = {};
 	unsigned long flags;
-	bool mine;
+	bool mine, wake;
 
 	spin_lock_irqsave(&rq->lock, flags);
 	if (qp->srq)
@@ -1354,8 +1433,12 @@ void mroce_rq_complete(struct mroce_qp *qp, struct mroce_rwqe *rwqe,
 		rwqe->done = true;
 		mroce_rq_retire_locked(qp, &ev);
 	}
+	wake = mroce_wq_copy_end_locked(qp, rq,
+			mroce_qp_receives(READ_ONCE(qp->state)));
 	spin_unlock_irqrestore(&rq->lock, flags);
 	mroce_rq_after(qp, &ev);
+	if (unlikely(wake))
+		wake_up_var(&rq->copying);
 }
 
 /* Flush every outstanding receive WQE; only once the transport let go. */
