@@ -66,14 +66,26 @@ _ktap_n=0
 _ktap_fail=0
 _ktap_skip=0
 
+# When each subtest ended, in milliseconds since lib.sh was sourced, beside
+# its number and name: $MROCE_TEST_OUT/subtests.tsv (the VM run keeps it
+# under build/vm/). Where a suite's wall time goes -- make check's slow
+# ones -- without a change to the TAP output; a failed write is ignored.
+_ktap_ms() { local t=${EPOCHREALTIME/[.,]/}; echo $((t / 1000)); }
+_ktap_t0=$(_ktap_ms)
+_ktap_time() {
+	{ printf '%d\t%d\t%s\n' "$_ktap_n" $(($(_ktap_ms) - _ktap_t0)) "$1" \
+		>> "$MROCE_TEST_OUT/subtests.tsv"; } 2> /dev/null || true
+}
 ktap_info() { echo "# $*"; }
-ktap_ok() { _ktap_n=$((_ktap_n + 1)); echo "ok $_ktap_n $1"; }
+ktap_ok() { _ktap_n=$((_ktap_n + 1)); _ktap_time "$1"; echo "ok $_ktap_n $1"; }
 ktap_fail() {
 	_ktap_n=$((_ktap_n + 1)); _ktap_fail=$((_ktap_fail + 1))
+	_ktap_time "$1"
 	echo "not ok $_ktap_n $1${2:+ # $2}"
 }
 ktap_skip() {
 	_ktap_n=$((_ktap_n + 1)); _ktap_skip=$((_ktap_skip + 1))
+	_ktap_time "$1"
 	echo "ok $_ktap_n $1 # SKIP $2"
 }
 
