@@ -404,22 +404,21 @@ again:
 		zc = mroce_mr_pin_is_user(pin);
 	}
 
-	/* The header goes in front later (skb_push()): reserve room for it. */
-	if (zc) {
-		skb = mroce_net_alloc_skb(mdev, hdr, GFP_ATOMIC);
-		if (!skb)
-			goto nomem;
-		skb_reserve(skb, hdr);
-		/*
-		 * The head's allocation is rounded up (a 64 B WRITE's has
-		 * 72 B of tailroom): a payload that fits there is copied, as
-		 * rxe does, rather than attached. A fragment costs a page
-		 * reference taken here and dropped when the skb is freed,
-		 * and the receiver copies it out with skb_copy_bits() where
-		 * a payload in the head is one memcpy.
-		 */
-		if (ck->len <= skb_tailroom(skb))
-			goto copy;
+	/*
+	 * One decision, copy or attach, on one head. The header goes in front
+	 * later (skb_push()): reserve room for it. A zero-copy chunk's head
+	 * is sized for the header alone, but the allocation is rounded up (a
+	 * 64 B WRITE's has 72 B of tailroom): a payload that fits there is
+	 * copied, as rxe does, rather than attached. A fragment costs a page
+	 * reference taken here and dropped when the skb is freed, and the
+	 * receiver copies it out with skb_copy_bits() where a payload in the
+	 * head is one memcpy.
+	 */
+	skb = mroce_net_alloc_skb(mdev, hdr + (zc ? 0 : ck->len), GFP_ATOMIC);
+	if (!skb)
+		goto nomem;
+	skb_reserve(skb, hdr);
+	if (zc && ck->len > skb_tailroom(skb)) {
 		if (pin)
 			err = mroce_mr_pin_walk(pin, va, ck->len,
 						mroce_tx_attach, skb, NULL);
@@ -433,14 +432,12 @@ again:
 		kfree_skb(skb);
 		if (err != -EMSGSIZE)
 			goto fault;
-		/* Too many pieces for one skb: copy instead. */
+		/* Too many pieces for one skb: a head that holds the copy. */
+		skb = mroce_net_alloc_skb(mdev, hdr + ck->len, GFP_ATOMIC);
+		if (!skb)
+			goto nomem;
+		skb_reserve(skb, hdr);
 	}
-
-	skb = mroce_net_alloc_skb(mdev, hdr + ck->len, GFP_ATOMIC);
-	if (!skb)
-		goto nomem;
-	skb_reserve(skb, hdr);
-copy:
 	if (!ck->len)
 		goto out;
 	if (pin)
