@@ -1716,6 +1716,26 @@ static int mroce_rwqe_msg_walk(struct mroce_qp *qp,
 			      priv, why);
 }
 
+/*
+ * mroce_chunk_from_mr() for packets built from a send WQE: small pieces
+ * (a small message's payload copied into its packet's head) are copied
+ * without memcpy()'s "rep movsb", see mroce_copy_small().
+ */
+static int mroce_chunk_out(void *priv, struct page *page, unsigned int off,
+			   unsigned int len)
+{
+	struct mroce_copy *c = priv;
+	const u8 *src = kmap_local_page(page);
+
+	if (len <= MROCE_COPY_SMALL)
+		mroce_copy_small(c->dst, src + off, len);
+	else
+		memcpy(c->dst, src + off, len);
+	kunmap_local(src);
+	c->dst += len;
+	return 0;
+}
+
 /**
  * mroce_swqe_copy_out() - copy part of a send WQE's message
  * @qp: the QP
@@ -1738,11 +1758,14 @@ int mroce_swqe_copy_out(struct mroce_qp *qp, const struct mroce_swqe *swqe,
 	if (swqe->is_inline) {
 		if (msg_off > swqe->length || len > swqe->length - msg_off)
 			return mroce_msg_bounds(why);
-		memcpy(dst, swqe->inline_data + msg_off, len);
+		if (len <= MROCE_COPY_SMALL)
+			mroce_copy_small(dst, swqe->inline_data + msg_off, len);
+		else
+			memcpy(dst, swqe->inline_data + msg_off, len);
 		return 0;
 	}
 	return mroce_swqe_msg_walk(qp, swqe, msg_off, len, 0,
-				   mroce_chunk_from_mr, &c, why);
+				   mroce_chunk_out, &c, why);
 }
 
 /**
