@@ -284,6 +284,36 @@ mroce_mr_pin_covers(const struct mroce_mr_pin *pin, u32 key, int access,
 	       iova - pin->iova <= pin->len - len;
 }
 
+/**
+ * mroce_mr_pin_clone() - copy a pin whose MR is still as it was checked
+ * @dst: the pin to fill (empty)
+ * @src: a pin (not empty)
+ *
+ * For a cache of pins. The MR's generation has not moved since @src's
+ * lookup, so its registration, and with it what that lookup checked for
+ * @src's key, rights and range (state, PD, rights, bounds), still holds:
+ * @dst is what a lookup now would have pinned for an access that
+ * mroce_mr_pin_covers(@src, ...) accepts, by a user in the same PD. It
+ * keeps @src's generation, so an invalidation after this makes its walks
+ * fail as it would a fresh pin's. Reading gen without the MR's seqcount is
+ * enough: the walks check it again under it.
+ *
+ * Return: false if the MR changed since @src was taken (@dst stays empty;
+ * look the key up again).
+ */
+static __always_inline bool mroce_mr_pin_clone(struct mroce_mr_pin *dst,
+					       const struct mroce_mr_pin *src)
+{
+	struct mroce_mr *mr = src->mr;
+
+	if (READ_ONCE(mr->gen) != src->gen)
+		return false;
+	/* @src holds the struct, so hold is not zero. */
+	refcount_inc(&mr->hold);
+	*dst = *src;
+	return true;
+}
+
 /* The responder's rkey caches (struct mroce_qp's wr_pin and rd_pin). */
 int mroce_rkey_pin(struct mroce_qp *qp, struct mroce_mr_pin *pin, u32 rkey,
 		   int access, u64 iova, u64 len, enum mroce_mr_err *why);
@@ -484,6 +514,12 @@ struct mroce_wq {
 	bool			parked;		/* the tail waits for CQ room */
 	bool			is_send;	/* mroce_swqe slots, else rwqe */
 	struct list_head	cq_wait;	/* on its CQ's waiters, cq->lock */
+	/*
+	 * The SQ of an RC QP: the last pin a send WQE took, which the next
+	 * WQE's pin copies instead of a lookup (mroce_sge_walk()). Used under
+	 * the transport's connection lock, like the WQE pins.
+	 */
+	struct mroce_mr_pin	lkey_cache;
 };
 
 static inline void *mroce_wq_slot(const struct mroce_wq *wq, u32 idx)

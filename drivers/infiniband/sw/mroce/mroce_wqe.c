@@ -129,6 +129,7 @@ static void mroce_wq_unpin_all(struct mroce_wq *wq)
 {
 	u32 i;
 
+	mroce_mr_unpin(&wq->lkey_cache);
 	for (i = wq->tail; i != wq->head; i++) {
 		if (wq->is_send)
 			mroce_mr_unpin(&((struct mroce_swqe *)
@@ -1580,7 +1581,45 @@ struct mroce_sgl {
 	u32			length;		/* sum of the SGE lengths */
 	struct mroce_mr_pin	*pin;
 	u32			*pin_sge;
+	struct mroce_mr_pin	*cache;		/* the queue's, or NULL */
 };
+
+/*
+ * A new pin for SGE @i of a WQE: a copy of the queue's cache if that
+ * covers the whole SGE and its MR did not change since, else a lookup,
+ * which then refills the cache. The whole SGE, not only this piece: a
+ * WQE's pin must cover every later packet of the SGE that a lookup's pin
+ * would, or a later packet would look the key up again in the middle of
+ * the message (a WQE's pin never re-pins, mroce_sge_walk()). A user's send WQEs mostly name the buffers the
+ * last one did (ib_write_lat: every one), and the copy skips the key
+ * lookup and the reference round of the lookup (two locked atomics); the
+ * hold a pin takes stays. Kernel QPs do not use the cache: their SGEs name
+ * a new buffer with the local DMA lkey each time, and a pin covers only
+ * its SGE.
+ */
+static int mroce_sge_pin(struct mroce_qp *qp, const struct mroce_sgl *l,
+			 u32 i, u64 addr, u32 piece, int access,
+			 enum mroce_mr_err *why)
+{
+	const struct ib_sge *sge = &l->sge[i];
+	int err;
+
+	if (l->cache && mroce_mr_pin_covers(l->cache, sge->lkey, access,
+					    sge->addr, sge->length)) {
+		/* A new WQE's pin is empty: no call to let it go. */
+		if (l->pin->mr)
+			mroce_mr_unpin(l->pin);
+		if (likely(mroce_mr_pin_clone(l->pin, l->cache)))
+			return 0;
+	}
+	err = mroce_mr_pin_sge(mroce_qp_dev(qp), qp->ibqp.pd, access, sge,
+			       addr, piece, l->pin, why);
+	if (err || !l->cache)
+		return err;
+	mroce_mr_unpin(l->cache);
+	mroce_mr_pin_clone(l->cache, l->pin);
+	return 0;
+}
 
 /*
  * Visit @piece bytes at @addr of SGE @i through a pin on that SGE (as much
@@ -1593,13 +1632,12 @@ static int mroce_sge_walk(struct mroce_qp *qp, const struct mroce_sgl *l,
 			  u32 i, u64 addr, u32 piece, int access,
 			  mroce_chunk_fn fn, void *priv, enum mroce_mr_err *why)
 {
-	const struct ib_sge *sge = &l->sge[i];
 	int err;
 
 	if (*l->pin_sge != i ||
-	    !mroce_mr_pin_covers(l->pin, sge->lkey, access, addr, piece)) {
-		err = mroce_mr_pin_sge(mroce_qp_dev(qp), qp->ibqp.pd, access,
-				       sge, addr, piece, l->pin, why);
+	    !mroce_mr_pin_covers(l->pin, l->sge[i].lkey, access, addr,
+				 piece)) {
+		err = mroce_sge_pin(qp, l, i, addr, piece, access, why);
 		if (err)
 			return err;
 		*l->pin_sge = i;
@@ -1682,6 +1720,18 @@ static int mroce_msg_walk(struct mroce_qp *qp, const struct mroce_sgl *l,
 }
 
 /*
+ * The SQ's lkey cache, for the send WQEs of a user's RC QP: the transport
+ * walks those only under the connection lock of the QP's peer, which
+ * serialises the cache as it does the WQE pins. UD and GSI sends may run
+ * on several CPUs at once (mroce_ud.c): no cache.
+ */
+static struct mroce_mr_pin *mroce_sq_lkey_cache(struct mroce_qp *qp)
+{
+	return qp->is_user && qp->ibqp.qp_type == IB_QPT_RC ?
+	       &qp->sq.lkey_cache : NULL;
+}
+
+/*
  * The pin cache of a WQE is verbs-private state that changes under the
  * transport's const view of the WQE, like a cache should: whoever walks a
  * WQE's data owns it at that moment (the transport, under its connection
@@ -1696,6 +1746,7 @@ static int mroce_swqe_msg_walk(struct mroce_qp *qp,
 	struct mroce_sgl l = {
 		.sge = w->sge, .num_sge = w->num_sge, .length = w->length,
 		.pin = &w->pin, .pin_sge = &w->pin_sge,
+		.cache = mroce_sq_lkey_cache(qp),
 	};
 
 	return mroce_msg_walk(qp, &l, msg_off, len, access, fn, priv, why);
