@@ -2255,6 +2255,83 @@ static void test_dereg_under_traffic(const char *peer)
 }
 
 /*
+ * The requester keeps the last lkey pin of a user RC QP's SQ and lets the
+ * next WQE copy it while the MR's generation holds and it covers the
+ * WQE's whole SGE. WRITEs from one buffer: 64 B (copied into the packet),
+ * then twice LEN (zero-copy, several packets): the first of those misses
+ * the cache (a longer SGE) and refills it, the second copies it. Then
+ * deregister the source MR: a WRITE from the old lkey must fail with
+ * IBV_WC_LOC_PROT_ERR and send nothing, as a lookup per WQE would. Then
+ * the same buffer under a new MR on a new QP pair (the first left RTS)
+ * works again.
+ */
+static void test_lkey_after_dereg(const char *peer)
+{
+	enum { LEN = 12000 };
+	static const int lens[] = { 64, LEN, LEN };
+	static char sbuf[LEN], rbuf[LEN];
+	struct ibv_mr *smr, *rmr;
+	struct ibv_wc wc;
+	struct ibv_sge sge;
+	struct rc_pair p;
+	const char *st;
+	int i, untouched;
+
+	rc_pair_open(&p, peer, 4, 1, "lkey after dereg");
+	rmr = ibv_reg_mr(p.pd2, rbuf, LEN, IBV_ACCESS_LOCAL_WRITE |
+			 IBV_ACCESS_REMOTE_WRITE);
+	smr = ibv_reg_mr(pd, sbuf, LEN, IBV_ACCESS_LOCAL_WRITE);
+	if (!rmr || !smr)
+		die("lkey after dereg: MRs");
+	for (i = 0; i < 3; i++) {
+		sge = (struct ibv_sge){ (uintptr_t)sbuf, lens[i], smr->lkey };
+		fill_msg(sbuf, lens[i], i + 1);
+		memset(rbuf, 0, LEN);
+		st = rdma1(&p, i + 1, IBV_WR_RDMA_WRITE, &sge, (uintptr_t)rbuf,
+			   rmr->rkey, &wc);
+		for (untouched = lens[i]; untouched < LEN; untouched++)
+			if (rbuf[untouched])
+				break;
+		CHECK(wc.status == IBV_WC_SUCCESS &&
+		      !memcmp(rbuf, sbuf, lens[i]) && untouched == LEN,
+		      "lkey after dereg: WRITE %d (%d B) from the same buffer lands, every byte checked, nothing past it (%s)",
+		      i + 1, lens[i], st);
+	}
+
+	CHECK(!ibv_dereg_mr(smr), "lkey after dereg: dereg_mr of the source");
+	fill_msg(sbuf, LEN, 4);
+	memset(rbuf, 0x5a, LEN);
+	st = rdma1(&p, 4, IBV_WR_RDMA_WRITE, &sge, (uintptr_t)rbuf, rmr->rkey,
+		   &wc);
+	CHECK(wc.status == IBV_WC_LOC_PROT_ERR,
+	      "lkey after dereg: a WRITE from the old lkey fails with LOC_PROT_ERR (%s)",
+	      st);
+	for (untouched = 0; untouched < LEN; untouched++)
+		if (rbuf[untouched] != 0x5a)
+			break;
+	CHECK(untouched == LEN,
+	      "lkey after dereg: nothing of it reached the peer's buffer (first change at %d)",
+	      untouched);
+	rc_pair_close(&p, NULL, rmr);
+
+	rc_pair_open(&p, peer, 4, 1, "lkey after dereg");
+	rmr = ibv_reg_mr(p.pd2, rbuf, LEN, IBV_ACCESS_LOCAL_WRITE |
+			 IBV_ACCESS_REMOTE_WRITE);
+	smr = ibv_reg_mr(pd, sbuf, LEN, IBV_ACCESS_LOCAL_WRITE);
+	if (!rmr || !smr)
+		die("lkey after dereg: MRs again");
+	sge = (struct ibv_sge){ (uintptr_t)sbuf, LEN, smr->lkey };
+	fill_msg(sbuf, LEN, 5);
+	memset(rbuf, 0, LEN);
+	st = rdma1(&p, 5, IBV_WR_RDMA_WRITE, &sge, (uintptr_t)rbuf, rmr->rkey,
+		   &wc);
+	CHECK(wc.status == IBV_WC_SUCCESS && !memcmp(rbuf, sbuf, LEN),
+	      "lkey after dereg: the buffer under a new MR sends again, every byte checked (%s)",
+	      st);
+	rc_pair_close(&p, smr, rmr);
+}
+
+/*
  * With a transport, run by mroce_verbs.sh with netem losing packets from the
  * responder: WRITEs of several packets each with a deregistered rkey, each on
  * a fresh pair, must all fail with IBV_WC_REM_ACCESS_ERR. The responder's QP
@@ -2907,6 +2984,7 @@ int main(int argc, char **argv)
 		test_one_deep(argv[3]);
 		test_sge_past_mr(argv[3]);
 		test_rkey_after_dereg(argv[3]);
+		test_lkey_after_dereg(argv[3]);
 		test_dereg_under_traffic(argv[3]);
 		test_cq_overflow_counted(argv[1], argv[3]);
 		test_send_to_destroyed_qp(argv[3]);
