@@ -1157,7 +1157,7 @@ void mroce_rx_conn_req(struct mroce_dev *mdev, struct sk_buff *skb)
 
 /* NAK UNKNOWN_CONN: the peer lost the connection we sent on. */
 static void mroce_rx_unknown(const struct mroce_rx_meta *meta,
-			     const struct mroce_pkt *pkt)
+			     const struct mroce_pkt *pkt, unsigned int len)
 {
 	struct mroce_peer *peer;
 	struct mroce_dev *mdev;
@@ -1167,6 +1167,7 @@ static void mroce_rx_unknown(const struct mroce_rx_meta *meta,
 	if (!mdev)
 		return;
 	mroce_counter_inc(mdev, MROCE_CNT_RCVD_PKTS);
+	mroce_counter_add(mdev, MROCE_CNT_RCVD_BYTES, len);
 	mroce_counter_nak(mdev, false, pkt->u.nak.code);
 	rcu_read_lock();
 	peer = mroce_peer_lookup(mdev, &meta->saddr);
@@ -1237,7 +1238,7 @@ static void mroce_rx_one(struct sk_buff *skb, const struct mroce_rx_meta *meta,
 	case MROCE_OP_NAK:
 		if (!pkt.c.dst_conn) {
 			mroce_rx_burst_end(bu, true);
-			mroce_rx_unknown(meta, &pkt);
+			mroce_rx_unknown(meta, &pkt, skb->len);
 			goto free;
 		}
 		break;
