@@ -1996,6 +1996,17 @@ static void test_srq_error_full_cq(const char *peer)
 	srq_pair_close(&p, rmr, smr);
 }
 
+/* The first byte of @buf[0..@len) that is not @c, or @len. */
+static size_t first_not(const void *buf, size_t len, unsigned char c)
+{
+	const unsigned char *b = buf;
+	size_t i;
+
+	for (i = 0; i < len && b[i] == c; i++)
+		;
+	return i;
+}
+
 /*
  * With a transport: a receive SGE of 16 KiB whose MR holds only its first
  * 8 KiB (a buffer sized for the largest message, registered for the ones
@@ -2059,9 +2070,7 @@ static void test_sge_past_mr(const char *peer)
 	CHECK(n2 == 1 && wc2.wr_id == 3 && wc2.status != IBV_WC_SUCCESS,
 	      "SGE past its MR: the receive completes in error (%s)",
 	      n2 == 1 ? ibv_wc_status_str(wc2.status) : "no completion");
-	for (untouched = 0; untouched < SGE - MRLEN; untouched++)
-		if (rbuf[MRLEN + untouched] != 0x5a)
-			break;
+	untouched = first_not(rbuf + MRLEN, SGE - MRLEN, 0x5a);
 	CHECK(untouched == SGE - MRLEN,
 	      "SGE past its MR: nothing written past the MR (first change at +%d)",
 	      untouched);
@@ -2150,9 +2159,7 @@ static void test_rkey_after_dereg(const char *peer)
 	CHECK(wc.status == IBV_WC_REM_ACCESS_ERR,
 	      "rkey after dereg: a WRITE with the old rkey fails with REM_ACCESS_ERR (%s)",
 	      st);
-	for (untouched = 0; untouched < LEN; untouched++)
-		if (rbuf[untouched] != 0x5a)
-			break;
+	untouched = first_not(rbuf, LEN, 0x5a);
 	CHECK(untouched == LEN,
 	      "rkey after dereg: nothing written into the deregistered buffer (first change at %d)",
 	      untouched);
@@ -2289,9 +2296,7 @@ static void test_lkey_after_dereg(const char *peer)
 		memset(rbuf, 0, LEN);
 		st = rdma1(&p, i + 1, IBV_WR_RDMA_WRITE, &sge, (uintptr_t)rbuf,
 			   rmr->rkey, &wc);
-		for (untouched = lens[i]; untouched < LEN; untouched++)
-			if (rbuf[untouched])
-				break;
+		untouched = lens[i] + first_not(rbuf + lens[i], LEN - lens[i], 0);
 		CHECK(wc.status == IBV_WC_SUCCESS &&
 		      !memcmp(rbuf, sbuf, lens[i]) && untouched == LEN,
 		      "lkey after dereg: WRITE %d (%d B) from the same buffer lands, every byte checked, nothing past it (%s)",
@@ -2306,9 +2311,7 @@ static void test_lkey_after_dereg(const char *peer)
 	CHECK(wc.status == IBV_WC_LOC_PROT_ERR,
 	      "lkey after dereg: a WRITE from the old lkey fails with LOC_PROT_ERR (%s)",
 	      st);
-	for (untouched = 0; untouched < LEN; untouched++)
-		if (rbuf[untouched] != 0x5a)
-			break;
+	untouched = first_not(rbuf, LEN, 0x5a);
 	CHECK(untouched == LEN,
 	      "lkey after dereg: nothing of it reached the peer's buffer (first change at %d)",
 	      untouched);
@@ -2579,16 +2582,6 @@ static const char *atomic1(struct rc_pair *p, uint64_t wr_id,
 	wr.wr.atomic.compare_add = compare_add;
 	wr.wr.atomic.swap = swap;
 	return post1(p, &wr, wc);
-}
-
-/* The first byte of @buf[0..@len) that is not @c, or @len. */
-static size_t first_not(const unsigned char *buf, size_t len, unsigned char c)
-{
-	size_t i;
-
-	for (i = 0; i < len && buf[i] == c; i++)
-		;
-	return i;
 }
 
 /*
