@@ -2110,6 +2110,31 @@ static const char *rdma1(struct rc_pair *p, uint64_t wr_id,
 }
 
 /*
+ * A WRITE after its key's MR was deregistered (@what: "rkey" or "lkey",
+ * the one that went) fails with @want and leaves @rbuf as it was.
+ */
+static void write_after_dereg(struct rc_pair *p, uint64_t wr_id,
+			      struct ibv_sge *sge, void *rbuf,
+			      uint32_t rkey, const char *what,
+			      enum ibv_wc_status want)
+{
+	struct ibv_wc wc;
+	const char *st;
+	size_t untouched;
+
+	memset(rbuf, 0x5a, sge->length);
+	st = rdma1(p, wr_id, IBV_WR_RDMA_WRITE, sge, (uintptr_t)rbuf, rkey,
+		   &wc);
+	CHECK(wc.status == want,
+	      "%s after dereg: a WRITE with the old %s fails with %s (%s)",
+	      what, what, ibv_wc_status_str(want), st);
+	untouched = first_not(rbuf, sge->length, 0x5a);
+	CHECK(untouched == sge->length,
+	      "%s after dereg: nothing written into the target buffer (first change at %zu)",
+	      what, untouched);
+}
+
+/*
  * With a transport: the responder looks an rkey up once per message and
  * caches the MR per QP. WRITE and READ of several packets each through an
  * rkey, then deregister the MR: a WRITE with the old rkey must fail with
@@ -2124,7 +2149,6 @@ static void test_rkey_after_dereg(const char *peer)
 	struct ibv_sge sge;
 	struct rc_pair p;
 	const char *st;
-	int untouched;
 	uint32_t rkey;
 
 	rc_pair_open(&p, peer, 4, 1, "rkey after dereg");
@@ -2153,16 +2177,9 @@ static void test_rkey_after_dereg(const char *peer)
 	      LEN, st);
 
 	CHECK(!ibv_dereg_mr(rmr), "rkey after dereg: dereg_mr on the peer");
-	memset(rbuf, 0x5a, LEN);
 	fill_msg(sbuf, LEN, 8);
-	st = rdma1(&p, 3, IBV_WR_RDMA_WRITE, &sge, (uintptr_t)rbuf, rkey, &wc);
-	CHECK(wc.status == IBV_WC_REM_ACCESS_ERR,
-	      "rkey after dereg: a WRITE with the old rkey fails with REM_ACCESS_ERR (%s)",
-	      st);
-	untouched = first_not(rbuf, LEN, 0x5a);
-	CHECK(untouched == LEN,
-	      "rkey after dereg: nothing written into the deregistered buffer (first change at %d)",
-	      untouched);
+	write_after_dereg(&p, 3, &sge, rbuf, rkey, "rkey",
+			  IBV_WC_REM_ACCESS_ERR);
 	rc_pair_close(&p, smr, spare_mr);
 }
 
@@ -2305,16 +2322,8 @@ static void test_lkey_after_dereg(const char *peer)
 
 	CHECK(!ibv_dereg_mr(smr), "lkey after dereg: dereg_mr of the source");
 	fill_msg(sbuf, LEN, 4);
-	memset(rbuf, 0x5a, LEN);
-	st = rdma1(&p, 4, IBV_WR_RDMA_WRITE, &sge, (uintptr_t)rbuf, rmr->rkey,
-		   &wc);
-	CHECK(wc.status == IBV_WC_LOC_PROT_ERR,
-	      "lkey after dereg: a WRITE from the old lkey fails with LOC_PROT_ERR (%s)",
-	      st);
-	untouched = first_not(rbuf, LEN, 0x5a);
-	CHECK(untouched == LEN,
-	      "lkey after dereg: nothing of it reached the peer's buffer (first change at %d)",
-	      untouched);
+	write_after_dereg(&p, 4, &sge, rbuf, rmr->rkey,
+			  "lkey", IBV_WC_LOC_PROT_ERR);
 	rc_pair_close(&p, NULL, rmr);
 
 	rc_pair_open(&p, peer, 4, 1, "lkey after dereg");

@@ -1590,12 +1590,12 @@ struct mroce_sgl {
  * which then refills the cache. The whole SGE, not only this piece: a
  * WQE's pin must cover every later packet of the SGE that a lookup's pin
  * would, or a later packet would look the key up again in the middle of
- * the message (a WQE's pin never re-pins, mroce_sge_walk()). A user's send WQEs mostly name the buffers the
- * last one did (ib_write_lat: every one), and the copy skips the key
- * lookup and the reference round of the lookup (two locked atomics); the
- * hold a pin takes stays. Kernel QPs do not use the cache: their SGEs name
- * a new buffer with the local DMA lkey each time, and a pin covers only
- * its SGE.
+ * the message (a WQE's pin never re-pins, mroce_sge_walk()). A user's
+ * send WQEs mostly name the buffers the last one did (ib_write_lat: every
+ * one), and the copy skips the key lookup and the reference round of the
+ * lookup (two locked atomics); the hold a pin takes stays. Kernel QPs do
+ * not use the cache: their SGEs name a new buffer with the local DMA lkey
+ * each time, and a pin covers only its SGE.
  */
 static int mroce_sge_pin(struct mroce_qp *qp, const struct mroce_sgl *l,
 			 u32 i, u64 addr, u32 piece, int access,
