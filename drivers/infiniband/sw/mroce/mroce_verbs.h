@@ -376,6 +376,20 @@ static __always_inline void mroce_copy_small(void *dst, const void *src,
 	}
 }
 
+/*
+ * memcpy() for copies of any length: the small ones, which are most of
+ * a latency benchmark's (a 64 B payload, a 16 B scatter list), through
+ * mroce_copy_small().
+ */
+static __always_inline void mroce_memcpy(void *dst, const void *src,
+					 size_t len)
+{
+	if (len <= MROCE_COPY_SMALL)
+		mroce_copy_small(dst, src, len);
+	else
+		memcpy(dst, src, len);
+}
+
 int mroce_chunk_to_mr(void *priv, struct page *page, unsigned int off,
 		      unsigned int len);
 int mroce_chunk_from_mr(void *priv, struct page *page, unsigned int off,

@@ -308,11 +308,16 @@ static __always_inline void mroce_swqe_init(struct mroce_swqe *swqe, u32 ssn)
 /*
  * Copy one user send WQE into the shadow. Every field of the user entry
  * that we use is read exactly once (READ_ONCE into a local or the shadow;
- * the SGE list and inline data with one memcpy each) and only the copies
+ * the SGE list and inline data with one copy each) and only the copies
  * are checked and used, so user space changing the ring under us can at
  * worst change what it asked for, never what we validated. Only the fields
  * the opcode needs are read, straight into the shadow; the SGE lengths are
- * summed from the shadow's copy.
+ * summed from the shadow's copy. The copies are mroce_memcpy(): a list of
+ * up to four SGEs (16 B each) or up to 64 B of inline data is copied
+ * without memcpy()'s "rep movsb" (one TCG block per byte: 18 blocks for
+ * ib_write_lat's one SGE, session 48). mroce_copy_small() may read a byte
+ * of the ring twice, but writes it once into the shadow per read, and
+ * only the shadow is used after the copy: the same as one torn memcpy().
  */
 static void mroce_swqe_from_user(struct mroce_qp *qp, struct mroce_swqe *swqe,
 				 const struct rxe_send_wqe *u, u32 ssn)
@@ -385,7 +390,8 @@ static void mroce_swqe_from_user(struct mroce_qp *qp, struct mroce_swqe *swqe,
 				mroce_swqe_fail(swqe, IB_WC_LOC_LEN_ERR);
 				return;
 			}
-			memcpy(swqe->inline_data, u->dma.inline_data, length);
+			mroce_memcpy(swqe->inline_data, u->dma.inline_data,
+				     length);
 			swqe->is_inline = true;
 			swqe->length = length;
 		} else {
@@ -394,8 +400,8 @@ static void mroce_swqe_from_user(struct mroce_qp *qp, struct mroce_swqe *swqe,
 				mroce_swqe_fail(swqe, IB_WC_LOC_QP_OP_ERR);
 				return;
 			}
-			memcpy(swqe->sge, u->dma.sge,
-			       num_sge * sizeof(struct ib_sge));
+			mroce_memcpy(swqe->sge, u->dma.sge,
+				     num_sge * sizeof(struct ib_sge));
 			swqe->num_sge = num_sge;
 			status = mroce_sge_sum(swqe->sge, num_sge,
 					       &swqe->length);
@@ -1088,7 +1094,10 @@ static void mroce_rwqe_fail(struct mroce_rwqe *rwqe, enum ib_wc_status status)
 	rwqe->done = true;
 }
 
-/* Copy one user receive WQE; each field read once. Marks bad ones done. */
+/*
+ * Copy one user receive WQE; each field read once (the SGE list as in
+ * mroce_swqe_from_user()). Marks bad ones done.
+ */
 static void mroce_rwqe_from_user(struct mroce_wq *wq, struct mroce_rwqe *rwqe,
 				 const struct rxe_recv_wqe *u, u32 seq)
 {
@@ -1101,7 +1110,7 @@ static void mroce_rwqe_from_user(struct mroce_wq *wq, struct mroce_rwqe *rwqe,
 		mroce_rwqe_fail(rwqe, IB_WC_LOC_QP_OP_ERR);
 		return;
 	}
-	memcpy(rwqe->sge, u->dma.sge, num_sge * sizeof(struct ib_sge));
+	mroce_memcpy(rwqe->sge, u->dma.sge, num_sge * sizeof(struct ib_sge));
 	rwqe->num_sge = num_sge;
 	if (mroce_sge_sum(rwqe->sge, num_sge, &rwqe->length))
 		mroce_rwqe_fail(rwqe, IB_WC_LOC_LEN_ERR);
@@ -1778,10 +1787,7 @@ static int mroce_chunk_out(void *priv, struct page *page, unsigned int off,
 	struct mroce_copy *c = priv;
 	const u8 *src = kmap_local_page(page);
 
-	if (len <= MROCE_COPY_SMALL)
-		mroce_copy_small(c->dst, src + off, len);
-	else
-		memcpy(c->dst, src + off, len);
+	mroce_memcpy(c->dst, src + off, len);
 	kunmap_local(src);
 	c->dst += len;
 	return 0;
@@ -1809,10 +1815,7 @@ int mroce_swqe_copy_out(struct mroce_qp *qp, const struct mroce_swqe *swqe,
 	if (swqe->is_inline) {
 		if (msg_off > swqe->length || len > swqe->length - msg_off)
 			return mroce_msg_bounds(why);
-		if (len <= MROCE_COPY_SMALL)
-			mroce_copy_small(dst, swqe->inline_data + msg_off, len);
-		else
-			memcpy(dst, swqe->inline_data + msg_off, len);
+		mroce_memcpy(dst, swqe->inline_data + msg_off, len);
 		return 0;
 	}
 	return mroce_swqe_msg_walk(qp, swqe, msg_off, len, 0,
