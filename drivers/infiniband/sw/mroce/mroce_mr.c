@@ -644,14 +644,21 @@ void mroce_mr_unpin(struct mroce_mr_pin *pin)
 	pin->mr = NULL;
 }
 
-/* Copy actors the pin paths below inline (mroce_chunk_fn). */
+/*
+ * Copy actors the pin paths below inline (mroce_chunk_fn). Both copy
+ * through mroce_memcpy(): a small payload (a 64 B WRITE's, a small READ
+ * response's) is copied without memcpy()'s string instructions, which
+ * TCG runs one block per byte ("rep movsb") or per word ("rep movsq").
+ */
 static __always_inline int __mroce_chunk_from_mr(void *priv, struct page *page,
 						 unsigned int off,
 						 unsigned int len)
 {
 	struct mroce_copy *c = priv;
+	const u8 *src = kmap_local_page(page);
 
-	memcpy_from_page(c->dst, page, off, len);
+	mroce_memcpy(c->dst, src + off, len);
+	kunmap_local(src);
 	c->dst += len;
 	return 0;
 }
@@ -742,15 +749,29 @@ int mroce_mr_pin_walk(struct mroce_mr_pin *pin, u64 iova, u64 len,
 				   why ? why : &dummy);
 }
 
-/* Copy @len bytes at @iova out of a pinned range into @dst. */
+/**
+ * mroce_mr_pin_copy_from() - copy part of a pinned range out
+ * @pin: a pin from mroce_mr_pin_sge() or mroce_rkey_pin()
+ * @iova: first byte, inside the pinned range
+ * @dst: kernel buffer
+ * @len: bytes
+ * @why: on -ESTALE or -EFAULT, the reason; may be NULL
+ *
+ * mroce_mr_pin_walk() with the copy inlined: the packets built from a send
+ * WQE and from a READ request copy through here, a direct call where the
+ * walk would reach its chunk function through an indirect call (a
+ * retpoline thunk in distribution kernels).
+ *
+ * Return: as mroce_mr_pin_walk().
+ */
 int mroce_mr_pin_copy_from(struct mroce_mr_pin *pin, u64 iova, void *dst,
-			   u32 len)
+			   u32 len, enum mroce_mr_err *why)
 {
 	struct mroce_copy c = { .dst = dst };
-	enum mroce_mr_err why;
+	enum mroce_mr_err dummy;
 
 	return __mroce_mr_pin_walk(pin, iova, len, __mroce_chunk_from_mr, &c,
-				   &why);
+				   why ? why : &dummy);
 }
 
 /*
@@ -854,12 +875,6 @@ int mroce_chunk_to_mr(void *priv, struct page *page, unsigned int off,
 	memcpy_to_page(page, off, c->src, len);
 	c->src += len;
 	return 0;
-}
-
-int mroce_chunk_from_mr(void *priv, struct page *page, unsigned int off,
-			unsigned int len)
-{
-	return __mroce_chunk_from_mr(priv, page, off, len);
 }
 
 int mroce_chunk_skb_to_mr(void *priv, struct page *page, unsigned int off,

@@ -442,7 +442,7 @@ again:
 		goto out;
 	if (pin)
 		err = mroce_mr_pin_copy_from(pin, va, skb_put(skb, ck->len),
-					     ck->len);
+					     ck->len, NULL);
 	else
 		err = mroce_swqe_copy_out(qp, ck->swqe, ck->off,
 					  skb_put(skb, ck->len), ck->len,

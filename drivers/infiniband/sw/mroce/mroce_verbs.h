@@ -259,7 +259,7 @@ void mroce_mr_unpin(struct mroce_mr_pin *pin);
 int mroce_mr_pin_walk(struct mroce_mr_pin *pin, u64 iova, u64 len,
 		      mroce_chunk_fn fn, void *priv, enum mroce_mr_err *why);
 int mroce_mr_pin_copy_from(struct mroce_mr_pin *pin, u64 iova, void *dst,
-			   u32 len);
+			   u32 len, enum mroce_mr_err *why);
 bool mroce_mr_pin_is_user(const struct mroce_mr_pin *pin);
 
 /**
@@ -392,8 +392,6 @@ static __always_inline void mroce_memcpy(void *dst, const void *src,
 
 int mroce_chunk_to_mr(void *priv, struct page *page, unsigned int off,
 		      unsigned int len);
-int mroce_chunk_from_mr(void *priv, struct page *page, unsigned int off,
-			unsigned int len);
 int mroce_chunk_skb_to_mr(void *priv, struct page *page, unsigned int off,
 			  unsigned int len);
 

@@ -1635,12 +1635,16 @@ static int mroce_sge_pin(struct mroce_qp *qp, const struct mroce_sgl *l,
  * of it as its MR holds, see mroce_mr_pin_sge()). Segmentation and
  * placement mostly move through a message in order, so one pin per WQE, on
  * the SGE last used, saves the key lookup and rights check for every
- * packet but the first of each SGE.
+ * packet but the first of each SGE. A NULL @fn copies the bytes out to the
+ * struct mroce_copy at @priv (mroce_swqe_copy_out()): through
+ * mroce_mr_pin_copy_from(), which has the copy inlined, instead of an
+ * indirect call per piece to a chunk function.
  */
 static int mroce_sge_walk(struct mroce_qp *qp, const struct mroce_sgl *l,
 			  u32 i, u64 addr, u32 piece, int access,
 			  mroce_chunk_fn fn, void *priv, enum mroce_mr_err *why)
 {
+	struct mroce_copy *c;
 	int err;
 
 	if (*l->pin_sge != i ||
@@ -1651,14 +1655,22 @@ static int mroce_sge_walk(struct mroce_qp *qp, const struct mroce_sgl *l,
 			return err;
 		*l->pin_sge = i;
 	}
-	err = mroce_mr_pin_walk(l->pin, addr, piece, fn, priv, why);
+	if (fn) {
+		err = mroce_mr_pin_walk(l->pin, addr, piece, fn, priv, why);
+	} else {
+		c = priv;
+		err = mroce_mr_pin_copy_from(l->pin, addr, c->dst, piece, why);
+		if (!err)
+			c->dst += piece;
+	}
 	/* A WQE's pin never re-pins: its message fails with the MR's rights. */
 	return err == -ESTALE ? -EACCES : err;
 }
 
 /*
  * Visit bytes [msg_off, msg_off + len) of a message described by an SGE
- * list, through each SGE's lkey, checked for @access in the QP's PD.
+ * list, through each SGE's lkey, checked for @access in the QP's PD; a
+ * NULL @fn copies them out (mroce_sge_walk()).
  *
  * Return: 0; -EFAULT if the range does not fit the list or an MR's pages
  * (*why = MROCE_MR_BOUNDS); -EACCES if a key does not check out (*why
@@ -1776,23 +1788,6 @@ static int mroce_rwqe_msg_walk(struct mroce_qp *qp,
 			      priv, why);
 }
 
-/*
- * mroce_chunk_from_mr() for packets built from a send WQE: small pieces
- * (a small message's payload copied into its packet's head) are copied
- * without memcpy()'s "rep movsb", see mroce_copy_small().
- */
-static int mroce_chunk_out(void *priv, struct page *page, unsigned int off,
-			   unsigned int len)
-{
-	struct mroce_copy *c = priv;
-	const u8 *src = kmap_local_page(page);
-
-	mroce_memcpy(c->dst, src + off, len);
-	kunmap_local(src);
-	c->dst += len;
-	return 0;
-}
-
 /**
  * mroce_swqe_copy_out() - copy part of a send WQE's message
  * @qp: the QP
@@ -1818,8 +1813,8 @@ int mroce_swqe_copy_out(struct mroce_qp *qp, const struct mroce_swqe *swqe,
 		mroce_memcpy(dst, swqe->inline_data + msg_off, len);
 		return 0;
 	}
-	return mroce_swqe_msg_walk(qp, swqe, msg_off, len, 0,
-				   mroce_chunk_out, &c, why);
+	/* NULL: the copy, inlined in mroce_mr_pin_copy_from(). */
+	return mroce_swqe_msg_walk(qp, swqe, msg_off, len, 0, NULL, &c, why);
 }
 
 /**
