@@ -675,7 +675,7 @@ static __always_inline int __mroce_chunk_skb_to_mr(void *priv,
 	/* A small packet's payload is in the head: skb_copy_bits() would. */
 	if (likely(c->skb_off >= 0 &&
 		   c->skb_off + len <= skb_headlen(c->skb)))
-		memcpy(kaddr + off, c->skb->data + c->skb_off, len);
+		mroce_memcpy(kaddr + off, c->skb->data + c->skb_off, len);
 	else
 		err = skb_copy_bits(c->skb, c->skb_off, kaddr + off, len);
 	kunmap_local(kaddr);
