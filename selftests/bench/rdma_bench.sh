@@ -79,6 +79,10 @@
 #                    back after the round's bulk rows (a second load of each
 #                    driver); 0: each column's latency rows next to its own
 #                    bulk rows (the order before session 28)
+#   BENCH_TCP_GSO    1 (default): kernel TCP as configured (TSO/GSO on the
+#                    veth: netem drops or passes a whole GSO skb of up to
+#                    64 KiB); 0: TSO and GSO off on veth00 for the TCP rows,
+#                    so netem's loss hits single segments
 #   BENCH_PIN        "S:C": perftest's server runs on CPU S, its client on
 #                    CPU C (taskset), for both drivers; "none": wherever
 #                    the scheduler puts them (default: none). Every sample
@@ -99,6 +103,9 @@ SIZE=65536
 LAT_ITERS=${BENCH_LAT_ITERS:-1000}
 DRIVERS=${BENCH_DRIVERS:-"rxe mroce"}
 LAT_PASS=${BENCH_LAT_PASS:-1}
+TCP_GSO=${BENCH_TCP_GSO:-1}
+tcp_note=
+[ "$TCP_GSO" = 1 ] || tcp_note=", TSO/GSO off"
 rowsel=	# run_driver's rows: bulk, lat, or all ('')
 csv=$MROCE_TEST_OUT/rdma_bench.csv
 rcsv=$MROCE_TEST_OUT/rdma_bench_rounds.csv
@@ -149,7 +156,7 @@ for row in "${rows[@]}"; do
 	if [[ $row == tcp:* ]]; then tcp_rows+=("$row"); else rdma_rows+=("$row"); fi
 done
 
-declare -A rv note vparams cnt txp retx down place win latlog
+declare -A rv note vparams cnt txp frames retx down place win latlog
 # mroce's parameter sets: one column each (mroce, mroce2, ...).
 bench_param_sets
 mcols=()
@@ -189,6 +196,7 @@ progress() {
 # READ responses are resent by the responder); rxe has no such counter, its
 # requester (dev0) counts timer retries and NAK-driven (go-back-N) restarts.
 ctr() { cat "/sys/class/infiniband/$1/ports/1/hw_counters/$2" 2>/dev/null || echo 0; }
+vframes() { cat "/sys/class/net/$1/statistics/tx_packets" 2>/dev/null || echo 0; }
 retx_of() { # retx_of DRV SENDER
 	case $1 in
 	rxe) echo $(( $(ctr dev0 completer_retry_err) + $(ctr dev0 rcvd_seq_err) )) ;;
@@ -379,7 +387,7 @@ failed() { # failed KEY ROUND WHY: the round is left out of KEY's median
 
 # run_row COL TEST LOSS ROUND: one sample into rv[COL,TEST,LOSS,ROUND].
 run_row() {
-	local c=$1 t=$2 l=$3 r=$4 drv=mroce sender=dev0 log got='' c0 c1 p0 r0 k=$1,$2,$3 pid ok
+	local c=$1 t=$2 l=$3 r=$4 drv=mroce sender=dev0 log got='' c0 c1 p0 r0 f0 vdev k=$1,$2,$3 pid ok
 	local w0
 	w0=$(date +%s)
 	local -a d
@@ -388,6 +396,9 @@ run_row() {
 	[ "$t" = read ] && sender=dev1	# READ data flows responder -> requester
 	[ "$drv" = mroce ] && msnap c0 "$sender"
 	p0=$(ctr "$sender" sent_pkts)
+	# the sender's veth counts a transmit burst (tx_burst) as one frame
+	vdev=veth0${sender#dev}
+	f0=$(vframes "$vdev")
 	r0=$(retx_of "$drv" "$sender")
 	if [ "$t" = lat ]; then
 		set_loss "$l" veth00 veth01
@@ -413,6 +424,7 @@ run_row() {
 		fi
 	fi
 	set_loss 0 veth00 veth01
+	frames[$k,$r]=$(( $(vframes "$vdev") - f0 ))
 	place[$k,$r]=$PLACE
 	txp[$k,$r]=$(( $(ctr "$sender" sent_pkts) - p0 ))
 	retx[$k,$r]=$(( $(retx_of "$drv" "$sender") - r0 ))
@@ -443,13 +455,16 @@ run_row() {
 		rv[$k,$r,it]=$got
 		rv[$k,$r]=$(awk -v i="$got" -v s=$SIZE -v w="$WINDOW" 'BEGIN { printf "%.1f", i * s * 8 / w / 1e6 }')
 		progress "$c ib_${t}_bw loss $(loss_label "$l"): ${rv[$k,$r]} Mb/s ($got it," \
-			"${txp[$k,$r]} pkts, ${retx[$k,$r]} retx); $(place_label "$PLACE")"
+			"${txp[$k,$r]} pkts in ${frames[$k,$r]} frames, ${retx[$k,$r]} retx); $(place_label "$PLACE")"
 	fi
 }
 
 run_tcp() { # run_tcp LOSS ROUND
 	local l=$1 r=$2 log=$out/tcp-loss$1-r$2 spid bps k=tcp,tcp,$1 w0
 	w0=$(date +%s)
+	# TCP_GSO=0: the sender's segments leave one per skb, so netem loses
+	# single packets, not whole GSO skbs (up to 64 KiB) as by default
+	[ "$TCP_GSO" = 1 ] || ethtool -K veth00 tso off gso off > /dev/null
 	set_loss "$l" veth00
 	iperf3 -s -B 10.0.0.2 -1 > "$log.server" 2>&1 &
 	spid=$!
@@ -457,12 +472,13 @@ run_tcp() { # run_tcp LOSS ROUND
 	timeout $((DURATION + 30)) iperf3 -c 10.0.0.2 -B 10.0.0.1 -t "$DURATION" -J > "$log.json" 2>&1
 	wait "$spid"
 	set_loss 0 veth00
+	[ "$TCP_GSO" = 1 ] || ethtool -K veth00 tso on gso on > /dev/null
 	bps=$(python3 -c 'import json,sys; print("%.1f" % (json.load(open(sys.argv[1]))["end"]["sum_received"]["bits_per_second"] / 1e6))' "$log.json" 2>/dev/null)
 	win[$k,$r]="$w0 $(date +%s)"
 	nrun=$((nrun + 1))
 	if [ -n "$bps" ]; then
 		rv[$k,$r]=$bps
-		progress "kernel TCP (iperf3) loss $(loss_label "$l"): $bps Mb/s"
+		progress "kernel TCP (iperf3$tcp_note) loss $(loss_label "$l"): $bps Mb/s"
 	else
 		failed "$k" "$r" "iperf3 gave no result"
 		progress "kernel TCP (iperf3) loss $(loss_label "$l"): failed"
@@ -1019,7 +1035,7 @@ markdown() {
 	fi
 	for row in "${tcp_rows[@]}"; do
 		md_cell "tcp,tcp,${row#*:}"
-		echo "Kernel TCP (iperf3, one stream), $(md_loss "${row#*:}") loss: $C Mb/s."
+		echo "Kernel TCP (iperf3, one stream$tcp_note), $(md_loss "${row#*:}") loss: $C Mb/s."
 	done
 	for c in "${gp_mcols[@]}"; do
 		if [ -n "${vparams[$c]}" ]; then
@@ -1067,7 +1083,7 @@ stats
 	fi
 	if [ ${#tcp_rows[@]} -gt 0 ]; then
 		echo
-		echo "Reference: kernel TCP (iperf3, one stream, ${DURATION}s), Mb/s"
+		echo "Reference: kernel TCP (iperf3, one stream$tcp_note, ${DURATION}s), Mb/s"
 		print_table tcp_head tcp_row "${tcp_rows[@]}"
 	fi
 	notes
