@@ -367,8 +367,7 @@ mroce_mr_lookup(struct mroce_dev *mdev, struct ib_pd *pd, int access,
 		mr = NULL;
 	}
 out:
-	if (why)
-		*why = err;
+	mroce_mr_why(why, err);
 	return mr;
 }
 
@@ -697,20 +696,20 @@ static __always_inline int __mroce_mr_pin_walk(struct mroce_mr_pin *pin,
 	bool locked;
 	int err;
 
-	*why = MROCE_MR_OK;
+	mroce_mr_why(why, MROCE_MR_OK);
 	if (unlikely(!mr || iova < pin->iova || len > pin->len ||
 		     iova - pin->iova > pin->len - len)) {
-		*why = MROCE_MR_BOUNDS;
+		mroce_mr_why(why, MROCE_MR_BOUNDS);
 		return -EFAULT;
 	}
 	locked = mroce_mr_read_begin();
 	if (likely(mroce_mr_snapshot(mr, &pin->gen, &v))) {
 		err = mroce_mr_walk_view(mr, &v, iova, len, fn, priv);
 		if (unlikely(err == -EFAULT))
-			*why = MROCE_MR_BOUNDS;
+			mroce_mr_why(why, MROCE_MR_BOUNDS);
 	} else {
-		*why = READ_ONCE(mr->dead) ? MROCE_MR_NO_KEY :
-					     MROCE_MR_INVALID;
+		mroce_mr_why(why, READ_ONCE(mr->dead) ? MROCE_MR_NO_KEY :
+							MROCE_MR_INVALID);
 		err = -ESTALE;
 	}
 	mroce_mr_read_end(locked);
@@ -743,10 +742,7 @@ static __always_inline int __mroce_mr_pin_walk(struct mroce_mr_pin *pin,
 int mroce_mr_pin_walk(struct mroce_mr_pin *pin, u64 iova, u64 len,
 		      mroce_chunk_fn fn, void *priv, enum mroce_mr_err *why)
 {
-	enum mroce_mr_err dummy;
-
-	return __mroce_mr_pin_walk(pin, iova, len, fn, priv,
-				   why ? why : &dummy);
+	return __mroce_mr_pin_walk(pin, iova, len, fn, priv, why);
 }
 
 /**
@@ -768,10 +764,9 @@ int mroce_mr_pin_copy_from(struct mroce_mr_pin *pin, u64 iova, void *dst,
 			   u32 len, enum mroce_mr_err *why)
 {
 	struct mroce_copy c = { .dst = dst };
-	enum mroce_mr_err dummy;
 
 	return __mroce_mr_pin_walk(pin, iova, len, __mroce_chunk_from_mr, &c,
-				   why ? why : &dummy);
+				   why);
 }
 
 /*
@@ -800,8 +795,7 @@ static __always_inline int __mroce_rkey_pin(struct mroce_qp *qp,
 					    enum mroce_mr_err *why)
 {
 	if (likely(mroce_mr_pin_covers(pin, rkey, access, iova, len))) {
-		if (why)
-			*why = MROCE_MR_OK;
+		mroce_mr_why(why, MROCE_MR_OK);
 		return 0;
 	}
 	return mroce_rkey_repin(qp, pin, rkey, access, iova, len, why);

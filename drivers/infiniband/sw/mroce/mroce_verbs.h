@@ -239,6 +239,18 @@ enum mroce_mr_err {
 };
 
 /*
+ * Report a reason through a @why argument, which every function that takes
+ * one allows to be NULL (the caller does not want it). Inlined with a
+ * constant or known @why, the test folds away.
+ */
+static __always_inline void mroce_mr_why(enum mroce_mr_err *why,
+					 enum mroce_mr_err err)
+{
+	if (why)
+		*why = err;
+}
+
+/*
  * Called for each physically contiguous piece of a walked range, in order.
  * @page and @off address the first byte (off < PAGE_SIZE), len never
  * crosses a page. A non-zero return stops the walk and is returned.

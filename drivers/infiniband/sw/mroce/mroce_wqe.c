@@ -1682,14 +1682,11 @@ static int mroce_sgl_walk(struct mroce_qp *qp, const struct mroce_sgl *l,
 {
 	const struct ib_sge *sge = l->sge;
 	u32 num_sge = l->num_sge;
-	enum mroce_mr_err dummy;
 	u32 i, off, piece;
 	u64 addr;
 	int err;
 
-	if (!why)
-		why = &dummy;
-	*why = MROCE_MR_OK;
+	mroce_mr_why(why, MROCE_MR_OK);
 	if (!mroce_sgl_seek(sge, num_sge, msg_off, &i, &off))
 		goto bounds;
 
@@ -1708,7 +1705,7 @@ static int mroce_sgl_walk(struct mroce_qp *qp, const struct mroce_sgl *l,
 				     why);
 		if (err) {
 			if (err == -EFAULT)
-				*why = MROCE_MR_BOUNDS;
+				mroce_mr_why(why, MROCE_MR_BOUNDS);
 			return err;
 		}
 		len -= piece;
@@ -1718,15 +1715,14 @@ static int mroce_sgl_walk(struct mroce_qp *qp, const struct mroce_sgl *l,
 	return 0;
 
 bounds:
-	*why = MROCE_MR_BOUNDS;
+	mroce_mr_why(why, MROCE_MR_BOUNDS);
 	return -EFAULT;
 }
 
 /* A range outside the message: report it as a bounds error. */
 static int mroce_msg_bounds(enum mroce_mr_err *why)
 {
-	if (why)
-		*why = MROCE_MR_BOUNDS;
+	mroce_mr_why(why, MROCE_MR_BOUNDS);
 	return -EFAULT;
 }
 
