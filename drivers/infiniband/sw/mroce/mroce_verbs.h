@@ -540,7 +540,7 @@ struct mroce_wq {
 	struct list_head	cq_wait;	/* on its CQ's waiters, cq->lock */
 	/*
 	 * The SQ of an RC QP: the last pin a send WQE took, which the next
-	 * WQE's pin copies instead of a lookup (mroce_sge_walk()). Used under
+	 * WQE's pin copies instead of a lookup (mroce_sge_pin()). Used under
 	 * the transport's connection lock, like the WQE pins.
 	 */
 	struct mroce_mr_pin	lkey_cache;

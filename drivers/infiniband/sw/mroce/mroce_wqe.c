@@ -1599,7 +1599,7 @@ struct mroce_sgl {
  * which then refills the cache. The whole SGE, not only this piece: a
  * WQE's pin must cover every later packet of the SGE that a lookup's pin
  * would, or a later packet would look the key up again in the middle of
- * the message (a WQE's pin never re-pins, mroce_sge_walk()). A user's
+ * the message (a WQE's pin never re-pins, mroce_sge_pin_for()). A user's
  * send WQEs mostly name the buffers the last one did (ib_write_lat: every
  * one), and the copy skips the key lookup and the reference round of the
  * lookup (two locked atomics); the hold a pin takes stays. Kernel QPs do
@@ -1631,54 +1631,54 @@ static int mroce_sge_pin(struct mroce_qp *qp, const struct mroce_sgl *l,
 }
 
 /*
- * Visit @piece bytes at @addr of SGE @i through a pin on that SGE (as much
- * of it as its MR holds, see mroce_mr_pin_sge()). Segmentation and
- * placement mostly move through a message in order, so one pin per WQE, on
- * the SGE last used, saves the key lookup and rights check for every
- * packet but the first of each SGE. A NULL @fn copies the bytes out to the
- * struct mroce_copy at @priv (mroce_swqe_copy_out()): through
- * mroce_mr_pin_copy_from(), which has the copy inlined, instead of an
- * indirect call per piece to a chunk function.
+ * Make the WQE's pin cover @piece bytes at @addr of SGE @i (as much of the
+ * SGE as its MR holds, see mroce_mr_pin_sge()). Segmentation and placement
+ * mostly move through a message in order, so one pin per WQE, on the SGE
+ * last used, saves the key lookup and rights check for every packet but
+ * the first of each SGE.
  */
-static int mroce_sge_walk(struct mroce_qp *qp, const struct mroce_sgl *l,
-			  u32 i, u64 addr, u32 piece, int access,
-			  mroce_chunk_fn fn, void *priv, enum mroce_mr_err *why)
+static __always_inline int mroce_sge_pin_for(struct mroce_qp *qp,
+					     const struct mroce_sgl *l, u32 i,
+					     u64 addr, u32 piece, int access,
+					     enum mroce_mr_err *why)
 {
-	struct mroce_copy *c;
 	int err;
 
-	if (*l->pin_sge != i ||
-	    !mroce_mr_pin_covers(l->pin, l->sge[i].lkey, access, addr,
-				 piece)) {
-		err = mroce_sge_pin(qp, l, i, addr, piece, access, why);
-		if (err)
-			return err;
+	if (likely(*l->pin_sge == i &&
+		   mroce_mr_pin_covers(l->pin, l->sge[i].lkey, access, addr,
+				       piece)))
+		return 0;
+	err = mroce_sge_pin(qp, l, i, addr, piece, access, why);
+	if (!err)
 		*l->pin_sge = i;
-	}
-	if (fn) {
-		err = mroce_mr_pin_walk(l->pin, addr, piece, fn, priv, why);
-	} else {
-		c = priv;
-		err = mroce_mr_pin_copy_from(l->pin, addr, c->dst, piece, why);
-		if (!err)
-			c->dst += piece;
-	}
-	/* A WQE's pin never re-pins: its message fails with the MR's rights. */
-	return err == -ESTALE ? -EACCES : err;
+	return err;
 }
 
 /*
+ * What a message walk does with each piece, through the WQE's pin on the
+ * piece's SGE: mroce_sgl_visit_walk() or mroce_sgl_visit_copy_out().
+ */
+typedef int (*mroce_sgl_visit_fn)(struct mroce_mr_pin *pin, u64 addr,
+				  u32 len, void *priv, enum mroce_mr_err *why);
+
+/*
  * Visit bytes [msg_off, msg_off + len) of a message described by an SGE
- * list, through each SGE's lkey, checked for @access in the QP's PD; a
- * NULL @fn copies them out (mroce_sge_walk()).
+ * list, through each SGE's lkey, checked for @access in the QP's PD. Only
+ * mroce_sgl_walk() and mroce_sgl_copy_out() expand it, each with its own
+ * constant @visit, so a piece costs a direct call (or none) and neither
+ * caller can reach the other's action by passing the wrong argument.
  *
  * Return: 0; -EFAULT if the range does not fit the list or an MR's pages
- * (*why = MROCE_MR_BOUNDS); -EACCES if a key does not check out (*why
- * says why); or what @fn returned.
+ * (*why = MROCE_MR_BOUNDS); -EACCES if a key does not check out, or its MR
+ * changed since the WQE pinned it (*why says why); or what @visit's chunk
+ * function returned.
  */
-static int mroce_sgl_walk(struct mroce_qp *qp, const struct mroce_sgl *l,
-			  u32 msg_off, u32 len, int access,
-			  mroce_chunk_fn fn, void *priv, enum mroce_mr_err *why)
+static __always_inline int __mroce_sgl_walk(struct mroce_qp *qp,
+					    const struct mroce_sgl *l,
+					    u32 msg_off, u32 len, int access,
+					    mroce_sgl_visit_fn visit,
+					    void *priv,
+					    enum mroce_mr_err *why)
 {
 	const struct ib_sge *sge = l->sge;
 	u32 num_sge = l->num_sge;
@@ -1687,7 +1687,8 @@ static int mroce_sgl_walk(struct mroce_qp *qp, const struct mroce_sgl *l,
 	int err;
 
 	mroce_mr_why(why, MROCE_MR_OK);
-	if (!mroce_sgl_seek(sge, num_sge, msg_off, &i, &off))
+	if (msg_off > l->length || len > l->length - msg_off ||
+	    !mroce_sgl_seek(sge, num_sge, msg_off, &i, &off))
 		goto bounds;
 
 	while (len) {
@@ -1701,12 +1702,17 @@ static int mroce_sgl_walk(struct mroce_qp *qp, const struct mroce_sgl *l,
 		}
 		if (check_add_overflow(sge[i].addr, (u64)off, &addr))
 			goto bounds;
-		err = mroce_sge_walk(qp, l, i, addr, piece, access, fn, priv,
-				     why);
+		err = mroce_sge_pin_for(qp, l, i, addr, piece, access, why);
+		if (!err)
+			err = visit(l->pin, addr, piece, priv, why);
 		if (err) {
 			if (err == -EFAULT)
 				mroce_mr_why(why, MROCE_MR_BOUNDS);
-			return err;
+			/*
+			 * A WQE's pin never re-pins: its message fails with
+			 * the rights the MR had when the pin was taken.
+			 */
+			return err == -ESTALE ? -EACCES : err;
 		}
 		len -= piece;
 		i++;
@@ -1719,21 +1725,65 @@ bounds:
 	return -EFAULT;
 }
 
+/* A chunk function and its argument, for mroce_sgl_visit_walk(). */
+struct mroce_sgl_chunk {
+	mroce_chunk_fn	fn;
+	void		*priv;
+};
+
+static int mroce_sgl_visit_walk(struct mroce_mr_pin *pin, u64 addr, u32 len,
+				void *priv, enum mroce_mr_err *why)
+{
+	const struct mroce_sgl_chunk *ck = priv;
+
+	return mroce_mr_pin_walk(pin, addr, len, ck->fn, ck->priv, why);
+}
+
+/*
+ * The send packets' copy: mroce_mr_pin_copy_from() has the copy inlined,
+ * one direct call per piece instead of an indirect call per page piece
+ * to a chunk function (a retpoline thunk in distribution kernels).
+ */
+static int mroce_sgl_visit_copy_out(struct mroce_mr_pin *pin, u64 addr,
+				    u32 len, void *priv,
+				    enum mroce_mr_err *why)
+{
+	struct mroce_copy *c = priv;
+	int err;
+
+	err = mroce_mr_pin_copy_from(pin, addr, c->dst, len, why);
+	if (!err)
+		c->dst += len;
+	return err;
+}
+
+/* Call @fn for the pages behind part of a message (__mroce_sgl_walk()). */
+static int mroce_sgl_walk(struct mroce_qp *qp, const struct mroce_sgl *l,
+			  u32 msg_off, u32 len, int access, mroce_chunk_fn fn,
+			  void *priv, enum mroce_mr_err *why)
+{
+	struct mroce_sgl_chunk ck = { .fn = fn, .priv = priv };
+
+	return __mroce_sgl_walk(qp, l, msg_off, len, access,
+				mroce_sgl_visit_walk, &ck, why);
+}
+
+/* Copy part of a message out to @dst (__mroce_sgl_walk()); no rights. */
+static int mroce_sgl_copy_out(struct mroce_qp *qp, const struct mroce_sgl *l,
+			      u32 msg_off, void *dst, u32 len,
+			      enum mroce_mr_err *why)
+{
+	struct mroce_copy c = { .dst = dst };
+
+	return __mroce_sgl_walk(qp, l, msg_off, len, 0,
+				mroce_sgl_visit_copy_out, &c, why);
+}
+
 /* A range outside the message: report it as a bounds error. */
 static int mroce_msg_bounds(enum mroce_mr_err *why)
 {
 	mroce_mr_why(why, MROCE_MR_BOUNDS);
 	return -EFAULT;
-}
-
-/* Walk bytes [msg_off, msg_off + len) of a WQE's message. */
-static int mroce_msg_walk(struct mroce_qp *qp, const struct mroce_sgl *l,
-			  u32 msg_off, u32 len, int access, mroce_chunk_fn fn,
-			  void *priv, enum mroce_mr_err *why)
-{
-	if (msg_off > l->length || len > l->length - msg_off)
-		return mroce_msg_bounds(why);
-	return mroce_sgl_walk(qp, l, msg_off, len, access, fn, priv, why);
 }
 
 /*
@@ -1749,24 +1799,32 @@ static struct mroce_mr_pin *mroce_sq_lkey_cache(struct mroce_qp *qp)
 }
 
 /*
- * The pin cache of a WQE is verbs-private state that changes under the
- * transport's const view of the WQE, like a cache should: whoever walks a
- * WQE's data owns it at that moment (the transport, under its connection
- * lock), and it is let go only when the WQE retires.
+ * The scatter list of a send WQE. Its pin cache is verbs-private state
+ * that changes under the transport's const view of the WQE, like a cache
+ * should: whoever walks a WQE's data owns it at that moment (the
+ * transport, under its connection lock), and it is let go only when the
+ * WQE retires.
  */
+static __always_inline struct mroce_sgl
+mroce_swqe_sgl(struct mroce_qp *qp, const struct mroce_swqe *swqe)
+{
+	struct mroce_swqe *w = (struct mroce_swqe *)swqe;
+
+	return (struct mroce_sgl){
+		.sge = w->sge, .num_sge = w->num_sge, .length = w->length,
+		.pin = &w->pin, .pin_sge = &w->pin_sge,
+		.cache = mroce_sq_lkey_cache(qp),
+	};
+}
+
 static int mroce_swqe_msg_walk(struct mroce_qp *qp,
 			       const struct mroce_swqe *swqe, u32 msg_off,
 			       u32 len, int access, mroce_chunk_fn fn,
 			       void *priv, enum mroce_mr_err *why)
 {
-	struct mroce_swqe *w = (struct mroce_swqe *)swqe;
-	struct mroce_sgl l = {
-		.sge = w->sge, .num_sge = w->num_sge, .length = w->length,
-		.pin = &w->pin, .pin_sge = &w->pin_sge,
-		.cache = mroce_sq_lkey_cache(qp),
-	};
+	struct mroce_sgl l = mroce_swqe_sgl(qp, swqe);
 
-	return mroce_msg_walk(qp, &l, msg_off, len, access, fn, priv, why);
+	return mroce_sgl_walk(qp, &l, msg_off, len, access, fn, priv, why);
 }
 
 static int mroce_rwqe_msg_walk(struct mroce_qp *qp,
@@ -1780,7 +1838,7 @@ static int mroce_rwqe_msg_walk(struct mroce_qp *qp,
 		.pin = &w->pin, .pin_sge = &w->pin_sge,
 	};
 
-	return mroce_msg_walk(qp, &l, msg_off, len, IB_ACCESS_LOCAL_WRITE, fn,
+	return mroce_sgl_walk(qp, &l, msg_off, len, IB_ACCESS_LOCAL_WRITE, fn,
 			      priv, why);
 }
 
@@ -1801,7 +1859,7 @@ int mroce_swqe_copy_out(struct mroce_qp *qp, const struct mroce_swqe *swqe,
 			u32 msg_off, void *dst, u32 len,
 			enum mroce_mr_err *why)
 {
-	struct mroce_copy c = { .dst = dst };
+	struct mroce_sgl l;
 
 	if (swqe->is_inline) {
 		if (msg_off > swqe->length || len > swqe->length - msg_off)
@@ -1809,8 +1867,8 @@ int mroce_swqe_copy_out(struct mroce_qp *qp, const struct mroce_swqe *swqe,
 		mroce_memcpy(dst, swqe->inline_data + msg_off, len);
 		return 0;
 	}
-	/* NULL: the copy, inlined in mroce_mr_pin_copy_from(). */
-	return mroce_swqe_msg_walk(qp, swqe, msg_off, len, 0, NULL, &c, why);
+	l = mroce_swqe_sgl(qp, swqe);
+	return mroce_sgl_copy_out(qp, &l, msg_off, dst, len, why);
 }
 
 /**
