@@ -121,6 +121,134 @@ TEST_F(Pick, ScoreGrowsWithRttInflationEcnAndLoss) {
   EXPECT_EQ(mroce_path_score(c, &q), 8 * p.w_rtt);
 }
 
+// Path runs (path_run): the picks of a run are the pick that started it.
+static int RunOf(const std::vector<int> &seq, size_t i, size_t n) { return seq[i - i % n]; }
+
+TEST_F(Pick, EachPacketIsPickedAloneWithoutRuns) {
+  // Default: the caller batches nothing, so consecutive packets spread.
+  int same = 0, prev = -1;
+  for (int i = 0; i < 8000; i++) {
+    int k = mroce_pick_path(c, 1000, -1);
+    same += k == prev;
+    prev = k;
+  }
+  EXPECT_LT(same, 2000);  // ~1/8 by chance (idle paths, both candidates tie)
+}
+
+TEST_F(Pick, RunsOfTheBurstLengthFormOnHealthyPaths) {
+  mroce_conn_set_burst(c, 8);
+  std::vector<int> seq;
+  for (int i = 0; i < 800; i++) seq.push_back(mroce_pick_path(c, 1000, -1));
+  for (size_t i = 0; i < seq.size(); i++) ASSERT_EQ(seq[i], RunOf(seq, i, 8)) << i;
+  // No longer than path_run, however many the caller batches.
+  mroce_conn_set_burst(c, 32);
+  p.path_run = 4;
+  seq.clear();
+  c->run_left = 0;
+  for (int i = 0; i < 800; i++) seq.push_back(mroce_pick_path(c, 1000, -1));
+  for (size_t i = 0; i < seq.size(); i++) ASSERT_EQ(seq[i], RunOf(seq, i, 4)) << i;
+  // ... and a new run does not always take the same path.
+  int changes = 0;
+  for (size_t i = 4; i < seq.size(); i += 4) changes += seq[i] != seq[i - 4];
+  EXPECT_GT(changes, 150);
+}
+
+TEST_F(Pick, ARetransmissionNeitherJoinsNorEndsARun) {
+  mroce_conn_set_burst(c, 8);
+  int k = mroce_pick_path(c, 1000, -1);
+  int other = (k + 3) % c->n_paths;
+  EXPECT_EQ(mroce_pick_path(c, 1000, other), other);
+  for (int i = 0; i < 7; i++) EXPECT_EQ(mroce_pick_path(c, 1000, -1), k);
+}
+
+TEST_F(Pick, AFullSuspectOrReKeyedPathEndsItsRunAtOnce) {
+  mroce_conn_set_burst(c, 32);
+  p.path_run = 32;
+  for (int what = 0; what < 3; what++) {
+    c->run_left = 0;
+    int k = mroce_pick_path(c, 1000, -1);
+    ASSERT_GE(k, 0);
+    EXPECT_EQ(mroce_pick_path(c, 1000, -1), k);
+    mroce_path &q = c->paths[k];
+    if (what == 0)
+      q.tx.inflight = q.cc.pwnd;  // its window is full
+    else if (what == 1)
+      q.health.loss_ewma = p.suspect_loss;
+    else
+      q.health.state = MROCE_PATH_PROBING;  // re-keyed: waits for its PROBE
+    // pick() may still choose a SUSPECT path, but no run stays on it:
+    // the 30 packets left of this run go elsewhere but by chance.
+    int on_k = 0;
+    for (int i = 0; i < 30; i++) {
+      int n = mroce_pick_path(c, 1000, -1);
+      ASSERT_GE(n, 0);
+      on_k += n == k;
+    }
+    if (what == 1) {
+      EXPECT_LT(on_k, 15);
+    } else {
+      EXPECT_EQ(on_k, 0) << what;
+    }
+    q.tx.inflight = 0;
+    q.health.loss_ewma = 0;
+    q.health.state = MROCE_PATH_ACTIVE;
+  }
+  // A SUSPECT path carries no runs: over many picks it gets far less than
+  // its 1/8 share of the packets.
+  mroce_path &s = c->paths[5];
+  s.health.loss_ewma = p.suspect_loss;
+  std::vector<int> hits(c->n_paths);
+  for (int i = 0; i < 32000; i++) hits[mroce_pick_path(c, 1000, -1)]++;
+  EXPECT_LT(hits[5], 1000);
+  for (int i = 0; i < c->n_paths; i++) {
+    if (i != 5) {
+      EXPECT_GT(hits[i], 3000) << i;
+    }
+  }
+}
+
+TEST_F(Pick, RunsSpreadTheLoadOverAllPathsAndAvoidAHotOne) {
+  mroce_conn_set_burst(c, 8);
+  std::vector<int> hits(c->n_paths);
+  for (int i = 0; i < 64000; i++) hits[mroce_pick_path(c, 1000, -1)]++;
+  for (int h : hits) EXPECT_NEAR(h, 8000, 1600);
+  // A lossy (not yet SUSPECT) path scores worse and starts fewer runs.
+  c->paths[2].score = 4 * MROCE_Q10;
+  std::fill(hits.begin(), hits.end(), 0);
+  for (int i = 0; i < 64000; i++) hits[mroce_pick_path(c, 1000, -1)]++;
+  EXPECT_LT(hits[2], 4000);
+  EXPECT_GT(hits[3], 7000);
+}
+
+TEST_F(Pick, TxReserveKeepsRunsUntilThePathWindowIsFull) {
+  // Through the sender's own accounting: each commit fills its path.
+  p.pace_horizon = 1000000000;  // windows only, not the pacer
+  mroce_conn_set_burst(c, 8);
+  std::vector<int> seq;
+  uint64_t now = loop->now();
+  for (int i = 0; i < 160; i++) {
+    mroce_tx_slot slot;
+    ASSERT_EQ(mroce_conn_tx_reserve(c, now, 1000, -1, &slot), MROCE_TX_OK) << i;
+    mroce_conn_tx_commit(c, &slot, 1000 + i, now);
+    seq.push_back(slot.path);
+  }
+  for (size_t i = 0; i < seq.size(); i++) ASSERT_EQ(seq[i], RunOf(seq, i, 8)) << i;
+  // Now one path takes no more than its window: a run on it stops there.
+  for (int i = 0; i < c->n_paths; i++) c->paths[i].cc.pwnd = 10000;
+  std::vector<uint32_t> before(c->n_paths);
+  for (int i = 0; i < c->n_paths; i++) before[i] = c->paths[i].tx.inflight;
+  for (int i = 0; i < 40; i++) {
+    mroce_tx_slot slot;
+    if (mroce_conn_tx_reserve(c, now, 1000, -1, &slot) != MROCE_TX_OK) break;
+    mroce_conn_tx_commit(c, &slot, 2000 + i, now);
+  }
+  for (int i = 0; i < c->n_paths; i++) {
+    if (before[i] < 10000) {
+      EXPECT_LE(c->paths[i].tx.inflight, 10000u) << i;
+    }
+  }
+}
+
 TEST(Prng, IsDeterministicAndNotStuck) {
   uint64_t a = 42, b = 42;
   for (int i = 0; i < 100; i++) EXPECT_EQ(mroce_prng(&a), mroce_prng(&b));

@@ -143,6 +143,7 @@ MROCE_KNOB_FIELD(dcc_floor)
 MROCE_KNOB_FIELD(rx_mbps)
 MROCE_KNOB_FIELD(hint_period)
 MROCE_KNOB_FIELD(hint_drain)
+MROCE_KNOB_FIELD(path_run)
 
 /*
  * The core's timer defaults suit a dedicated CPU; a host stack shares its
@@ -197,11 +198,18 @@ MROCE_KNOB(hint_period_us, hint_period, -1, NSEC_PER_USEC,
 MROCE_KNOB(hint_drain, hint_drain, -1, 1,
 	   "cut rate hints from the measured drain rate while a queue stands (default 0)");
 
+/*
+ * Runs form only with transmit bursts on (tx_burst >= 2, mroce_net.c) and
+ * are no longer than a burst: with bursts off each packet is picked alone.
+ */
+MROCE_KNOB(path_run, path_run, -1, 1,
+	   "most packets a connection keeps on a picked path, at most tx_burst; 0 or 1 = none (default 8)");
+
 static const struct mroce_knob *const mroce_knobs[] = {
 	&mroce_knob_min_rto_us, &mroce_knob_pace_horizon_us,
 	&mroce_knob_rto_probe, &mroce_knob_rekey_rel, &mroce_knob_hint_srtt,
 	&mroce_knob_dcc_target, &mroce_knob_dcc_floor, &mroce_knob_rx_mbps,
-	&mroce_knob_hint_period_us, &mroce_knob_hint_drain,
+	&mroce_knob_hint_period_us, &mroce_knob_hint_drain, &mroce_knob_path_run,
 };
 
 /* The core's defaults with the module's own where it has one. */

@@ -594,6 +594,15 @@ MODULE_PARM_DESC(tx_burst,
 #define MROCE_NET_HDRS		(sizeof(struct iphdr) + sizeof(struct udphdr))
 
 /*
+ * Most packets of one path mroce_net_xmit_list() sends as one skb: the
+ * core's path runs are no longer (mroce_conn_set_burst()).
+ */
+unsigned int mroce_net_burst(const struct mroce_peer *peer)
+{
+	return peer->v6 ? 1 : READ_ONCE(mroce_tx_burst);
+}
+
+/*
  * @skb may follow @head (and packets of @total bytes with their headers)
  * in a burst: same path, no larger than @head (gso_size, the first
  * packet's size, is what the IP layer checks against the MTU) and the

@@ -352,6 +352,7 @@ u16 mroce_net_port(void);
 u16 mroce_net_mtu(const struct mroce_dev *mdev, bool v6);
 void mroce_net_xmit(struct mroce_peer *peer, struct sk_buff *skb);
 void mroce_net_xmit_list(struct mroce_peer *peer, struct sk_buff_head *q);
+unsigned int mroce_net_burst(const struct mroce_peer *peer);
 void mroce_net_xmit_oneshot(struct mroce_dev *mdev,
 			    const struct mroce_rx_meta *meta,
 			    struct sk_buff *skb);

@@ -741,6 +741,8 @@ void mroce_tx_run(struct mroce_peer *peer, u64 now, unsigned int budget)
 	if (peer->pace_at > now)
 		goto out;
 	peer->pace_at = 0;
+	/* Runs of one path as long as a burst: bursts form (mroce_pick.c). */
+	mroce_conn_set_burst(&peer->conn, mroce_net_burst(peer));
 	/* Scan the paths only when it could move tx_cpu here. */
 	if (READ_ONCE(peer->tx_cpu) != raw_smp_processor_id() &&
 	    mroce_peer_idle(peer))

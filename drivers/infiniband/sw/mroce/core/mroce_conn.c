@@ -320,6 +320,7 @@ void mroce_conn_reset_transport(struct mroce_conn *c, u64 now)
 	mroce_cc_conn_init(&c->cc, c->prm, hint);
 	mroce_rtt_init(&c->rtt);
 	c->inflight = 0;
+	c->run_left = 0;
 	c->acked_tx = 0;
 	c->hint_push = false;
 	c->pace_next = 0;

@@ -13,7 +13,8 @@
  * The receive side (rx_check, rx_accept, ack_due, ack_len, build_ack,
  * set_rx_hint, rx_quiet, rx_sample, ack_deadline, on_ack_timer) and the
  * send side (tx_reserve, tx_commit, probe, fill, on_ack, on_nak,
- * set_backlog, owe, rx_progress, tx_deadline, on_tx_timer) share no state:
+ * set_backlog, set_burst, owe, rx_progress, tx_deadline, on_tx_timer)
+ * share no state:
  * a call of one may run concurrently with a call of the other. The rest
  * (init, connect, on_hs, on_unknown, build_hs, reset_transport, and
  * on_timer and next_deadline, which combine the two sides' timers for a
@@ -227,6 +228,14 @@ struct mroce_conn {
 	u8 retries;		/* watchdog rounds in a row without progress */
 	bool owed;		/* a READ/ATOMIC response may be owed to us */
 	u64 rng;
+	/*
+	 * The current run (mroce_pick.c): its path and how many more packets
+	 * it may take. burst: what the caller sends as one unit, 0 or 1 = each
+	 * packet alone (mroce_conn_set_burst()).
+	 */
+	u8 run_path;
+	u8 run_left;
+	u8 burst;
 	u64 acked_tx;		/* newest tx time of any acknowledged packet */
 	u64 req_at;		/* our only CONN_REQ of this attempt, 0 = none */
 	/*
@@ -354,6 +363,15 @@ static inline void mroce_conn_set_backlog(struct mroce_conn *c, u32 bytes,
 	c->backlog = bytes;
 	if (mroce_conn_watchdog_wanted(c))
 		mroce_conn_watchdog_start(c, now);
+}
+
+/*
+ * How many consecutive packets of one path the caller sends as one unit
+ * (a GSO burst): runs of that many packets form, at most path_run.
+ */
+static inline void mroce_conn_set_burst(struct mroce_conn *c, u32 n)
+{
+	c->burst = n > 255 ? 255 : (u8)n;
 }
 
 /*

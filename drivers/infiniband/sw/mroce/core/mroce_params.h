@@ -17,6 +17,13 @@ struct mroce_params {
 	u8 n_paths;		/* paths per connection offered in the handshake */
 	u8 min_active;		/* floor of ACTIVE paths; 0 = max(2, n/4) */
 	u8 dupthresh;		/* higher PSNs acked before a hole is loss */
+	/*
+	 * Most packets a connection keeps on a path it picked before it picks
+	 * again (a run, docs/protocol.md §5.7), and no more than the caller
+	 * sends as one unit (mroce_conn_set_burst(), 1 unless told); 0 or 1 =
+	 * a pick per packet.
+	 */
+	u8 path_run;
 
 	/* Timers */
 	u32 min_rto;

@@ -118,34 +118,23 @@ int mroce_pick_path(struct mroce_conn *c, u32 len, int pref)
 	return mroce_pick_path_w(c, len, pref, conn_window(c));
 }
 
-int mroce_pick_path_w(struct mroce_conn *c, u32 len, int pref, u32 cwnd)
+/* The power-of-two choice between eligible paths. */
+static int pick(struct mroce_conn *c, u32 len, struct share *sh)
 {
-	const struct mroce_params *prm = c->prm;
 	int a, b, best = -1;
 	u64 best_load = U64_MAX;
-	struct share sh = { .c = c, .cwnd = cwnd };
 	u32 i, start;
-
-	if (!c->n_paths)
-		return -1;
-	if (pref >= 0 && pref < c->n_paths) {
-		const struct mroce_path *p = &c->paths[pref];
-
-		if (eligible(p, len, &sh) &&
-		    p->health.loss_ewma < prm->suspect_loss)
-			return pref;
-	}
 
 	a = pick_index(mroce_prng(&c->rng), c->n_paths);
 	b = pick_index(mroce_prng(&c->rng), c->n_paths);
 	if (c->n_paths > 1 && b == a)
 		b = (a + 1) % c->n_paths;
-	if (eligible(&c->paths[a], len, &sh)) {
+	if (eligible(&c->paths[a], len, sh)) {
 		best = a;
-		best_load = load(&c->paths[a], &sh);
+		best_load = load(&c->paths[a], sh);
 	}
-	if (b != a && eligible(&c->paths[b], len, &sh) &&
-	    load(&c->paths[b], &sh) < best_load)
+	if (b != a && eligible(&c->paths[b], len, sh) &&
+	    load(&c->paths[b], sh) < best_load)
 		best = b;
 	if (best >= 0)
 		return best;
@@ -156,13 +145,64 @@ int mroce_pick_path_w(struct mroce_conn *c, u32 len, int pref, u32 cwnd)
 		u32 k = (start + i) % c->n_paths;
 		u64 l;
 
-		if (!eligible(&c->paths[k], len, &sh))
+		if (!eligible(&c->paths[k], len, sh))
 			continue;
-		l = load(&c->paths[k], &sh);
+		l = load(&c->paths[k], sh);
 		if (l < best_load) {
 			best_load = l;
 			best = (int)k;
 		}
 	}
 	return best;
+}
+
+/* Whether @p may take the next packet of a run or a retransmission. */
+static inline bool keep(const struct mroce_conn *c, const struct mroce_path *p,
+			u32 len, struct share *sh)
+{
+	return eligible(p, len, sh) &&
+		p->health.loss_ewma < c->prm->suspect_loss;
+}
+
+/*
+ * Runs: a caller that sends consecutive packets of one path as one unit (a
+ * GSO burst through the stack) gains only if consecutive packets take the
+ * same path, and a pick per packet spreads them over all paths (bursts of
+ * 1.1 packets on average, docs/experiments/s48-F-bursts.md). So a picked
+ * path keeps the next packets, up to the run length, while it stays
+ * eligible and healthy: a full window, a SUSPECT loss rate or a re-key
+ * (the path leaves ACTIVE) ends the run at once. Every run starts with the
+ * power-of-two choice, so load and loss still steer, in steps of a run.
+ */
+static u32 run_len(const struct mroce_conn *c)
+{
+	u32 n = MROCE_READ_ONCE(c->prm->path_run);
+
+	return n < c->burst ? n : c->burst;
+}
+
+int mroce_pick_path_w(struct mroce_conn *c, u32 len, int pref, u32 cwnd)
+{
+	struct share sh = { .c = c, .cwnd = cwnd };
+	u32 run;
+	int idx;
+
+	if (!c->n_paths)
+		return -1;
+	/* A retransmission's own path neither joins nor ends a run. */
+	if (pref >= 0 && pref < c->n_paths && keep(c, &c->paths[pref], len, &sh))
+		return pref;
+	if (c->run_left && c->run_path < c->n_paths &&
+	    keep(c, &c->paths[c->run_path], len, &sh)) {
+		c->run_left--;
+		return c->run_path;
+	}
+	idx = pick(c, len, &sh);
+	run = run_len(c);
+	c->run_left = 0;
+	if (idx >= 0 && run > 1) {
+		c->run_path = (u8)idx;
+		c->run_left = (u8)(run - 1);
+	}
+	return idx;
 }

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * Path selection: power of two choices among eligible paths by load and
- * score; a retransmission prefers its original path while that is healthy.
+ * score; a retransmission prefers its original path while that is healthy;
+ * with runs (path_run) a picked path keeps the next few packets.
  * See docs/protocol.md §5.7.
  */
 #ifndef MROCE_PICK_H
@@ -41,7 +42,11 @@ static inline u32 mroce_path_score_hot(const struct mroce_conn *c,
 /* Whether @p may take @len more bytes now. */
 bool mroce_path_eligible(const struct mroce_conn *c,
 			 const struct mroce_path *p, u32 len);
-/* Path index for a @len-byte packet, or -1; @pref is -1 or the original. */
+/*
+ * Path index for a @len-byte packet, or -1; @pref is -1 or the original.
+ * Without @pref the packet joins the connection's run (path_run) while
+ * that path may take it, else a new pick starts a run.
+ */
 int mroce_pick_path(struct mroce_conn *c, u32 len, int pref);
 /* The same for a caller that has the connection's mroce_cc_window(). */
 int mroce_pick_path_w(struct mroce_conn *c, u32 len, int pref, u32 cwnd);
