@@ -85,6 +85,12 @@ mkdir -p "$run"
 # second by second, to mark the samples someone else shared the host with.
 python3 "$top/scripts/hostload.py" $$ "$run/hostload.txt" 10 "$run/hostload.timeline" &
 sampler=$!
+# The vCPU threads' host run-queue wait, 20 times a second, into the boot's
+# output directory: rdma_bench reads it around each latency ping-pong and
+# runs a sample again whose vCPUs mostly waited for a host CPU
+# (BENCH_LAT_WAIT_MAX; docs/testing.md).
+python3 "$top/scripts/vcpu_feed.py" $$ "$run" &
+feeder=$!
 # On the TSC (tsc=reliable): the cheap clock of real hosts, where the
 # drivers' clock reads cost what they cost there; vmrun.py's default, the
 # HPET, is for correctness runs (docs/testing.md). MROCE_VM_CLOCK and
@@ -94,8 +100,8 @@ sampler=$!
 python3 "$top/selftests/qemu/vmrun.py" --kver "$kver" --plain --out "$run" \
 	--clock "${MROCE_VM_CLOCK:-tsc}" --pin "${MROCE_VM_PIN:-0}" "$@" "${benches[@]}"
 rc=$?
-kill "$sampler" 2> /dev/null
-wait "$sampler"
+kill "$sampler" "$feeder" 2> /dev/null
+wait "$sampler" "$feeder"
 load1=$(load)
 others=$(cat "$run/hostload.txt" 2> /dev/null)
 oavg=$(echo "$others" | sed -n 's/.*others_avg=\([0-9.]*\).*/\1/p')

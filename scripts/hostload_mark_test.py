@@ -126,5 +126,79 @@ class VcpuWait(unittest.TestCase):
         self.assertFalse(hostload.VCPU_THREAD.match("ALL CPUs/TCG"))
 
 
+import time  # noqa: E402
+import vcpu_feed  # noqa: E402
+
+# A stand-in for QEMU: a process named qemu-system-x86_64 whose two threads
+# are named as QEMU names its vCPU threads and keep a host CPU busy in turns.
+FAKE_QEMU = r"""
+import threading, time
+open('/proc/self/comm', 'w').write('qemu-system-x86_64')
+def spin(i):
+    open(f'/proc/self/task/{threading.get_native_id()}/comm', 'w').write(f'CPU {i}/TCG')
+    while True:
+        t = time.monotonic() + 0.01
+        while time.monotonic() < t:
+            pass
+        time.sleep(0.01)
+for i in range(2):
+    threading.Thread(target=spin, args=(i,), daemon=True).start()
+time.sleep(30)
+"""
+
+
+class VcpuFeed(unittest.TestCase):
+    """vcpu_feed.py: the guest's view of its vCPU threads' host wait."""
+
+    def test_newest_boot_dir(self):
+        with tempfile.TemporaryDirectory() as d:
+            self.assertIsNone(vcpu_feed.boot_dir(d))
+            for b in ("boot1", "boot10", "boot2", "bootx"):
+                os.mkdir(os.path.join(d, b))
+            self.assertEqual(vcpu_feed.boot_dir(d), os.path.join(d, "boot10"))
+
+    def test_write_replaces_the_line(self):
+        with tempfile.TemporaryDirectory() as d:
+            vcpu_feed.write_feed(d, vcpu_feed.feed_line(5, 2, 100, 7))
+            vcpu_feed.write_feed(d, vcpu_feed.feed_line(6, 2, 200, 9))
+            with open(os.path.join(d, "vcpu_feed")) as f:
+                self.assertEqual(f.read(), "6 2 200 9\n")
+            self.assertEqual(sorted(os.listdir(d)), ["vcpu_feed"])
+
+    def test_feed_of_a_fake_qemu_grows(self):
+        """End to end: the feed finds the QEMU below ROOT, its two vCPU
+        threads, the newest boot directory, and its counters only grow."""
+        with tempfile.TemporaryDirectory() as d:
+            os.mkdir(os.path.join(d, "boot1"))
+            q = subprocess.Popen([sys.executable, "-c", FAKE_QEMU])
+            self.addCleanup(q.wait)
+            self.addCleanup(q.kill)
+            time.sleep(0.5)
+            os.mkdir(os.path.join(d, "boot2"))
+            fd = subprocess.Popen([sys.executable, os.path.join(HERE, "vcpu_feed.py"),
+                                   str(os.getpid()), d, "0.02"])
+            self.addCleanup(fd.wait)
+            self.addCleanup(fd.terminate)
+            path = os.path.join(d, "boot2", "vcpu_feed")
+            seen = []
+            end = time.monotonic() + 10
+            while time.monotonic() < end and len(seen) < 2:
+                time.sleep(0.3)
+                try:
+                    with open(path) as f:
+                        w = [int(x) for x in f.read().split()]
+                except (OSError, ValueError):
+                    continue
+                if not seen or w[0] > seen[-1][0]:
+                    seen.append(w)
+            self.assertEqual(len(seen), 2, "no feed written")
+            (t0, n0, r0, w0), (t1, n1, r1, w1) = seen
+            self.assertEqual((n0, n1), (2, 2))
+            self.assertGreater(t1, t0)
+            self.assertGreater(r1, r0)	# the threads ran meanwhile
+            self.assertGreaterEqual(w1, w0)
+            self.assertFalse(os.path.exists(os.path.join(d, "boot1", "vcpu_feed")))
+
+
 if __name__ == "__main__":
     unittest.main()

@@ -303,6 +303,30 @@ class Verdict(unittest.TestCase):
         self.assertIn('  verdict mroce2/mroce ib_write_bw 0% goodput: 1.100 [1.100, 1.100] 98 %, '
                       '7 pairs (of those, both on a fast host)', lines[2])
 
+    def test_fast_mode_and_vcpu_wait_lines(self):
+        # 8 rounds, B 5 % faster; round 3 both slow (same mode: in the
+        # main line, not in the fast one); round 5 A's kept sample still
+        # waited 0.6 after its re-runs (3 tries), round 6 B's 0.2 (kept)
+        rows = []
+        for k in range(1, 9):
+            a = (30.0 if k == 3 else 20.0) + k * 0.1
+            b = a * (1.2 if k == 3 else 0.95)
+            wa, ta = ('0.600', 3) if k == 5 else ('0.010', 1)
+            wb, tb = ('0.200', 2) if k == 6 else ('0.020', 1)
+            rows += [lat('mroce', k, a) + [wa, ta], lat('rxe', k, b) + [wb, tb]]
+        path = rounds_csv(rows, ['lat_vcpu_wait', 'lat_tries'])
+        self.addCleanup(os.unlink, path)
+        out = io.StringIO()
+        with contextlib.redirect_stdout(out):
+            ld.main(['verdict', path, '--pair', 'rxe:mroce'])
+        lines = out.getvalue().splitlines()
+        self.assertIn('verdict rxe/mroce ib_write_lat 0% typ: 0.950 [0.950, 1.200] 99 %, 8 pairs '
+                      '(same mode, no SUSPECT; 8 rounds)', lines[1])
+        self.assertIn('  verdict rxe/mroce ib_write_lat 0% typ: 0.950 [0.950, 0.950] 98 %, 7 pairs '
+                      '(of those, both in the fast mode)', lines[2])
+        self.assertIn('  verdict rxe/mroce ib_write_lat 0% typ: 0.950 [0.950, 1.200] 98 %, 7 pairs '
+                      '(of those, both with ping-pong vCPU wait <= 0.2; 3 tries re-run)', lines[3])
+
     def test_too_few_pairs(self):
         rows = [lat('mroce', k, 20.0) for k in range(1, 4)]
         rows += [lat('mroce2', k, 21.0) for k in range(1, 4)]
@@ -364,6 +388,96 @@ class RdmaBench(unittest.TestCase):
         self.assertEqual(got['S mroce,lat,0,gt500'], ['0.10', '0.10', '0.10', '2'])
         self.assertEqual(got['S mroce,lat,0'], ['21.8', '21.8', '22.0', '3'])
         self.assertNotIn('S mroce,lat,0,in', got)
+
+
+def cut(src, name):
+    """The lines of rdma_bench.sh's function NAME (one-liners too)."""
+    for i, ln in enumerate(src):
+        if ln.startswith(f'{name}() {{'):
+            if ln.rstrip().endswith('}'):
+                return [ln]
+            return src[i:src.index('}', i) + 1]
+    raise AssertionError(f'no function {name} in rdma_bench.sh')
+
+
+class Rerun(unittest.TestCase):
+    """rdma_bench's vCPU-wait rule: vcpu_wait's share from two feed lines,
+    run_row's re-runs (run_row_once stubbed: each try takes its vCPU wait
+    from WAITS), the discarded tries listed."""
+
+    def bench(self, lines, env=None):
+        with open(RDMA_BENCH, encoding='utf-8') as f:
+            src = f.read().splitlines()
+        body = []
+        for name in ('vcpu_wait', 'share', 'run_row', 'discards'):
+            body += cut(src, name)
+        script = '\n'.join(
+            ['declare -A rv vw vws tries latlog win', 'disc=() total=3 FEED=/feed',
+             'LAT_WAIT_MAX=0.2 LAT_WAIT_PM=200 LAT_RERUNS=${RERUNS:-2} out=/nonexistent',
+             'progress() { echo "P $*"; }', 'tool_of() { echo ib_write_lat; }',
+             'loss_label() { echo "$1%"; }',
+             # a try: typical 20 + its index, its wait the next of WAITS
+             'read -ra WAITS <<< "${WAITS:-}"; n=0',
+             'run_row_once() { local k=$1,$2,$3; rv[$k,$4]=$((20 + n)) rv[$k,$4,avg]=1 '
+             'rv[$k,$4,p99]=2; vw[$k,$4]=${WAITS[$n]:-} vws[$k,$4]=1500 '
+             'win[$k,$4]="10 12"; echo "TRY ${TRY:-1}"; n=$((n + 1)); }'] +
+            body + lines)
+        r = subprocess.run(['bash', '-c', script], env=dict(os.environ, LC_ALL='C', **(env or {})),
+                           capture_output=True, text=True, check=False)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        return r.stdout
+
+    def test_share_from_feed_lines(self):
+        # 2 vCPUs over 1 s: waited 0.3 s, ran 0.9 s -> 0.25; window 1000 ms
+        out = self.bench(['VW0="5000000000 2 100 50"',
+                          'VW1="6000000000 2 900000100 300000050"', 'vcpu_wait',
+                          'echo "W $VWPM $VWMS"', 'share 7; echo "S $R"',
+                          # no traffic seen, a new QEMU (counters went back)
+                          'VW0= VW1="1 2 3 4"; vcpu_wait; echo "N1 [$VWPM]"',
+                          'VW0="5 2 100 50" VW1="6 2 90 40"; vcpu_wait; echo "N2 [$VWPM]"',
+                          'VW0="5 2 100 50" VW1="6 1 900 60"; vcpu_wait; echo "N3 [$VWPM]"'])
+        self.assertIn('W 250 1000', out)
+        self.assertIn('S 0.007', out)
+        for n in ('N1 []', 'N2 []', 'N3 []'):
+            self.assertIn(n, out)
+
+    def test_rerun_until_under_the_share(self):
+        out = self.bench(['run_row mroce lat 0 1',
+                          'echo "K ${rv[mroce,lat,0,1]} ${vw[mroce,lat,0,1]} '
+                          '${tries[mroce,lat,0,1]} ${#disc[@]} $total"',
+                          'printf "D %s\\n" "${disc[@]}"', 'discards'], {'WAITS': '500 201 200 900'})
+        self.assertEqual(out.count('TRY'), 3)
+        self.assertIn('TRY 3 of up to 3', out)
+        # the third try is kept: typical 22, wait 0.200 (not over 0.2)
+        self.assertIn('K 22 200 3 2 5', out)
+        self.assertIn('D mroce lat 0 1 1 20 1 2 500 1500 10 12', out)
+        self.assertIn('D mroce lat 0 1 2 21 1 2 201 1500 10 12', out)
+        self.assertIn('Discarded tries: 2', out)
+        self.assertIn('mroce ib_write_lat loss 0% round 1 try 2: 21 / 1 / 2 us, '
+                      'vCPU wait 0.201 over 1.500 s', out)
+        # a try at the share itself is kept
+        out = self.bench(['run_row mroce lat 0 1',
+                          'echo "K ${rv[mroce,lat,0,1]} ${tries[mroce,lat,0,1]} ${#disc[@]}"'],
+                         {'WAITS': '500 200 900'})
+        self.assertIn('K 21 2 1', out)
+
+    def test_at_most_reruns_then_kept(self):
+        out = self.bench(['run_row rxe lat 0 2',
+                          'echo "K ${rv[rxe,lat,0,2]} ${tries[rxe,lat,0,2]} ${#disc[@]}"'],
+                         {'WAITS': '900 900 900 900'})
+        self.assertEqual(out.count('TRY'), 3)
+        self.assertIn('K 22 3 2', out)
+        out = self.bench(['run_row rxe lat 0 2',
+                          'echo "K ${rv[rxe,lat,0,2]} ${tries[rxe,lat,0,2]} ${#disc[@]}"'],
+                         {'WAITS': '900 900', 'RERUNS': '0'})
+        self.assertIn('K 20 1 0', out)
+
+    def test_no_rerun_under_the_share_unmeasured_or_bulk(self):
+        for waits, row in (('100 900', 'lat'), ('', 'lat'), ('900 900', 'write')):
+            out = self.bench([f'run_row mroce {row} 0 1', 'echo "N ${#disc[@]}"'],
+                             {'WAITS': waits})
+            self.assertEqual(out.count('TRY'), 1, (waits, row))
+            self.assertIn('N 0', out)
 
 
 if __name__ == '__main__':

@@ -83,6 +83,15 @@
 #                    veth: netem drops or passes a whole GSO skb of up to
 #                    64 KiB); 0: TSO and GSO off on veth00 for the TCP rows,
 #                    so netem's loss hits single segments
+#   BENCH_LAT_WAIT_MAX  a latency sample whose vCPU threads waited for a
+#                    host CPU over this share of the time they wanted one
+#                    during its ping-pong is run again (default 0.2; the
+#                    host's wait comes from make bench's feed,
+#                    scripts/vcpu_feed.py; without it nothing is re-run)
+#   BENCH_LAT_RERUNS at most this many re-runs of a latency sample (default
+#                    2); the last try is kept whatever its wait. Every
+#                    discarded try is listed (rdma_bench.txt, .md,
+#                    rdma_bench_discarded.csv), never hidden
 #   BENCH_PIN        "S:C": perftest's server runs on CPU S, its client on
 #                    CPU C (taskset), for both drivers; "none": wherever
 #                    the scheduler puts them (default: none). Every sample
@@ -119,6 +128,23 @@ if ! [[ $LAT_ITERS =~ ^[1-9][0-9]*$ ]] || [ "$LAT_ITERS" -lt 10 ]; then
 	echo "BENCH_LAT_ITERS must be a number of at least 10"
 	exit 1
 fi
+# The vCPU wait rule: a share as per mille, for bash's integers.
+LAT_WAIT_MAX=${BENCH_LAT_WAIT_MAX:-0.2}
+LAT_RERUNS=${BENCH_LAT_RERUNS:-2}
+[[ $LAT_WAIT_MAX =~ ^(0?\.([0-9]{1,3})|1(\.0*)?|0)$ ]] ||
+	{ echo "BENCH_LAT_WAIT_MAX must be a share between 0 and 1, e.g. 0.2"; exit 1; }
+if [[ $LAT_WAIT_MAX == 1* ]]; then
+	LAT_WAIT_PM=1000
+else
+	x=${BASH_REMATCH[2]}000
+	LAT_WAIT_PM=$((10#${x:0:3}))
+fi
+[[ $LAT_RERUNS =~ ^[0-9]$ ]] || { echo "BENCH_LAT_RERUNS must be a number from 0 to 9"; exit 1; }
+# make bench's feed of the host's view of the vCPU threads (vcpu_feed.py),
+# in the boot's output directory (written since before the boot); absent
+# when run otherwise (make vmtest): then nothing is re-run
+FEED=
+[ -n "${MROCE_OUT:-}" ] && [ -f "$MROCE_OUT/vcpu_feed" ] && FEED=$MROCE_OUT/vcpu_feed
 PIN=${BENCH_PIN:-none}
 PIN_CPUS=
 if [ "$PIN" != none ]; then
@@ -156,7 +182,8 @@ for row in "${rows[@]}"; do
 	if [[ $row == tcp:* ]]; then tcp_rows+=("$row"); else rdma_rows+=("$row"); fi
 done
 
-declare -A rv note vparams cnt txp frames retx down place win latlog
+declare -A rv note vparams cnt txp frames retx down place win latlog vw vws tries
+disc=()	# the latency tries discarded for their vCPU wait (run_row)
 # mroce's parameter sets: one column each (mroce, mroce2, ...).
 bench_param_sets
 mcols=()
@@ -300,11 +327,20 @@ place_label() {
 	echo "on cpu0: server $s%, client $c% (same cpu $same%); usr/sys/si % per cpu: $rest;" \
 		"backlog drops $dr, squeezes $sq"
 }
+# A latency row also brackets its ping-pong with make bench's host feed
+# (FEED: the vCPU threads' host run and run-queue ns, vcpu_feed.py): VW0
+# is the feed at the last poll before dev0's sent_pkts moved (perftest's
+# setup sends nothing over RDMA), VW1 the feed at the first poll that found
+# it still again (reset if it moves once more), or after the run. The
+# window is the ping-pong plus at most a poll each side.
 row_watch() { # row_watch PID DRV SENDER TOOL
 	local pid=$1 drv=$2 sender=$3 tool=$4 last=-1 v taken=0 f=/sys/class/infiniband/dev0/ports/1/hw_counters/rdma_sends
 	local n=0 s0=0 c0=0 same=0 sc cc st0 st1 sn0 sn1 i out=''
+	local pk plast=-1 fprev='' fcur='' feed=
 	local -a a b
 	MEND=
+	VW0='' VW1=''
+	[ "$tool" = ib_write_lat ] && [ -n "$FEED" ] && feed=1
 	SPID='' CPID=''
 	cpustat st0
 	softnet sn0
@@ -320,6 +356,20 @@ row_watch() { # row_watch PID DRV SENDER TOOL
 				taken=1
 			fi
 		fi
+		if [ -n "$feed" ]; then
+			pk=0 fcur=''
+			read -r pk 2> /dev/null < /sys/class/infiniband/dev0/ports/1/hw_counters/sent_pkts
+			read -r fcur 2> /dev/null < "$FEED"
+			if [ "$plast" = -1 ]; then
+				plast=$pk
+			elif [ "$pk" != "$plast" ]; then
+				[ -n "$VW0" ] || VW0=$fprev
+				plast=$pk VW1=''
+			elif [ -n "$VW0" ] && [ -z "$VW1" ]; then
+				VW1=$fcur
+			fi
+			fprev=$fcur
+		fi
 		[ -n "$CPID" ] || perftest_pids "$tool"
 		if [ -n "$CPID" ] && cpu_of "$SPID" && sc=$C && cpu_of "$CPID" && cc=$C; then
 			n=$((n + 1))
@@ -329,6 +379,9 @@ row_watch() { # row_watch PID DRV SENDER TOOL
 		fi
 		nap $POLL
 	done
+	if [ -n "$feed" ] && [ -n "$VW0" ] && [ -z "$VW1" ]; then
+		read -r VW1 2> /dev/null < "$FEED"
+	fi
 	cpustat st1
 	softnet sn1
 	read -r -a a <<< "$sn0"
@@ -345,6 +398,36 @@ row_watch() { # row_watch PID DRV SENDER TOOL
 		PLACE="$((s0 * 100 / n)) $((c0 * 100 / n)) $((same * 100 / n)) $sn1$out"
 	else
 		PLACE="- - - $sn1$out"
+	fi
+}
+
+# vcpu_wait: from row_watch's VW0 and VW1, VWPM = how much of the time the
+# vCPU threads wanted a host CPU during the ping-pong they spent queued for
+# one, per mille (wait / (wait + run), summed over the threads: an idle
+# vCPU counts neither), and VWMS = the window in ms; both '' when not
+# measured (no feed, no traffic seen, or a new QEMU meanwhile).
+vcpu_wait() {
+	local t0 n0 r0 w0 t1 n1 r1 w1 x d
+	VWPM='' VWMS=''
+	read -r t0 n0 r0 w0 <<< "$VW0"
+	read -r t1 n1 r1 w1 <<< "$VW1"
+	for x in "$t0" "$n0" "$r0" "$w0" "$t1" "$n1" "$r1" "$w1"; do
+		[[ $x =~ ^[0-9]+$ ]] || return 0
+	done
+	d=$(( (r1 - r0) + (w1 - w0) ))
+	[ "$n0" = "$n1" ] && [ "$t1" -gt "$t0" ] && [ "$w1" -ge "$w0" ] && [ "$d" -gt 0 ] || return 0
+	VWPM=$(( (w1 - w0) * 1000 / d ))
+	VWMS=$(( (t1 - t0) / 1000000 ))
+}
+# share PERMILLE: R = "0.123"
+share() { printf -v R '%d.%03d' $(($1 / 1000)) $(($1 % 1000)); }
+# wait_label KEY ROUND: the sample's vCPU wait for its progress line.
+wait_label() {
+	if [ -z "${vw[$1,$2]:-}" ]; then
+		W="vCPU wait not measured (no host feed: make bench gives one)"
+	else
+		share "${vw[$1,$2]}"
+		W="vCPU wait $R of $((vws[$1,$2] / 1000)).$(printf '%02d' $((vws[$1,$2] % 1000 / 10))) s"
 	fi
 }
 
@@ -385,8 +468,8 @@ failed() { # failed KEY ROUND WHY: the round is left out of KEY's median
 	note[$1]+="${note[$1]:+; }round $2: $3"
 }
 
-# run_row COL TEST LOSS ROUND: one sample into rv[COL,TEST,LOSS,ROUND].
-run_row() {
+# run_row_once COL TEST LOSS ROUND: one sample into rv[COL,TEST,LOSS,ROUND].
+run_row_once() {
 	local c=$1 t=$2 l=$3 r=$4 drv=mroce sender=dev0 log got='' c0 c1 p0 r0 f0 vdev k=$1,$2,$3 pid ok
 	local w0
 	w0=$(date +%s)
@@ -407,6 +490,8 @@ run_row() {
 		pid=$!
 		row_watch "$pid" "$drv" "$sender" ib_write_lat
 		wait "$pid" && ok=1
+		vcpu_wait
+		vw[$k,$r]=$VWPM vws[$k,$r]=$VWMS
 		if [ -n "$ok" ]; then
 			# bytes iters t_min t_max t_typical t_avg t_stdev p99 p99.9
 			got=$(awk '$1 == 64 && NF >= 8 && ($5 $6 $8) ~ /^[0-9.]+$/ { print $5, $6, $8; exit }' \
@@ -449,14 +534,44 @@ run_row() {
 	fi
 	if [ "$t" = lat ]; then
 		read -r "rv[$k,$r]" "rv[$k,$r,avg]" "rv[$k,$r,p99]" <<< "$got"
-		progress "$c ib_write_lat 64 B loss $(loss_label "$l"): typical ${rv[$k,$r]} us," \
-			"avg ${rv[$k,$r,avg]} us, p99 ${rv[$k,$r,p99]} us; $(place_label "$PLACE")"
+		wait_label "$k" "$r"
+		progress "$c ib_write_lat 64 B loss $(loss_label "$l")${TRY:+ (try $TRY)}: typical" \
+			"${rv[$k,$r]} us, avg ${rv[$k,$r,avg]} us, p99 ${rv[$k,$r,p99]} us; $W;" \
+			"$(place_label "$PLACE")"
 	else
 		rv[$k,$r,it]=$got
 		rv[$k,$r]=$(awk -v i="$got" -v s=$SIZE -v w="$WINDOW" 'BEGIN { printf "%.1f", i * s * 8 / w / 1e6 }')
 		progress "$c ib_${t}_bw loss $(loss_label "$l"): ${rv[$k,$r]} Mb/s ($got it," \
 			"${txp[$k,$r]} pkts in ${frames[$k,$r]} frames, ${retx[$k,$r]} retx); $(place_label "$PLACE")"
 	fi
+}
+
+# run_row COL TEST LOSS ROUND: run_row_once; a latency sample whose vCPU
+# threads waited for a host CPU over LAT_WAIT_MAX of the time they wanted
+# one (vcpu_wait) is run again, at most LAT_RERUNS times, and the last try
+# is kept. Session 48: a ping-pong only advances while the vCPU that must
+# act next is on a host CPU, so under host contention every half round trip
+# waits out host ticks (4, 8, 12 ms) and the sample measures the host's
+# scheduler, in either driver's column. A discarded try goes to disc (and
+# the tables), its logs to LOG-discardN.{client,server}.
+run_row() {
+	local c=$1 t=$2 l=$3 r=$4 k=$1,$2,$3 nt=1 log TRY=
+	while :; do
+		run_row_once "$@"
+		[ "$t" = lat ] && [ -n "${rv[$k,$r]:-}" ] && [ -n "${vw[$k,$r]}" ] || break
+		[ "${vw[$k,$r]}" -gt "$LAT_WAIT_PM" ] && [ "$nt" -le "$LAT_RERUNS" ] || break
+		disc+=("$c $t $l $r $nt ${rv[$k,$r]} ${rv[$k,$r,avg]} ${rv[$k,$r,p99]} ${vw[$k,$r]} ${vws[$k,$r]} ${win[$k,$r]}")
+		share "${vw[$k,$r]}"
+		log=$out/$c-$t-loss$l-r$r
+		mv "$log.client" "$log-discard$nt.client" 2> /dev/null
+		mv "$log.server" "$log-discard$nt.server" 2> /dev/null
+		unset "rv[$k,$r]" "rv[$k,$r,avg]" "rv[$k,$r,p99]" "latlog[$k,$r]"
+		nt=$((nt + 1)) TRY="$nt of up to $((LAT_RERUNS + 1))"
+		total=$((total + 1))
+		progress "$c ib_write_lat: vCPU wait $R over $LAT_WAIT_MAX: that try is discarded, running it again"
+	done
+	[ "$t" = lat ] && tries[$k,$r]=$nt
+	return 0
 }
 
 run_tcp() { # run_tcp LOSS ROUND
@@ -1047,6 +1162,29 @@ markdown() {
 	return 0
 }
 
+# The latency tries run_row discarded for their vCPU wait, and the rule.
+discards() {
+	local d c t l r a typ avg p99 pm ms w0 w1
+	echo
+	if [ -z "$FEED" ]; then
+		echo "ib_write_lat re-runs: off (no host feed of the vCPU threads' wait: make bench gives one)"
+		return 0
+	fi
+	echo "ib_write_lat re-run rule: a sample whose vCPU threads spent over $LAT_WAIT_MAX of the time they" \
+		"wanted a host CPU queued for one (host schedstat run_delay / (run_delay + run time), over the" \
+		"ping-pong, make bench's feed scripts/vcpu_feed.py) is run again, at most $LAT_RERUNS times; the" \
+		"last try is kept whatever its wait (rdma_bench_rounds.csv: lat_vcpu_wait, lat_tries)." \
+		"Discarded tries: ${#disc[@]}${disc:+ (typical/avg/p99 us, vCPU wait, window):}"
+	for d in "${disc[@]}"; do
+		read -r c t l r a typ avg p99 pm ms w0 w1 <<< "$d"
+		share "$pm"
+		printf '  %s %s loss %s round %s try %s: %s / %s / %s us, vCPU wait %s over %d.%03d s\n' "$c" \
+			"$(tool_of "$t")" "$(loss_label "$l")" "$r" "$a" "$typ" "$avg" "$p99" "$R" \
+			$((ms / 1000)) $((ms % 1000))
+	done
+	return 0
+}
+
 notes() {
 	local k c t l
 	for c in "${gp_mcols[@]}"; do
@@ -1087,10 +1225,14 @@ stats
 		print_table tcp_head tcp_row "${tcp_rows[@]}"
 	fi
 	notes
+	[ ${#lat_rows[@]} -eq 0 ] || [ ${#cols[@]} -eq 0 ] || discards
 	bars
 } | tee "$table"
 [ ${#gp_mcols[@]} -gt 0 ] && counter_table >> "$table"
-markdown > "$md"
+{
+	markdown
+	[ ${#lat_rows[@]} -eq 0 ] || [ ${#cols[@]} -eq 0 ] || discards
+} > "$md"
 echo
 cat "$md"
 
@@ -1098,7 +1240,7 @@ cat "$md"
 icols=lat_iter_p50_us,lat_iter_p90_us,lat_iter_p99_us,lat_iter_max_us,lat_iter_mean_us
 icols+=,lat_iter_gt2x_pct,lat_iter_gt500us_pct
 echo "driver,test,loss_pct,netem,size,window_s,rounds,ok_rounds,median,min,max,unit,lat_typical_us,lat_p99_us,mroce_params,note,$icols" > "$csv"
-echo "driver,test,loss_pct,netem,round,size,window_s,goodput_mbps,iterations,lat_typical_us,lat_avg_us,lat_p99_us,sender_pkts,retransmissions,mroce_params,resends,rto,pto,sack_gaps,naks,rnr_naks,dup_requests,$(printf 'naks_rcvd_%s,' $NAK_CODES)teardown_naks,pin,srv_on_cpu0_pct,cli_on_cpu0_pct,same_cpu_pct,backlog_drops,time_squeezes,cpu_usr_sys_si_pct,t_start,t_end,$icols,lat_iters" > "$rcsv"
+echo "driver,test,loss_pct,netem,round,size,window_s,goodput_mbps,iterations,lat_typical_us,lat_avg_us,lat_p99_us,sender_pkts,retransmissions,mroce_params,resends,rto,pto,sack_gaps,naks,rnr_naks,dup_requests,$(printf 'naks_rcvd_%s,' $NAK_CODES)teardown_naks,pin,srv_on_cpu0_pct,cli_on_cpu0_pct,same_cpu_pct,backlog_drops,time_squeezes,cpu_usr_sys_si_pct,t_start,t_end,$icols,lat_iters,lat_vcpu_wait,lat_vcpu_wait_s,lat_tries" > "$rcsv"
 for c in "${cols[@]}" tcp; do
 	for row in "${rows[@]}"; do
 		t=${row%%:*} l=${row#*:}
@@ -1133,8 +1275,14 @@ for c in "${cols[@]}" tcp; do
 			if [ "$t" = lat ]; then
 				for i in $IFIELDS; do ctrs+=",${rv[$k,$r,$i]}"; done
 				ctrs+=",${rv[$k,$r,in]}"
+				# the kept try's vCPU wait (run_row), and how many tries
+				R=
+				[ -z "${vw[$k,$r]:-}" ] || share "${vw[$k,$r]}"
+				x=
+				[ -z "${vws[$k,$r]:-}" ] || printf -v x '%d.%03d' $((vws[$k,$r] / 1000)) $((vws[$k,$r] % 1000))
+				ctrs+=",$R,$x,${tries[$k,$r]:-}"
 			else
-				ctrs+=",,,,,,,,"
+				ctrs+=",,,,,,,,,,,"
 			fi
 			case $t in
 			lat) echo "$c,ib_write_lat,$loss,$netem,$r,64,,,,${rv[$k,$r]},${rv[$k,$r,avg]},${rv[$k,$r,p99]},${txp[$k,$r]},${retx[$k,$r]},\"${vparams[$c]}\",$ctrs" ;;
@@ -1144,5 +1292,19 @@ for c in "${cols[@]}" tcp; do
 		done >> "$rcsv"
 	done
 done
+# every discarded latency try, with the window it ran in (make bench's
+# host-load marker reads t_start/t_end)
+dcsv=$MROCE_TEST_OUT/rdma_bench_discarded.csv
+if [ ${#lat_rows[@]} -gt 0 ] && [ ${#cols[@]} -gt 0 ]; then
+	echo "driver,test,loss_pct,netem,round,try,lat_typical_us,lat_avg_us,lat_p99_us,lat_vcpu_wait,lat_vcpu_wait_s,t_start,t_end" > "$dcsv"
+	for d in "${disc[@]}"; do
+		read -r c t l r a typ avg p99 pm ms w0 w1 <<< "$d"
+		share "$pm"
+		netem=0
+		[ "$l" != 0 ] && netem=1
+		printf '%s,ib_write_lat,%s,%s,%s,%s,%s,%s,%s,%s,%d.%03d,%s,%s\n' "$c" "${l#n}" "$netem" "$r" "$a" \
+			"$typ" "$avg" "$p99" "$R" $((ms / 1000)) $((ms % 1000)) "$w0" "$w1"
+	done >> "$dcsv"
+fi
 echo "rdma_bench: CSV $csv (medians) and $rcsv (every round); $(( $(date +%s) - t0 ))s"
 dmesg_clean || echo "rdma_bench: WARNING: the kernel log shows problems (above)"
