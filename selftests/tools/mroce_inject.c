@@ -1618,6 +1618,44 @@ static int cmd_attack(const char *devname, const char *target, int port, int udp
 		len = mroce_encode(&p, b, MAX_PKT);
 		attack("NAK for a transmission the target never made", b, len, "naks_rcvd", udp_fd);
 
+		/*
+		 * STALE_GEN on the current generation of one of the target's
+		 * own paths: the target re-keys that path (docs/protocol.md
+		 * §5.6) and counts the re-key like any other (it once did
+		 * not: the NAK's re-key was outside the counters' bracket).
+		 * The sniffer learns only our paths' generations, so every
+		 * generation is named, newest first: a re-key moves the path
+		 * to arg + 1, a generation already named, so (in order) one
+		 * NAK matches and the rest are ignored.
+		 */
+		{
+			long long k0 = counter("path_rekeys"), k1 = k0;
+			double deadline;
+			int g;
+
+			snap_all();
+			for (g = 255; g >= 0; g--) {
+				memset(&p, 0, sizeof(p));
+				p.c.opcode = MROCE_OP_NAK;
+				p.c.dst_conn = L.conn;
+				p.u.nak.code = MROCE_NAK_STALE_GEN;
+				p.u.nak.path_id = path;
+				p.u.nak.path_gen = (uint8_t)g;
+				p.u.nak.arg = (uint32_t)g;
+				len = mroce_encode(&p, b, MAX_PKT);
+				sendto(udp_fd, b, len, 0, (struct sockaddr *)&to_addr,
+				       sizeof(to_addr));
+			}
+			deadline = tc_now_s() + 5;
+			while (k1 == k0 && tc_now_s() < deadline) {
+				usleep(50000);
+				k1 = counter("path_rekeys");
+			}
+			tc_result(k0 >= 0 && k1 > k0,
+				  "STALE_GEN NAK on the current generation: the re-key is counted",
+				  "path_rekeys %lld -> %lld; moved:%s", k0, k1, moved());
+		}
+
 		memset(&p, 0, sizeof(p));
 		p.c.opcode = MROCE_OP_CONN_CLOSE;
 		p.c.dst_conn = L.conn;

@@ -809,7 +809,13 @@ static void mroce_rx_nak(struct mroce_peer *peer, const struct mroce_pkt *pkt,
 	mroce_counter_nak(peer->mdev, false, n->code);
 	trace_mroce_nak(peer->mdev->ibdev.index, peer->id, 0, n->code,
 			n->stream_id, n->stream_psn, n->ssn, n->arg);
+	/*
+	 * A STALE_GEN NAK re-keys its path inside the core: counted in
+	 * path_rekeys like the re-keys of an ACK or a timer.
+	 */
+	mroce_peer_stats_begin(peer);
 	known = mroce_conn_on_nak(&peer->conn, n, now, &cookie, &len, &probes);
+	mroce_peer_stats_end(peer);
 	if (probes)
 		mroce_peer_probes(peer, probes, now);
 	/* A path matter, settled by the core (re-keyed if current). */
