@@ -12,11 +12,13 @@
 # precise message when a byte is corrupted on purpose, in a message or
 # next to an MR (the guard bytes around every registered area). Then the same runs go
 # between two mroce devices in network namespaces a and b (skipped until the
-# transport carries traffic), again with receive steering off (rx_spread=0,
-# the non-default setting), and once more with receive and transmit
-# bursts on (module parameters rx_burst=16, tx_burst=32), also under netem
-# loss, duplication and reordering. The same verifier under each of those
-# impairments alone is in mroce_rc_loss.sh.
+# transport carries traffic), with the module's defaults (transmit bursts
+# on since session 49), again with receive steering off (rx_spread=0, the
+# non-default setting), once more with receive and transmit bursts off
+# (module parameters rx_burst=1, tx_burst=1: every packet alone), and with
+# receive bursts (rx_burst=16) under netem loss, duplication and
+# reordering. The same verifier under each of those impairments alone is
+# in mroce_rc_loss.sh.
 # vm-timeout: 900
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/lib_traffic.sh"
@@ -119,9 +121,15 @@ kp_add mroce_verify_rx_run mroce_rx_run
 kp_add mroce_verify_steered mroce_steer_done
 check_eq "kprobes count the receive tasklet and steered packets" \
 	" mroce_verify_rx_run mroce_verify_steered" "$probes"
+va_frames() { nsexec a cat /sys/class/net/va/statistics/tx_packets; }
 steered0=$(kp_hits mroce_verify_steered)
+frames0=$(va_frames)
+sent0=$(hw_counter mroce_a sent_pkts)
 check "mroce: every op and size, 4 QPs, both directions" \
 	verify_pair a mroce_a b mroce_b 10.0.0.2 -q 4
+# For the default bursts' evidence (below).
+def_frames=$(( $(va_frames) - frames0 ))
+def_sent=$(( $(hw_counter mroce_a sent_pkts) - sent0 ))
 kp_arm 0
 ktap_info "$(grep -h 'messages (' "$(verify_last)"-client.log | tail -n 1)"
 steered=$(( $(kp_hits mroce_verify_steered) - steered0 ))
@@ -156,11 +164,14 @@ done
 # --- receive steering off ---------------------------------------------------
 # rx_spread (mroce_steer.c, default on) moves bulk data to the next CPU and
 # ACKs to the sender's transmit CPU; off, every packet is handled where it
-# arrived, at once (rx_burst is 1 here): the receive path rx_spread's
+# arrived, at once (with rx_burst=1, set here whatever the default: receive
+# bursts queue packets for the tasklet too): the receive path rx_spread's
 # queues bypass. The same verification with it off; no packet may be
 # steered and none may go through the receive tasklet.
 spread0=$(mroce_param rx_spread)
-if mroce_param rx_spread 0 && [ "$(mroce_param rx_spread)" = N ]; then
+rx0=$(mroce_param rx_burst)
+if mroce_param rx_spread 0 && [ "$(mroce_param rx_spread)" = N ] &&
+	mroce_param rx_burst 1; then
 	steered0=$(kp_hits mroce_verify_steered)
 	runs0=$(kp_hits mroce_verify_rx_run)
 	kp_arm 1
@@ -186,64 +197,68 @@ if mroce_param rx_spread 0 && [ "$(mroce_param rx_spread)" = N ]; then
 	check_eq "rx_spread=0: no packet went through the receive tasklet (every-op, random run)" \
 		"0 0" "$runs $runs_t"
 else
-	ktap_fail "set module parameter rx_spread=0"
+	ktap_fail "set module parameters rx_spread=0 rx_burst=1"
 fi
 mroce_param rx_spread "$spread0"
+mroce_param rx_burst "$rx0"
 
 # --- receive and transmit bursts ---------------------------------------------
-# Two module parameters, off by default, change the data path: rx_burst > 1
-# (mroce_rx.c: received packets wait in a per-CPU queue for a tasklet that
-# handles each connection's run of them under one lock hold) and tx_burst > 1
-# (mroce_net.c: a path's packets leave as one UDP fraglist-GSO skb). The same
-# verification with both on, then with rx_burst under loss and reordering
-# (a netem qdisc turns transmit bursts off: they only leave where the netdev
-# has none). Evidence that each path ran: the tasklet's calls (a kprobe on
-# mroce_rx_run) and fewer frames on va than mroce packets sent (veth counts
-# a GSO skb once).
+# Two module parameters change the data path: rx_burst > 1 (mroce_rx.c:
+# received packets wait in a per-CPU queue for a tasklet that handles each
+# connection's run of them under one lock hold) and tx_burst > 1
+# (mroce_net.c: a run of a path's packets leaves as one UDP fraglist-GSO
+# skb; the core hands out runs of up to path_run packets of one path).
+# The runs above used the defaults (tx_burst=32 since session 49): with
+# transmit bursts on, va must have carried fewer frames than mroce packets
+# (veth counts a GSO skb once). Then the same verification with both off,
+# every packet alone: va's frames at least mroce's packets. Then receive
+# bursts (rx_burst=16, set here) under loss and reordering (a netem qdisc
+# turns transmit bursts off: they only leave where the netdev has none);
+# evidence that the tasklet ran: a kprobe on mroce_rx_run.
 rx_runs() { kp_hits mroce_verify_rx_run; }
-va_frames() { nsexec a cat /sys/class/net/va/statistics/tx_packets; }
 rx0=$(mroce_param rx_burst)
 tx0=$(mroce_param tx_burst)
-if mroce_param rx_burst 16 && mroce_param tx_burst 32; then
-	runs0=$(rx_runs)
+ktap_info "defaults rx_burst=$rx0 tx_burst=$tx0: mroce_a sent $def_sent packets in $def_frames frames (every-op run)"
+if [ "$tx0" -gt 1 ]; then
+	check "tx_burst=$tx0 (the default): packets left in bursts (fewer frames than packets)" \
+		test "$def_frames" -lt "$def_sent"
+fi
+if mroce_param rx_burst 1 && mroce_param tx_burst 1; then
 	frames0=$(va_frames)
 	sent0=$(hw_counter mroce_a sent_pkts)
-	kp_arm 1
-	check "rx_burst=16 tx_burst=32: every op and size, 4 QPs, both directions" \
+	check "bursts off (rx_burst=1 tx_burst=1): every op and size, 4 QPs, both directions" \
 		verify_pair a mroce_a b mroce_b 10.0.0.2 -q 4
-	kp_arm 0
-	runs=$(( $(rx_runs) - runs0 ))
-	check "rx_burst=16 tx_burst=32: 8 s of random traffic" \
+	check "bursts off (rx_burst=1 tx_burst=1): 8 s of random traffic" \
 		verify_pair a mroce_a b mroce_b 10.0.0.2 -q 4 -t 8 -S 11
 	frames=$(( $(va_frames) - frames0 ))
 	sent=$(( $(hw_counter mroce_a sent_pkts) - sent0 ))
-	ktap_info "bursts: $runs receive tasklet runs (every-op run); mroce_a sent $sent packets in $frames frames"
-	check "rx_burst=16: packets went through the receive tasklet" test "${runs:-0}" -gt 0
-	check "tx_burst=32: packets left in bursts (fewer frames than packets)" \
-		test "$frames" -lt "$sent"
-	# netem on both ends: transmit bursts off, receive bursts see gaps,
-	# duplicates and packets out of order.
-	if netem_set a va loss 1% duplicate 1% delay 1ms reorder 75% 50% &&
-		netem_set b vb loss 1% duplicate 1% delay 1ms reorder 75% 50%; then
-		runs0=$(rx_runs)
-		retx0=$(( $(hw_counter mroce_a retrans_pkts) + $(hw_counter mroce_b retrans_pkts) ))
-		kp_arm 1
-		check "rx_burst=16, 1 % loss, duplicates, reordering: every op, 2 QPs, both directions" \
-			verify_pair a mroce_a b mroce_b 10.0.0.2 -q 2 -s 1,100,4096,65537,262144 -T 120
-		kp_arm 0
-		ktap_info "rx_burst=16 under loss: $(( $(rx_runs) - runs0 )) tasklet runs," \
-			"$(( $(hw_counter mroce_a retrans_pkts) + $(hw_counter mroce_b retrans_pkts) - retx0 ))" \
-			"packets sent again"
-		check "rx_burst=16 under loss: packets went through the receive tasklet" \
-			test "$(( $(rx_runs) - runs0 ))" -gt 0
-	else
-		ktap_fail "netem on va and vb"
-	fi
-	netem_clear a va
-	netem_clear b vb
+	ktap_info "bursts off: mroce_a sent $sent packets in $frames frames"
+	check "tx_burst=1: every packet left alone (no fewer frames than packets)" \
+		test "$frames" -ge "$sent"
 else
-	ktap_fail "set module parameters rx_burst=16 tx_burst=32"
+	ktap_fail "set module parameters rx_burst=1 tx_burst=1"
 fi
+# netem on both ends: transmit bursts off, receive bursts see gaps,
+# duplicates and packets out of order.
+if mroce_param rx_burst 16 &&
+	netem_set a va loss 1% duplicate 1% delay 1ms reorder 75% 50% &&
+	netem_set b vb loss 1% duplicate 1% delay 1ms reorder 75% 50%; then
+	runs0=$(rx_runs)
+	retx0=$(( $(hw_counter mroce_a retrans_pkts) + $(hw_counter mroce_b retrans_pkts) ))
+	kp_arm 1
+	check "rx_burst=16, 1 % loss, duplicates, reordering: every op, 2 QPs, both directions" \
+		verify_pair a mroce_a b mroce_b 10.0.0.2 -q 2 -s 1,100,4096,65537,262144 -T 120
+	kp_arm 0
+	ktap_info "rx_burst=16 under loss: $(( $(rx_runs) - runs0 )) tasklet runs," \
+		"$(( $(hw_counter mroce_a retrans_pkts) + $(hw_counter mroce_b retrans_pkts) - retx0 ))" \
+		"packets sent again"
+	check "rx_burst=16 under loss: packets went through the receive tasklet" \
+		test "$(( $(rx_runs) - runs0 ))" -gt 0
+else
+	ktap_fail "rx_burst=16 and netem on va and vb"
+fi
+netem_clear a va
+netem_clear b vb
 mroce_param rx_burst "$rx0"
 mroce_param tx_burst "$tx0"
 for kp in $probes; do
