@@ -35,7 +35,7 @@ import sys
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from hostload import tree_ticks, vcpu_threads  # noqa: E402
+from hostload import task_files, tree_ticks, vcpu_threads  # noqa: E402
 
 FEED = "vcpu_feed"
 
@@ -53,14 +53,13 @@ def boot_dir(run):
 def read_sched(pid, tids):
     """(run ns, wait ns, threads read) summed over TIDS of PID."""
     run = wait = n = 0
-    for tid in tids:
+    for text in task_files(pid, "schedstat", tids).values():
         try:
-            with open(f"/proc/{pid}/task/{tid}/schedstat") as f:
-                w = f.read().split()
+            w = text.split()
             run += int(w[0])
             wait += int(w[1])
             n += 1
-        except (OSError, IndexError, ValueError):
+        except (IndexError, ValueError):
             continue
     return run, wait, n
 
